@@ -1,0 +1,37 @@
+# Two commands for a newcomer: `make run` (set up if needed, open memapp) and `make test`.
+# The venv is created on first use; torch is pinned through constraints.txt (the CPU wheel on this
+# machine kind) and never through the package's own requirements.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test check lint types bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -c constraints.txt -e ".[test,dev]"
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/memapp $(ARGS)
+
+test: $(STAMP)
+	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check app store embeddings tests bench
+	$(BIN)/ruff format --check app store embeddings
+
+types: $(STAMP)
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+check: lint types test
+
+bench: $(STAMP)
+	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache

@@ -1,0 +1,1 @@
+"""The memapp command: CLI entry, Textual app, screens and widgets."""

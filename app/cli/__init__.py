@@ -1,0 +1,69 @@
+"""The `memapp` command: argument parsing and dispatch.
+
+Each subcommand lives in its own module under app/cli/ with a `register(subparsers)` function that
+adds its parser and sets `handler`; COMMAND_MODULES lists them in the order `--help` shows them.
+`memapp` with no subcommand opens the TUI (imported only then, so CLI commands stay fast).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+
+# Before anything can import huggingface_hub: the hub is never contacted, and no telemetry.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+COMMAND_MODULES = [
+    "memory",
+    "threads",
+    "admin",
+]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line and exit 2, as argparse does, without the usage dump
+        self.exit(2, f"memapp: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="memapp", description="Offline personal memory for AI conversations.")
+    parser.add_argument("--db", metavar="PATH", help="chat.db to use (default: $MEMAPP_DB or the platform data dir)")
+    parser.add_argument("--config", metavar="PATH", help="config.toml (default: $MEMAPP_CONFIG or the config dir)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more to stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"app.cli.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error already printed on one line
+        return int(exc.code or 0)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="memapp: %(levelname)s: %(message)s")
+    if args.command is None:
+        return _run_tui(args, parser)
+    from app.cli.common import run_command
+
+    return run_command(args.handler, args)
+
+
+def _run_tui(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    try:
+        tui = importlib.import_module("app.tui")
+    except ModuleNotFoundError:
+        parser.print_help()
+        return 0
+    return int(tui.run(args) or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

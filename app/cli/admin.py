@@ -1,0 +1,104 @@
+"""`memapp stats|doctor|embed|reindex|backup`: the database as a whole."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from app.cli.common import EXIT_FAILED, Context
+from store import maintenance
+from store.migrations import LATEST
+
+
+def cmd_stats(ctx: Context) -> None:
+    stats = ctx.store.stats()
+
+    def human() -> None:
+        m = stats["memories"]
+        print(f"threads:   {stats['threads']}")
+        print(f"messages:  {stats['messages']}  ({stats['tokens']} tokens)")
+        print(f"memories:  {m['active']} active, {m['pinned']} pinned, {m['trash']} in trash")
+        print(f"summaries: {stats['summaries']}")
+        print(f"embedded:  {stats['embedded_chunks']} message chunks, {stats['embedded_memories']} memories")
+
+    ctx.emit(stats, human)
+
+
+def cmd_doctor(ctx: Context) -> int | None:
+    report = maintenance.doctor(ctx.store)
+
+    def human() -> None:
+        print(f"database:   {report['database']}")
+        print(f"schema:     version {report['schema_version']} (this memapp: {LATEST})")
+        print(f"integrity:  {report['integrity']}")
+        print(f"indexes:    {'in step' if not report['index_problems'] else '; '.join(report['index_problems'])}")
+        print(f"tokenizer:  {report['tokenizer']}")
+        print(f"model:      {report['model']['name'] or '-'}: {report['model']['state']}")
+        print(f"config:     {report['config'] or '(defaults)'}")
+        print(f"counts:     {report['counts']['threads']} threads, {report['counts']['messages']} messages, "
+              f"{report['counts']['memories']['active']} memories")
+        print("status:     " + ("ok" if report["ok"] else "PROBLEMS FOUND"))
+
+    ctx.emit(report, human)
+    return None if report["ok"] else EXIT_FAILED
+
+
+def _progress(ctx: Context, what: str) -> Any:
+    if ctx.json:
+        return None
+    start = time.monotonic()
+
+    def report(done: int, total: int) -> None:
+        rate = done / max(1e-9, time.monotonic() - start)
+        print(f"\r{what}: {done}/{total} ({rate:.0f}/s)", end="", flush=True)
+
+    return report
+
+
+def cmd_embed(ctx: Context) -> int | None:
+    problem = ctx.store.vector_problem
+    if problem:
+        ctx.emit({"error": problem}, lambda: print(f"memapp: cannot embed: {problem}"))
+        return EXIT_FAILED
+    result = maintenance.embed_missing(ctx.store, progress=_progress(ctx, "embedding"))
+    ctx.emit(result, lambda: print(f"\nembedded {result['messages']} messages and {result['memories']} memories"))
+    return None if not result.get("error") else EXIT_FAILED
+
+
+def cmd_reindex(ctx: Context) -> int | None:
+    result = maintenance.reindex(ctx.store, vectors=not ctx.args.keyword_only,
+                                 progress=_progress(ctx, "re-embedding"))
+    ctx.emit(result, lambda: print(f"\nreindexed: keyword index rebuilt; {result['messages']} messages and "
+                                   f"{result['memories']} memories embedded"
+                                   + (f" ({result['error']})" if result.get("error") else "")))
+    return None if not result.get("error") else EXIT_FAILED
+
+
+def cmd_backup(ctx: Context) -> None:
+    dest = maintenance.backup(ctx.store, ctx.args.path)
+    ctx.emit({"backup": str(dest)}, lambda: print(f"backed up to {dest}"))
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("stats", help="counts of threads, messages, memories and vectors")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_stats)
+
+    p = sub.add_parser("doctor", help="check the database, tokenizer and model")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_doctor)
+
+    p = sub.add_parser("embed", help="embed whatever has no vector yet (resumable)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_embed)
+
+    p = sub.add_parser("reindex", help="rebuild the keyword index and all vectors from the canonical rows")
+    p.add_argument("--keyword-only", action="store_true", help="rebuild only the keyword (FTS) index")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_reindex)
+
+    p = sub.add_parser("backup", help="write a consistent copy of chat.db (safe while other writers run)")
+    p.add_argument("path", help="file to write (must not exist)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_backup)

@@ -1,0 +1,85 @@
+"""What every subcommand shares: the store it opens, JSON vs human output, and error exits.
+
+Exit codes: 0 ok; 1 the command ran but something failed (a skipped thread, a refused merge);
+2 bad arguments or a missing id (nothing was written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from store import Store, load_config
+from store.config import Config
+from store.errors import InvalidInputError, NotFoundError, StoreError
+from store.locations import config_path, default_db_path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad arguments found after parsing (exit 2, nothing written)."""
+
+
+class Context:
+    """Built once per command from the parsed arguments; opens the store lazily."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.json: bool = bool(getattr(args, "json", False))
+        self.db_path = Path(args.db).expanduser() if getattr(args, "db", None) else default_db_path()
+        cfg = Path(args.config).expanduser() if getattr(args, "config", None) else config_path()
+        self.config: Config = load_config(cfg)
+        self._store: Store | None = None
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store(self.db_path, config=self.config)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    def emit(self, data: Any, human: Callable[[], None] | None = None) -> None:
+        """Print `data` as JSON with --json, else call the human renderer."""
+        if self.json or human is None:
+            print(json.dumps(data, ensure_ascii=False, indent=2))
+        else:
+            human()
+
+
+def fail(message: str) -> None:
+    print(f"memapp: {message}", file=sys.stderr)
+
+
+def run_command(handler: Callable[[Context], int | None], args: argparse.Namespace) -> int:
+    ctx: Context | None = None
+    try:
+        ctx = Context(args)
+        code = handler(ctx)
+        return EXIT_OK if code is None else code
+    except (UsageError, InvalidInputError, NotFoundError) as exc:
+        fail(str(exc))
+        return EXIT_USAGE
+    except StoreError as exc:
+        fail(str(exc))
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        fail("interrupted")
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    finally:
+        if ctx is not None:
+            ctx.close()
+
+
+def one_line(text: str, width: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

@@ -1,0 +1,155 @@
+"""`memapp memory …`: add, list, show, edit, pin, unpin, rm (to trash), restore, history."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from app.cli.common import EXIT_FAILED, Context, UsageError, fail, one_line
+from store import CATEGORIES, Memory
+from store.errors import DuplicateMemoryError
+from store.records import iso
+
+
+def _importance(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"importance must be a whole number 1-10, got {text!r}") from None
+    if not 1 <= value <= 10:
+        raise argparse.ArgumentTypeError(f"importance must be 1-10, got {value}")
+    return value
+
+
+def _id(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a memory id: {text!r}") from None
+
+
+def _print_memory_line(m: Memory) -> None:
+    pin = "*" if m.pinned else " "
+    print(f"{m.id:>6} {pin} {m.category:<10} {m.importance:>2}  {one_line(m.content, 70):<70}  "
+          f"used {m.access_count}")
+
+
+def _print_memory(m: Memory) -> None:
+    print(f"memory {m.id}{'  (pinned)' if m.pinned else ''}{'  (in trash)' if m.deleted_at else ''}")
+    print(f"  category:    {m.category}")
+    print(f"  importance:  {m.importance}")
+    print(f"  accessed:    {m.access_count} times, last {iso(m.last_accessed) or 'never'}")
+    print(f"  created:     {iso(m.created_at)}   updated: {iso(m.updated_at)}")
+    print(f"  origin:      {m.origin}{'  (edited by hand)' if m.user_edited else ''}")
+    print()
+    print(m.content)
+
+
+def cmd_add(ctx: Context) -> int | None:
+    a = ctx.args
+    try:
+        res = ctx.store.add_memory(a.text, a.category, importance=a.importance, pinned=a.pin, force=a.force)
+    except DuplicateMemoryError as exc:
+        if ctx.json:
+            ctx.emit({"error": str(exc), "existing_id": exc.existing_id, "similarity": round(exc.similarity, 4)})
+        else:
+            fail(str(exc))
+        return EXIT_FAILED
+    data = {**res.memory.to_json(), "action": res.action}
+    if res.similarity is not None:
+        data["similarity"] = round(res.similarity, 4)
+
+    def human() -> None:
+        verb = {"added": "added", "merged": "merged into", "exists": "already stored as"}[res.action]
+        print(f"{verb} memory {res.memory.id}")
+        if ctx.store.vector_problem:
+            print(f"(no vector stored: {ctx.store.vector_problem})")
+
+    ctx.emit(data, human)
+    return None
+
+
+def cmd_list(ctx: Context) -> None:
+    a = ctx.args
+    mems = ctx.store.list_memories(category=a.category, pinned=True if a.pinned else None, trash=a.trash,
+                                   limit=a.limit)
+
+    def human() -> None:
+        if not mems:
+            print("no memories" + (" in the trash" if a.trash else ""))
+        for m in mems:
+            _print_memory_line(m)
+
+    ctx.emit([m.to_json() for m in mems], human)
+
+
+def cmd_show(ctx: Context) -> None:
+    m = ctx.store.get_memory(ctx.args.id)
+    history = ctx.store.memory_history(m.id)
+    ctx.emit({**m.to_json(), "history": [h.to_json() for h in history]}, lambda: _print_memory(m))
+
+
+def cmd_edit(ctx: Context) -> None:
+    a = ctx.args
+    if a.text is None and a.category is None and a.importance is None:
+        raise UsageError("nothing to change: give --text, --category and/or --importance")
+    m = ctx.store.edit_memory(a.id, content=a.text, category=a.category, importance=a.importance)
+    ctx.emit(m.to_json(), lambda: print(f"edited memory {m.id}"))
+
+
+def _simple(action: str) -> Any:
+    def handler(ctx: Context) -> None:
+        s = ctx.store
+        mid = ctx.args.id
+        m = {
+            "pin": lambda: s.pin_memory(mid, True),
+            "unpin": lambda: s.pin_memory(mid, False),
+            "rm": lambda: s.delete_memory(mid),
+            "restore": lambda: s.restore_memory(mid),
+        }[action]()
+        done = {"pin": "pinned", "unpin": "unpinned", "rm": "moved to the trash:", "restore": "restored"}[action]
+        ctx.emit(m.to_json(), lambda: print(f"{done} memory {m.id}"))
+
+    return handler
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("memory", help="add, list, edit, pin and trash long-term memories")
+    msub = p.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
+
+    add = msub.add_parser("add", help="add a memory (merges into a near-duplicate)")
+    add.add_argument("text")
+    add.add_argument("--category", "-c", required=True, choices=CATEGORIES)
+    add.add_argument("--importance", "-i", type=_importance, default=5)
+    add.add_argument("--pin", action="store_true", help="pin it (never cleaned up)")
+    add.add_argument("--force", action="store_true", help="add even next to a pinned/hand-edited near-duplicate")
+    add.add_argument("--json", action="store_true")
+    add.set_defaults(handler=cmd_add)
+
+    ls = msub.add_parser("list", help="list memories, pinned first")
+    ls.add_argument("--category", "-c", choices=CATEGORIES)
+    ls.add_argument("--pinned", action="store_true", help="only pinned memories")
+    ls.add_argument("--trash", action="store_true", help="list the trash instead")
+    ls.add_argument("--limit", type=int, default=1000)
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(handler=cmd_list)
+
+    show = msub.add_parser("show", help="one memory with its history")
+    show.add_argument("id", type=_id)
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(handler=cmd_show)
+
+    edit = msub.add_parser("edit", help="change text, category or importance")
+    edit.add_argument("id", type=_id)
+    edit.add_argument("--text", "-t")
+    edit.add_argument("--category", "-c", choices=CATEGORIES)
+    edit.add_argument("--importance", "-i", type=_importance)
+    edit.add_argument("--json", action="store_true")
+    edit.set_defaults(handler=cmd_edit)
+
+    for name, help_ in (("pin", "pin a memory"), ("unpin", "unpin a memory"),
+                        ("rm", "move a memory to the trash"), ("restore", "bring a memory back from the trash")):
+        sp = msub.add_parser(name, help=help_)
+        sp.add_argument("id", type=_id)
+        sp.add_argument("--json", action="store_true")
+        sp.set_defaults(handler=_simple(name))

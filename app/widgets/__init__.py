@@ -1,0 +1,1 @@
+"""Reusable widgets, one per module once they have behaviour."""

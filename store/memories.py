@@ -1,0 +1,326 @@
+"""Long-term memories: add (with near-duplicate merge), edit, pin, trash, restore, purge, access counts.
+
+Rules (SPEC "Long-term memories", "Nothing is lost silently"):
+- Adding text that is a near-duplicate (cosine >= memory.merge_threshold, same category) of an active
+  memory merges into it: importance becomes the max, the newest wording is kept, a `merge` event records
+  old and new. A pinned or hand-edited memory is never changed automatically: DuplicateMemoryError asks
+  the caller to decide (the CLI's `--force`, the TUI's dialog).
+- Every change writes `memory_history` with old and new values, in the same transaction as the row, its
+  FTS row and its vector.
+- Delete moves to the trash (deleted_at); restore brings back the same row, counts and vector untouched.
+  Purge removes for good only what has been in the trash longer than the retention, and never a pinned
+  memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from store import vectors
+from store.base import StoreBase, fts_delete, fts_put, json_dumps, json_loads
+from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError
+from store.records import CATEGORIES, HistoryEvent, Memory, now
+
+MEMORY_COLUMNS = (
+    "id, category, content, importance, access_count, last_accessed, pinned, user_edited, origin, "
+    "source_thread_id, token_count, created_at, updated_at, deleted_at"
+)
+_WS = re.compile(r"\s+")
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(_WS.sub(" ", text.strip()).casefold().encode("utf-8")).hexdigest()
+
+
+def _row_to_memory(row: Sequence[Any]) -> Memory:
+    return Memory(
+        id=row[0], category=row[1], content=row[2], importance=row[3], access_count=row[4],
+        last_accessed=row[5], pinned=bool(row[6]), user_edited=bool(row[7]), origin=row[8],
+        source_thread_id=row[9], token_count=row[10], created_at=row[11], updated_at=row[12],
+        deleted_at=row[13],
+    )
+
+
+def _fields(m: Memory) -> dict[str, Any]:
+    return {"content": m.content, "category": m.category, "importance": m.importance, "pinned": m.pinned}
+
+
+def validate(content: str | None = None, category: str | None = None, importance: int | None = None) -> None:
+    if content is not None and not content.strip():
+        raise InvalidInputError("memory text is empty")
+    if category is not None and category not in CATEGORIES:
+        raise InvalidInputError(f"unknown category {category!r}: use one of {', '.join(CATEGORIES)}")
+    if importance is not None and (isinstance(importance, bool) or not 1 <= int(importance) <= 10):
+        raise InvalidInputError(f"importance must be 1-10, got {importance}")
+
+
+@dataclass(frozen=True)
+class AddResult:
+    memory: Memory
+    action: str  # "added" | "merged" | "exists"
+    similarity: float | None = None
+
+
+class MemoriesMixin(StoreBase):
+    # -- reads ---------------------------------------------------------------------------------------
+
+    def get_memory(self, memory_id: int) -> Memory:
+        row = self.con.execute(f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE id = ?",
+                               (memory_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no memory with id {memory_id}")
+        return _row_to_memory(row)
+
+    def list_memories(self, *, category: str | None = None, pinned: bool | None = None, trash: bool = False,
+                      text: str | None = None, limit: int = 1000, offset: int = 0) -> list[Memory]:
+        """Active memories (or the trash), pinned first, then by category and importance."""
+        where = ["deleted_at IS NOT NULL" if trash else "deleted_at IS NULL"]
+        args: list[Any] = []
+        if category is not None:
+            validate(category=category)
+            where.append("category = ?")
+            args.append(category)
+        if pinned is not None:
+            where.append("pinned = ?")
+            args.append(int(pinned))
+        if text:
+            where.append("instr(lower(content), lower(?)) > 0")
+            args.append(text)
+        order = "deleted_at DESC" if trash else "pinned DESC, category, importance DESC, updated_at DESC, id"
+        sql = (f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE {' AND '.join(where)} "
+               f"ORDER BY {order} LIMIT ? OFFSET ?")
+        return [_row_to_memory(r) for r in self.con.execute(sql, [*args, limit, offset])]
+
+    def memory_history(self, memory_id: int) -> list[HistoryEvent]:
+        rows = self.con.execute(
+            "SELECT id, memory_id, event, old, new, at FROM memory_history WHERE memory_id = ? ORDER BY id",
+            (memory_id,))
+        return [HistoryEvent(r[0], r[1], r[2], json_loads(r[3]) or None, json_loads(r[4]) or None, r[5])
+                for r in rows]
+
+    # -- helpers inside a transaction -----------------------------------------------------------------
+
+    def _history(self, memory_id: int, event: str, old: dict[str, Any] | None, new: dict[str, Any] | None,
+                 at: float | None = None) -> None:
+        self.con.execute(
+            "INSERT INTO memory_history(memory_id, event, old, new, at) VALUES (?, ?, ?, ?, ?)",
+            (memory_id, event, None if old is None else json_dumps(old),
+             None if new is None else json_dumps(new), at or now()),
+        )
+
+    def _put_vector(self, memory: Memory, vec: Any) -> None:
+        if vec is None:
+            return
+        self._ensure_vector_tables()
+        vectors.put_memory(self.con, memory.id, vec, memory.category, memory.deleted_at is not None)
+
+    # -- add / merge ---------------------------------------------------------------------------------
+
+    def add_memory(self, content: str, category: str, *, importance: int = 5, pinned: bool = False,
+                   origin: str = "manual", source_thread_id: int | None = None, force: bool = False,
+                   created_at: float | None = None) -> AddResult:
+        """Add a memory, or merge it into a near-duplicate. `force` adds even next to a protected one."""
+        validate(content, category, importance)
+        content = content.strip()
+        digest = content_hash(content)
+        # An identical memory already there (or one the user threw away, for automatic sources): no-op,
+        # so re-importing an export never duplicates or resurrects anything.
+        trash_clause = "" if origin == "manual" else " OR deleted_at IS NOT NULL"
+        same = self.con.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE content_hash = ? AND category = ? "
+            f"AND (deleted_at IS NULL{trash_clause}) ORDER BY deleted_at IS NOT NULL, id LIMIT 1",
+            (digest, category)).fetchone()
+        if same is not None and not force:
+            return AddResult(_row_to_memory(same), "exists", 1.0)
+
+        vec = self._embed([content])
+        vec0 = None if vec is None else vec[0]
+        with self.con:
+            if vec0 is not None and not force:
+                nearest = vectors.knn_memories(self.con, vec0, 1, category=category)
+                if nearest and nearest[0][1] >= self.config.memory.merge_threshold:
+                    existing = self.get_memory(nearest[0][0])
+                    if existing.pinned or existing.user_edited:
+                        why = "pinned" if existing.pinned else "edited by hand"
+                        raise DuplicateMemoryError(
+                            f"near-duplicate of memory {existing.id} ({why}, similarity {nearest[0][1]:.2f}); "
+                            "it is not changed automatically: edit it, or add anyway with --force",
+                            existing.id, nearest[0][1])
+                    merged = self._merge_into(existing, content, digest, importance, pinned, vec0)
+                    return AddResult(merged, "merged", nearest[0][1])
+            t = created_at or now()
+            self.con.execute(
+                "INSERT INTO long_term_memories(category, content, importance, pinned, origin, source_thread_id, "
+                "content_hash, token_count, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (category, content, int(importance), int(pinned), origin, source_thread_id, digest,
+                 self.tokens.count(content), t, t),
+            )
+            memory = self.get_memory(self.con.last_insert_rowid())
+            fts_put(self.con, "fts_memories", memory.id, content)
+            self._put_vector(memory, vec0)
+            self._history(memory.id, "add", None, {**_fields(memory), "origin": origin})
+            return AddResult(memory, "added")
+
+    def _merge_into(self, existing: Memory, content: str, digest: str, importance: int, pinned: bool,
+                    vec: Any) -> Memory:
+        new_importance = max(existing.importance, int(importance))
+        self.con.execute(
+            "UPDATE long_term_memories SET content = ?, content_hash = ?, importance = ?, pinned = ?, "
+            "token_count = ?, updated_at = ? WHERE id = ?",
+            (content, digest, new_importance, int(existing.pinned or pinned), self.tokens.count(content), now(),
+             existing.id),
+        )
+        merged = self.get_memory(existing.id)
+        fts_put(self.con, "fts_memories", merged.id, content)
+        self._put_vector(merged, vec)
+        self._history(merged.id, "merge", _fields(existing), _fields(merged))
+        return merged
+
+    # -- edits ---------------------------------------------------------------------------------------
+
+    def edit_memory(self, memory_id: int, *, content: str | None = None, category: str | None = None,
+                    importance: int | None = None, pinned: bool | None = None) -> Memory:
+        """Change any of the fields by hand. A content change marks the memory hand-edited."""
+        validate(content, category, importance)
+        old = self.get_memory(memory_id)
+        if old.deleted_at is not None:
+            raise InvalidInputError(f"memory {memory_id} is in the trash: restore it first")
+        content = content.strip() if content is not None else None
+        new_content = content if content is not None and content != old.content else None
+        vec = self._embed([new_content]) if new_content is not None else None
+        with self.con:
+            old = self.get_memory(memory_id)  # re-read under the write lock
+            sets: list[str] = []
+            args: list[Any] = []
+            events: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+            if new_content is not None and new_content != old.content:
+                sets += ["content = ?", "content_hash = ?", "token_count = ?", "user_edited = 1"]
+                args += [new_content, content_hash(new_content), self.tokens.count(new_content)]
+                events.append(("edit", {"content": old.content}, {"content": new_content}))
+            if category is not None and category != old.category:
+                sets.append("category = ?")
+                args.append(category)
+                events.append(("recategorise", {"category": old.category}, {"category": category}))
+            if importance is not None and int(importance) != old.importance:
+                sets.append("importance = ?")
+                args.append(int(importance))
+                events.append(("importance", {"importance": old.importance}, {"importance": int(importance)}))
+            if pinned is not None and bool(pinned) != old.pinned:
+                sets.append("pinned = ?")
+                args.append(int(pinned))
+                events.append(("pin" if pinned else "unpin", {"pinned": old.pinned}, {"pinned": bool(pinned)}))
+            if not sets:
+                return old
+            sets.append("updated_at = ?")
+            args.append(now())
+            self.con.execute(f"UPDATE long_term_memories SET {', '.join(sets)} WHERE id = ?", [*args, memory_id])
+            memory = self.get_memory(memory_id)
+            if new_content is not None:
+                fts_put(self.con, "fts_memories", memory_id, memory.content)
+                if vec is not None:
+                    self._put_vector(memory, vec[0])
+                else:  # the old vector describes the old text: drop it, `memapp embed` redoes it
+                    vectors.delete_memory(self.con, memory_id)
+            elif category is not None:
+                vectors.update_memory_meta(self.con, memory_id, category=memory.category, deleted=False)
+            for event, o, n in events:
+                self._history(memory_id, event, o, n)
+            return memory
+
+    def pin_memory(self, memory_id: int, pinned: bool = True) -> Memory:
+        return self.edit_memory(memory_id, pinned=pinned)
+
+    def change_importance(self, memory_id: int, delta: int) -> Memory:
+        m = self.get_memory(memory_id)
+        return self.edit_memory(memory_id, importance=max(1, min(10, m.importance + delta)))
+
+    # -- trash ---------------------------------------------------------------------------------------
+
+    def delete_memory(self, memory_id: int, *, event: str = "delete", reason: str | None = None) -> Memory:
+        """Move to the trash. `event` is 'cleanup' when the cleanup policy does it."""
+        with self.con:
+            old = self.get_memory(memory_id)
+            if old.deleted_at is not None:
+                return old
+            t = now()
+            self.con.execute("UPDATE long_term_memories SET deleted_at = ? WHERE id = ?", (t, memory_id))
+            vectors.update_memory_meta(self.con, memory_id, category=old.category, deleted=True)
+            new: dict[str, Any] = {"deleted_at": t}
+            if reason:
+                new["reason"] = reason
+            self._history(memory_id, event, {"deleted_at": None}, new, t)
+            return self.get_memory(memory_id)
+
+    def delete_memories(self, memory_ids: Iterable[int], *, event: str = "delete",
+                        reasons: dict[int, str] | None = None) -> list[Memory]:
+        """Trash several memories in one transaction (cleanup --apply)."""
+        with self.con:
+            return [self.delete_memory(i, event=event, reason=(reasons or {}).get(i)) for i in memory_ids]
+
+    def restore_memory(self, memory_id: int) -> Memory:
+        with self.con:
+            old = self.get_memory(memory_id)
+            if old.deleted_at is None:
+                return old
+            self.con.execute("UPDATE long_term_memories SET deleted_at = NULL WHERE id = ?", (memory_id,))
+            vectors.update_memory_meta(self.con, memory_id, category=old.category, deleted=False)
+            self._history(memory_id, "restore", {"deleted_at": old.deleted_at}, {"deleted_at": None})
+            return self.get_memory(memory_id)
+
+    def purge_trash(self, *, older_than_days: float | None = None, ids: Sequence[int] | None = None) -> list[int]:
+        """Delete for good what has been in the trash longer than the retention. Never a pinned memory."""
+        days = self.config.cleanup.trash_retention_days if older_than_days is None else older_than_days
+        cutoff = now() - days * 86400
+        sql = ("SELECT id FROM long_term_memories WHERE deleted_at IS NOT NULL AND deleted_at <= ? "
+               "AND pinned = 0")
+        args: list[Any] = [cutoff]
+        if ids is not None:
+            sql += " AND id IN (SELECT value FROM json_each(?))"
+            args.append(json_dumps(list(ids)))
+        with self.con:
+            purged = [int(r[0]) for r in self.con.execute(sql, args)]
+            for mid in purged:
+                m = self.get_memory(mid)
+                self._history(mid, "purge", {**_fields(m), "deleted_at": m.deleted_at}, None)
+                fts_delete(self.con, "fts_memories", mid)
+                vectors.delete_memory(self.con, mid)
+                self.con.execute("DELETE FROM long_term_memories WHERE id = ?", (mid,))
+            return purged
+
+    # -- access tracking -----------------------------------------------------------------------------
+
+    def touch_memories(self, memory_ids: Iterable[int]) -> None:
+        """Count one access for each memory returned to the user: one statement, whatever the count."""
+        ids = sorted({int(i) for i in memory_ids})
+        if not ids:
+            return
+        self.con.execute(
+            "UPDATE long_term_memories SET access_count = access_count + 1, last_accessed = ? "
+            "WHERE id IN (SELECT value FROM json_each(?))",
+            (now(), json_dumps(ids)),
+        )
+
+    # -- vectors after the fact ---------------------------------------------------------------------
+
+    def memories_missing_vectors(self, limit: int = 256) -> list[Memory]:
+        has = vectors.tables_exist(self.con)
+        missing = "id NOT IN (SELECT memory_id FROM vec_memories)" if has else "1"
+        rows = self.con.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE {missing} ORDER BY id LIMIT ?", (limit,))
+        return [_row_to_memory(r) for r in rows]
+
+    def embed_memories(self, memories: Sequence[Memory]) -> int:
+        """Embed and store vectors for these memories (one transaction). Returns how many were written."""
+        vecs = self._embed([m.content for m in memories])
+        if vecs is None:
+            return 0
+        with self.con:
+            for m, v in zip(memories, vecs, strict=True):
+                current = self.get_memory(m.id)
+                if current.content == m.content:  # skip a memory edited meanwhile; next pass catches it
+                    self._put_vector(current, v)
+        return len(memories)

@@ -1,0 +1,185 @@
+"""Numbered schema migrations, applied in order and recorded in the database.
+
+Each migration is a small named function that runs inside its own transaction together with its
+bookkeeping row in `schema_migrations` and `PRAGMA user_version`, so a crash leaves the file at the
+previous version, never between two. A file whose `user_version` is newer than the newest migration
+known here was written by a newer memapp: we refuse to touch it (SchemaTooNewError) instead of guessing.
+
+The vec0 tables are not created here: their dimension depends on the embedding model, so
+`store.vectors` creates them the first time vectors are written (and `reindex` recreates them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import apsw
+
+from store.errors import SchemaTooNewError
+from store.records import now
+
+Migration = Callable[[apsw.Connection], None]
+
+
+def _m001_initial(con: apsw.Connection) -> None:
+    con.execute(
+        """
+        CREATE TABLE settings(
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+
+        CREATE TABLE threads(
+            id INTEGER PRIMARY KEY,
+            source TEXT NOT NULL,
+            external_id TEXT,
+            title TEXT NOT NULL DEFAULT '',
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            message_count INTEGER NOT NULL DEFAULT 0,
+            token_count INTEGER NOT NULL DEFAULT 0,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            UNIQUE(source, external_id)
+        );
+        CREATE INDEX threads_updated ON threads(updated_at DESC, id DESC);
+
+        CREATE TABLE messages(
+            id INTEGER PRIMARY KEY,
+            thread_id INTEGER NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+            content TEXT NOT NULL,
+            token_count INTEGER NOT NULL DEFAULT 0,
+            importance_score REAL NOT NULL DEFAULT 0,
+            compressed INTEGER NOT NULL DEFAULT 0,
+            external_id TEXT,
+            created_at REAL,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            UNIQUE(thread_id, seq)
+        );
+        CREATE UNIQUE INDEX messages_external ON messages(thread_id, external_id)
+            WHERE external_id IS NOT NULL;
+        CREATE INDEX messages_created ON messages(created_at);
+
+        CREATE TABLE message_chunks(
+            id INTEGER PRIMARY KEY,
+            message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+            chunk_index INTEGER NOT NULL,
+            start_char INTEGER NOT NULL,
+            end_char INTEGER NOT NULL,
+            UNIQUE(message_id, chunk_index)
+        );
+
+        CREATE TABLE thread_summaries(
+            thread_id INTEGER PRIMARY KEY REFERENCES threads(id) ON DELETE CASCADE,
+            content TEXT NOT NULL,
+            last_message_seq INTEGER NOT NULL,
+            token_count INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+
+        CREATE TABLE long_term_memories(
+            id INTEGER PRIMARY KEY,
+            category TEXT NOT NULL CHECK (category IN ('preference', 'project', 'skill', 'fact')),
+            content TEXT NOT NULL,
+            importance INTEGER NOT NULL DEFAULT 5 CHECK (importance BETWEEN 1 AND 10),
+            access_count INTEGER NOT NULL DEFAULT 0,
+            last_accessed REAL,
+            pinned INTEGER NOT NULL DEFAULT 0,
+            user_edited INTEGER NOT NULL DEFAULT 0,
+            origin TEXT NOT NULL DEFAULT 'manual',
+            source_thread_id INTEGER REFERENCES threads(id) ON DELETE SET NULL,
+            content_hash TEXT NOT NULL,
+            token_count INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            deleted_at REAL
+        );
+        CREATE INDEX memories_active ON long_term_memories(deleted_at, category, pinned DESC);
+        CREATE INDEX memories_hash ON long_term_memories(content_hash);
+
+        CREATE TABLE memory_history(
+            id INTEGER PRIMARY KEY,
+            memory_id INTEGER NOT NULL,
+            event TEXT NOT NULL CHECK (event IN ('add', 'edit', 'merge', 'pin', 'unpin', 'recategorise',
+                'importance', 'delete', 'restore', 'cleanup', 'purge', 'access')),
+            old TEXT,
+            new TEXT,
+            at REAL NOT NULL
+        );
+        CREATE INDEX memory_history_memory ON memory_history(memory_id, id);
+
+        CREATE TABLE memory_topics(
+            thread_id INTEGER NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+            topic TEXT NOT NULL,
+            mention_count INTEGER NOT NULL DEFAULT 1,
+            last_seen_at REAL NOT NULL,
+            PRIMARY KEY(thread_id, topic)
+        );
+
+        CREATE TABLE compression_history(
+            id INTEGER PRIMARY KEY,
+            thread_id INTEGER NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+            before_tokens INTEGER NOT NULL,
+            after_tokens INTEGER NOT NULL,
+            ratio REAL NOT NULL,
+            messages_compressed INTEGER NOT NULL,
+            strategy TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            details TEXT NOT NULL DEFAULT '{}'
+        );
+
+        -- Keyword indexes. Contentless (the canonical rows hold the text), rowid = canonical id, and
+        -- written by the Store in the same transaction as the row. The indexed text is the row's text
+        -- passed through store.text.index_text(), which spaces out CJK characters so a two-character
+        -- Chinese word inside a sentence is found as a phrase with the built-in unicode61 tokenizer.
+        CREATE VIRTUAL TABLE fts_messages USING fts5(
+            body, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2 categories 'L* N* Co So'");
+        CREATE VIRTUAL TABLE fts_memories USING fts5(
+            body, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2 categories 'L* N* Co So'");
+        CREATE VIRTUAL TABLE fts_summaries USING fts5(
+            body, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2 categories 'L* N* Co So'");
+        """
+    )
+
+
+MIGRATIONS: list[tuple[int, str, Migration]] = [
+    (1, "initial", _m001_initial),
+]
+LATEST = MIGRATIONS[-1][0]
+
+
+def current_version(con: apsw.Connection) -> int:
+    return int(con.execute("PRAGMA user_version").fetchall()[0][0])
+
+
+def check_not_newer(con: apsw.Connection, path: str) -> int:
+    version = current_version(con)
+    if version > LATEST:
+        raise SchemaTooNewError(
+            f"{path} has schema version {version}, but this memapp knows only up to {LATEST}. "
+            "It was written by a newer memapp; upgrade memapp to open it (the file was not changed)."
+        )
+    return version
+
+
+def migrate(con: apsw.Connection, path: str) -> int:
+    """Bring the schema up to LATEST. Returns the number of migrations applied."""
+    applied = 0
+    if check_not_newer(con, path) == LATEST:
+        return 0  # the common case: no write transaction at all
+    for version, name, fn in MIGRATIONS:
+        with con:
+            # Re-read inside the write transaction: another process may have migrated meanwhile.
+            if check_not_newer(con, path) >= version:
+                continue
+            con.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations("
+                "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+            )
+            fn(con)
+            con.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (version, name, now()))
+            con.execute(f"PRAGMA user_version = {int(version)}")
+            applied += 1
+    return applied

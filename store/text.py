@@ -1,0 +1,82 @@
+"""Text as the keyword index sees it, and user text turned into a safe FTS5 expression.
+
+Why CJK characters are spaced out: FTS5's built-in `unicode61` tokenizer keeps a run of Han characters
+as one token ("我们决定用向量数据库" is a single token), so the two-character word "向量" inside it could
+never match, and `trigram` needs three characters. Indexing every CJK character as its own token and
+searching a CJK word as a phrase of its characters ("向 量", adjacent and in order) finds any word of
+any length with the tokenizer every SQLite has, so other tools can still read the index.
+
+Why we build FTS5 expressions ourselves: raw user text is FTS5 syntax (`AND`, `c++`, `-x`, `"`,
+`col:`), and `apsw.fts5query.quote("AND")` returns bare `AND`. We quote every token, always.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Han (incl. extensions and compatibility), Hiragana, Katakana, Hangul syllables, CJK punctuation-free.
+_CJK = (
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u3400-\u4dbf"  # CJK ext A
+    "\u4e00-\u9fff"  # CJK unified
+    "\uac00-\ud7af"  # Hangul syllables
+    "\uf900-\ufaff"  # CJK compatibility
+    "\U00020000-\U0003134f"  # ext B..G
+)
+_CJK_CHAR = re.compile(f"([{_CJK}])")
+_SPACES = re.compile(r"\s+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+# Must match the tokenizer declared in store.migrations: which Unicode categories make tokens.
+FTS_TOKENIZE = "unicode61 remove_diacritics 2 categories 'L* N* Co So'"
+_TOKEN_CATEGORIES = ("L", "N", "Co", "So")
+
+MAX_QUERY_TOKENS = 64
+
+
+def index_text(text: str) -> str:
+    """The text written into the FTS tables for `text`."""
+    return _CJK_CHAR.sub(r" \1 ", _CONTROL.sub(" ", text))
+
+
+def _has_token_char(token: str) -> bool:
+    for ch in token:
+        cat = unicodedata.category(ch)
+        if cat[0] in "LN" or cat in _TOKEN_CATEGORIES:
+            return True
+    return False
+
+
+def query_terms(text: str) -> list[str]:
+    """The user's words as the index would see them (CJK spaced), de-duplicated, in order, capped."""
+    seen: dict[str, None] = {}
+    for raw in _SPACES.split(_CONTROL.sub(" ", text).replace('"', " ")):
+        if not raw or not _has_token_char(raw):
+            continue
+        # A CJK run becomes one phrase of its characters; other text stays one phrase per word.
+        term = _SPACES.sub(" ", index_text(raw)).strip()
+        if term and term.casefold() not in {t.casefold() for t in seen}:
+            seen[term] = None
+        if len(seen) >= MAX_QUERY_TOKENS:
+            break
+    return list(seen)
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def fts_query(text: str, *, mode: str = "and", prefix_last: bool = False) -> str | None:
+    """A MATCH expression that can never be a syntax error, or None when nothing is searchable.
+
+    mode "and": every word must appear; mode "or": any word (BM25 ranks the rest).
+    prefix_last: the last word also matches as a prefix (search as you type).
+    """
+    terms = query_terms(text)
+    if not terms:
+        return None
+    quoted = [_quote(t) for t in terms]
+    if prefix_last and not _CJK_CHAR.search(terms[-1]):
+        quoted[-1] += "*"
+    return (" OR " if mode == "or" else " AND ").join(quoted)

@@ -1,0 +1,123 @@
+-- index memories_active
+CREATE INDEX memories_active ON long_term_memories(deleted_at, category, pinned DESC);
+-- index memories_hash
+CREATE INDEX memories_hash ON long_term_memories(content_hash);
+-- index memory_history_memory
+CREATE INDEX memory_history_memory ON memory_history(memory_id, id);
+-- index messages_created
+CREATE INDEX messages_created ON messages(created_at);
+-- index messages_external
+CREATE UNIQUE INDEX messages_external ON messages(thread_id, external_id)
+            WHERE external_id IS NOT NULL;
+-- index threads_updated
+CREATE INDEX threads_updated ON threads(updated_at DESC, id DESC);
+-- table compression_history
+CREATE TABLE compression_history(
+            id INTEGER PRIMARY KEY,
+            thread_id INTEGER NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+            before_tokens INTEGER NOT NULL,
+            after_tokens INTEGER NOT NULL,
+            ratio REAL NOT NULL,
+            messages_compressed INTEGER NOT NULL,
+            strategy TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            details TEXT NOT NULL DEFAULT '{}'
+        );
+-- table fts_memories
+CREATE VIRTUAL TABLE fts_memories USING fts5(
+            body, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2 categories 'L* N* Co So'");
+-- table fts_messages
+CREATE VIRTUAL TABLE fts_messages USING fts5(
+            body, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2 categories 'L* N* Co So'");
+-- table fts_summaries
+CREATE VIRTUAL TABLE fts_summaries USING fts5(
+            body, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2 categories 'L* N* Co So'");
+-- table long_term_memories
+CREATE TABLE long_term_memories(
+            id INTEGER PRIMARY KEY,
+            category TEXT NOT NULL CHECK (category IN ('preference', 'project', 'skill', 'fact')),
+            content TEXT NOT NULL,
+            importance INTEGER NOT NULL DEFAULT 5 CHECK (importance BETWEEN 1 AND 10),
+            access_count INTEGER NOT NULL DEFAULT 0,
+            last_accessed REAL,
+            pinned INTEGER NOT NULL DEFAULT 0,
+            user_edited INTEGER NOT NULL DEFAULT 0,
+            origin TEXT NOT NULL DEFAULT 'manual',
+            source_thread_id INTEGER REFERENCES threads(id) ON DELETE SET NULL,
+            content_hash TEXT NOT NULL,
+            token_count INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            deleted_at REAL
+        );
+-- table memory_history
+CREATE TABLE memory_history(
+            id INTEGER PRIMARY KEY,
+            memory_id INTEGER NOT NULL,
+            event TEXT NOT NULL CHECK (event IN ('add', 'edit', 'merge', 'pin', 'unpin', 'recategorise',
+                'importance', 'delete', 'restore', 'cleanup', 'purge', 'access')),
+            old TEXT,
+            new TEXT,
+            at REAL NOT NULL
+        );
+-- table memory_topics
+CREATE TABLE memory_topics(
+            thread_id INTEGER NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+            topic TEXT NOT NULL,
+            mention_count INTEGER NOT NULL DEFAULT 1,
+            last_seen_at REAL NOT NULL,
+            PRIMARY KEY(thread_id, topic)
+        );
+-- table message_chunks
+CREATE TABLE message_chunks(
+            id INTEGER PRIMARY KEY,
+            message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+            chunk_index INTEGER NOT NULL,
+            start_char INTEGER NOT NULL,
+            end_char INTEGER NOT NULL,
+            UNIQUE(message_id, chunk_index)
+        );
+-- table messages
+CREATE TABLE messages(
+            id INTEGER PRIMARY KEY,
+            thread_id INTEGER NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+            content TEXT NOT NULL,
+            token_count INTEGER NOT NULL DEFAULT 0,
+            importance_score REAL NOT NULL DEFAULT 0,
+            compressed INTEGER NOT NULL DEFAULT 0,
+            external_id TEXT,
+            created_at REAL,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            UNIQUE(thread_id, seq)
+        );
+-- table schema_migrations
+CREATE TABLE schema_migrations(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL);
+-- table settings
+CREATE TABLE settings(
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+-- table thread_summaries
+CREATE TABLE thread_summaries(
+            thread_id INTEGER PRIMARY KEY REFERENCES threads(id) ON DELETE CASCADE,
+            content TEXT NOT NULL,
+            last_message_seq INTEGER NOT NULL,
+            token_count INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+-- table threads
+CREATE TABLE threads(
+            id INTEGER PRIMARY KEY,
+            source TEXT NOT NULL,
+            external_id TEXT,
+            title TEXT NOT NULL DEFAULT '',
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            message_count INTEGER NOT NULL DEFAULT 0,
+            token_count INTEGER NOT NULL DEFAULT 0,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            UNIQUE(source, external_id)
+        );
