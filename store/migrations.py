@@ -151,7 +151,8 @@ LATEST = MIGRATIONS[-1][0]
 
 
 def current_version(con: apsw.Connection) -> int:
-    return int(con.execute("PRAGMA user_version").fetchall()[0][0])
+    row = con.execute("PRAGMA user_version").fetchall()[0]
+    return int(row[0])  # type: ignore[arg-type]
 
 
 def check_not_newer(con: apsw.Connection, path: str) -> int:

@@ -12,6 +12,7 @@ import importlib
 import logging
 import os
 import sys
+from typing import NoReturn
 
 # Before anything can import huggingface_hub: the hub is never contacted, and no telemetry.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -26,7 +27,7 @@ COMMAND_MODULES = [
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line and exit 2, as argparse does, without the usage dump
+    def error(self, message: str) -> NoReturn:  # one line and exit 2, as argparse does, without the usage dump
         self.exit(2, f"memapp: {message}\n")
 
 
