@@ -64,3 +64,18 @@ def fts_put(con: apsw.Connection, table: str, rowid: int, text: str) -> None:
 def fts_delete(con: apsw.Connection, table: str, rowid: int) -> None:
     assert table in FTS_TABLES
     con.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+
+
+class read_snapshot:  # noqa: N801 - used like a function: `with read_snapshot(con):`
+    """A read transaction: one consistent view across several queries, without taking the write lock
+    (`with con:` is IMMEDIATE for writers, which would block imports during an export)."""
+
+    def __init__(self, con: apsw.Connection) -> None:
+        self.con = con
+
+    def __enter__(self) -> apsw.Connection:
+        self.con.execute("BEGIN DEFERRED")
+        return self.con
+
+    def __exit__(self, *exc: object) -> None:
+        self.con.execute("COMMIT" if exc[0] is None else "ROLLBACK")

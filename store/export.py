@@ -1,0 +1,233 @@
+"""Lossless JSON export and restore, and Markdown for reading.
+
+The JSON export is every canonical row of every canonical table, column by column (so it stays lossless
+as migrations add columns), with the schema version it was written at. Derived indexes are not exported:
+restore rebuilds the FTS rows and, unless the export carries embeddings of the same model, re-embeds.
+Restoring keeps every id, so it goes into an empty chat.db (a non-empty one is refused, nothing written):
+a backup that comes back with different ids would break scripts that stored them.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from store import vectors
+from store.base import fts_put, read_snapshot
+from store.errors import StoreError
+from store.migrations import LATEST, current_version
+from store.records import CATEGORIES, iso
+from store.store import Store
+
+FORMAT = "memapp-export"
+# Parents before children, so foreign keys hold while restoring row by row.
+FIRST = ("threads", "long_term_memories", "messages")
+SKIP = {"settings", "schema_migrations", "message_chunks"}
+FTS_SOURCES = {
+    "messages": ("fts_messages", "id", "content"),
+    "long_term_memories": ("fts_memories", "id", "content"),
+    "thread_summaries": ("fts_summaries", "thread_id", "content"),
+}
+
+
+def canonical_tables(store: Store) -> list[str]:
+    names = [str(r[0]) for r in store.con.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+        "AND name NOT LIKE 'fts\\_%' ESCAPE '\\' AND name NOT LIKE 'vec\\_%' ESCAPE '\\' "
+        "AND sql NOT LIKE 'CREATE VIRTUAL%'")]
+    rest = sorted(n for n in names if n not in FIRST and n not in SKIP)
+    return [n for n in FIRST if n in names] + rest
+
+
+def _columns(store: Store, table: str) -> list[str]:
+    return [str(r[1]) for r in store.con.execute(f"PRAGMA table_info({table})")]
+
+
+def _rows(store: Store, table: str, where: str = "", args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    cols = _columns(store, table)
+    sql = f"SELECT {', '.join(cols)} FROM {table} {where} ORDER BY rowid"
+    return [dict(zip(cols, row, strict=True)) for row in store.con.execute(sql, args)]
+
+
+def _scope(table: str, cols: list[str], thread: int | None, category: str | None) -> tuple[str, tuple[Any, ...]]:
+    """The WHERE clause that limits `table` to one thread and/or one category of memories."""
+    if thread is not None:
+        if table == "threads":
+            return "WHERE id = ?", (thread,)
+        if "thread_id" in cols:
+            return "WHERE thread_id = ?", (thread,)
+        if table in ("long_term_memories", "memory_history") and category is None:
+            return "WHERE 0", ()
+    if category is not None:
+        if table == "long_term_memories":
+            return "WHERE category = ?", (category,)
+        if table == "memory_history":
+            return "WHERE memory_id IN (SELECT id FROM long_term_memories WHERE category = ?)", (category,)
+        if thread is None and table not in ("long_term_memories", "memory_history"):
+            return "WHERE 0", ()
+    return "", ()
+
+
+def export_json(store: Store, *, thread: int | None = None, category: str | None = None,
+                include_embeddings: bool = False) -> dict[str, Any]:
+    if thread is not None:
+        store.get_thread(thread)
+    if category is not None and category not in CATEGORIES:
+        raise StoreError(f"unknown category {category!r}")
+    tables: dict[str, list[dict[str, Any]]] = {}
+    with read_snapshot(store.con):  # one consistent view across tables, writers not blocked
+        for table in canonical_tables(store):
+            where, args = _scope(table, _columns(store, table), thread, category)
+            tables[table] = _rows(store, table, where, args)
+        data: dict[str, Any] = {"format": FORMAT, "schema_version": current_version(store.con),
+                                "tables": tables}
+        if include_embeddings:
+            data["embeddings"] = _export_vectors(store, tables)
+    return data
+
+
+def _b64(blob: bytes) -> str:
+    return base64.b64encode(blob).decode("ascii")
+
+
+def _export_vectors(store: Store, tables: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
+    rec = vectors.recorded_model(store.con)
+    if rec is None or not vectors.tables_exist(store.con):
+        return None
+    memory_ids = {r["id"] for r in tables.get("long_term_memories", [])}
+    message_ids = {r["id"] for r in tables.get("messages", [])}
+    mems = {str(mid): _b64(blob) for mid, blob in store.con.execute(
+        "SELECT memory_id, embedding FROM vec_memories") if mid in memory_ids}
+    chunks = [
+        {"message_id": mid, "chunk_index": ci, "start_char": a, "end_char": b, "vector": _b64(blob)}
+        for mid, ci, a, b, blob in store.con.execute(
+            "SELECT c.message_id, c.chunk_index, c.start_char, c.end_char, v.embedding FROM message_chunks c "
+            "JOIN vec_chunks v ON v.chunk_id = c.id ORDER BY c.id")
+        if mid in message_ids
+    ]
+    return {"model": rec[0], "dimension": rec[1], "memories": mems, "chunks": chunks}
+
+
+def is_export(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("format") == FORMAT
+
+
+def restore_json(store: Store, data: dict[str, Any]) -> dict[str, int]:
+    """Restore an export into an empty chat.db, ids and all. Returns rows restored per table."""
+    if not is_export(data) or not isinstance(data.get("tables"), dict):
+        raise StoreError("not a memapp export (expected {\"format\": \"memapp-export\", \"tables\": …})")
+    version = data.get("schema_version")
+    if not isinstance(version, int) or version > LATEST:
+        raise StoreError(f"this export has schema version {version}; this memapp knows up to {LATEST}")
+    tables: dict[str, Any] = data["tables"]
+    known = canonical_tables(store)
+    for name, rows in tables.items():
+        if name not in known or not isinstance(rows, list):
+            raise StoreError(f"the export has an unknown table {name!r}; nothing was restored")
+    non_empty = [t for t in known if store._scalar(f"SELECT count(*) FROM {t}")]
+    if non_empty:
+        raise StoreError(f"{store.path} is not empty ({', '.join(non_empty)}); restore a memapp export into a "
+                         "new database (--db NEW.db), then copy what you need")
+    counts: dict[str, int] = {}
+    with store.con:
+        for table in known:
+            rows = tables.get(table, [])
+            cols = set(_columns(store, table))
+            for row in rows:
+                if not isinstance(row, dict) or not set(row) <= cols:
+                    extra = set(row) - cols if isinstance(row, dict) else {"?"}
+                    raise StoreError(f"{table}: a row has unknown columns {sorted(extra)}; nothing was restored")
+                names = list(row)
+                store.con.execute(
+                    f"INSERT INTO {table}({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+                    [row[n] for n in names])
+            counts[table] = len(rows)
+            if table in FTS_SOURCES:
+                fts, key, text = FTS_SOURCES[table]
+                for row in rows:
+                    fts_put(store.con, fts, row[key], row[text])
+        _restore_vectors(store, data.get("embeddings"))
+    return counts
+
+
+def _restore_vectors(store: Store, emb: Any) -> None:
+    """Vectors come back only from the same model as the store's; otherwise `memapp embed` redoes them."""
+    if not isinstance(emb, dict) or store.embedder is None:
+        return
+    if (emb.get("model"), emb.get("dimension")) != (store.embedder.name, store.embedder.dimension):
+        return
+    store._ensure_vector_tables()
+    for mid, b64 in emb.get("memories", {}).items():
+        m = store.get_memory(int(mid))
+        vec = np.frombuffer(base64.b64decode(b64), dtype=np.float32)
+        vectors.put_memory(store.con, m.id, vec, m.category, m.deleted_at is not None)
+    by_message: dict[int, list[dict[str, Any]]] = {}
+    for c in emb.get("chunks", []):
+        by_message.setdefault(int(c["message_id"]), []).append(c)
+    for mid, chunks in by_message.items():
+        msg = store.get_message(mid)
+        chunks.sort(key=lambda c: c["chunk_index"])
+        vecs = np.stack([np.frombuffer(base64.b64decode(c["vector"]), dtype=np.float32) for c in chunks])
+        vectors.put_chunks(store.con, mid, msg.thread_id, msg.role, msg.created_at,
+                           [(c["start_char"], c["end_char"]) for c in chunks], vecs)
+
+
+# -- Markdown --------------------------------------------------------------------------------------------
+
+_SLUG = re.compile(r"[^\w]+", re.UNICODE)
+
+
+def _slug(title: str) -> str:
+    return _SLUG.sub("-", title.casefold()).strip("-")[:50] or "untitled"
+
+
+def _fence(text: str) -> str:
+    """Message text as Markdown, unchanged (it usually is Markdown already)."""
+    return text.rstrip() + "\n"
+
+
+def markdown_files(store: Store, *, thread: int | None = None,
+                   category: str | None = None) -> Iterator[tuple[str, str]]:
+    """(relative path, content) of a file per thread and one for memories, by category."""
+    if category is None:
+        threads = [store.get_thread(thread)] if thread is not None else store.list_threads(sort="created",
+                                                                                            limit=10**9)
+        for t in sorted(threads, key=lambda t: t.id):
+            lines = [f"# {t.title}", "", f"- source: {t.source}" + (f" ({t.external_id})" if t.external_id else ""),
+                     f"- created: {iso(t.created_at)}", f"- last active: {iso(t.updated_at)}",
+                     f"- messages: {t.message_count}, tokens: {t.token_count}", ""]
+            summary = store.get_summary(t.id)
+            if summary is not None:
+                lines += ["## Summary", "", summary.content.rstrip(), ""]
+            lines += ["## Messages", ""]
+            for m in store.get_messages(t.id, limit=10**9):
+                lines += [f"### {m.role}" + (f" · {iso(m.created_at)}" if m.created_at else ""), "",
+                          _fence(m.content)]
+            yield f"threads/{t.id:05d}-{_slug(t.title)}.md", "\n".join(lines)
+    if thread is None:
+        lines = ["# Memories", ""]
+        for cat in [category] if category else list(CATEGORIES):
+            mems = store.list_memories(category=cat, limit=10**9)
+            lines += [f"## {cat.capitalize()}", ""]
+            for m in mems:
+                pin = "📌 " if m.pinned else ""
+                flat = " ".join(m.content.split())
+                lines.append(f"- {pin}{flat} _(importance {m.importance}, used {m.access_count}×, #{m.id})_")
+            lines += [] if mems else ["_none_"]
+            lines.append("")
+        yield "memories.md", "\n".join(lines)
+
+
+def write_markdown(store: Store, out_dir: Path, **scope: Any) -> list[Path]:
+    written = []
+    for rel, text in markdown_files(store, **scope):
+        path = out_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
