@@ -144,8 +144,40 @@ def _m001_initial(con: apsw.Connection) -> None:
     )
 
 
+def _m002_suggestions(con: apsw.Connection) -> None:
+    """Memory suggestions found in threads, kept after the user decides, so a rejected one (same text,
+    by content hash) is never suggested again. `merge_with` is the existing memory a suggestion is a
+    near-duplicate of (accepting it merges there); `memory_id` the memory that accepting produced."""
+    con.execute(
+        """
+        CREATE TABLE memory_suggestions(
+            id INTEGER PRIMARY KEY,
+            thread_id INTEGER REFERENCES threads(id) ON DELETE SET NULL,
+            message_id INTEGER REFERENCES messages(id) ON DELETE SET NULL,
+            category TEXT NOT NULL CHECK (category IN ('preference', 'project', 'skill', 'fact')),
+            content TEXT NOT NULL,
+            content_hash TEXT NOT NULL UNIQUE,
+            importance INTEGER NOT NULL DEFAULT 5 CHECK (importance BETWEEN 1 AND 10),
+            pattern TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'accepted', 'rejected')),
+            merge_with INTEGER REFERENCES long_term_memories(id) ON DELETE SET NULL,
+            similarity REAL,
+            memory_id INTEGER REFERENCES long_term_memories(id) ON DELETE SET NULL,
+            created_at REAL NOT NULL,
+            decided_at REAL
+        );
+        CREATE INDEX memory_suggestions_thread ON memory_suggestions(thread_id, status);
+        CREATE INDEX memory_suggestions_status ON memory_suggestions(status, id);
+        CREATE INDEX memory_suggestions_message ON memory_suggestions(message_id);
+        CREATE INDEX memory_suggestions_memory ON memory_suggestions(merge_with);
+        CREATE INDEX memory_suggestions_result ON memory_suggestions(memory_id);
+        """
+    )
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial", _m001_initial),
+    (2, "suggestions", _m002_suggestions),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -180,6 +180,7 @@ class MemoryIn:
     importance: int = 5
     origin: str = "import"
     created_at: float | None = None
+    pinned: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from embeddings import Embedder, SentenceTransformerEmbedder, TokenCounter
 from store import db, migrations, vectors
 from store.config import Config
 from store.memories import MemoriesMixin
+from store.search import SearchMixin
 from store.threads import ThreadsMixin
 
 log = logging.getLogger(__name__)
@@ -32,7 +33,7 @@ log = logging.getLogger(__name__)
 EmbedderArg = Embedder | None | Literal["auto"]
 
 
-class Store(MemoriesMixin, ThreadsMixin):
+class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
     def __init__(self, path: str | Path, *, config: Config | None = None, embedder: EmbedderArg = "auto",
                  tokens: TokenCounter | None = None, create: bool = True) -> None:
         self.path = Path(path)

@@ -157,6 +157,8 @@ class ThreadsMixin(StoreBase):
             if m.role not in ROLES:
                 raise InvalidInputError(f"message {m.external_id!r} has unknown role {m.role!r}")
         new = self._new_messages(thread)
+        if prepared is not None and len(prepared.spans) != len(new):
+            prepared = None  # made for an older read of this thread (it has grown since): its spans would misalign
         if prepared is None and embed and new:
             prepared = self.prepare_chunks(new)
         with self.con:

@@ -23,6 +23,10 @@ COMMAND_MODULES = [
     "memory",
     "threads",
     "admin",
+    "importing",
+    "search", "cleanup",
+    "export",
+    "mcp",
 ]
 
 

@@ -133,6 +133,9 @@ def _detect_json(p: Path, head: bytes) -> str:
     if kind is None and not error:
         name = p.name.lower()
         kind = "claude" if name == "memories.json" else None
+    if kind == "memapp-export":
+        raise UnknownFormatError(f"{p} is a memapp export (a backup of chat.db), not another tool's chat export; "
+                                 "`memapp import` restores it into an empty database.")
     if kind is None:
         reason = f"not valid JSON ({error})" if error else "JSON of a shape we do not know"
         raise UnknownFormatError(f"{p}: {reason}. {FORMATS_HINT}.")
@@ -159,6 +162,8 @@ def _classify_stream(stream: JsonStream) -> str | None:
 def _classify(obj: Any) -> str | None:
     if not isinstance(obj, dict):
         return None
+    if obj.get("format") == "memapp-export":
+        return "memapp-export"
     if "mapping" in obj:
         return "chatgpt"
     if "chat_messages" in obj or "conversations_memory" in obj or "project_memories" in obj:

@@ -124,6 +124,11 @@ def as_dict(value: Any, what: str) -> dict[str, Any]:
     return value
 
 
+def dict_or_empty(value: Any) -> dict[str, Any]:
+    """An optional sub-object: anything that is not an object counts as absent."""
+    return value if isinstance(value, dict) else {}
+
+
 def as_list(value: Any, what: str) -> list[Any]:
     if value is None:
         return []
@@ -218,9 +223,12 @@ class Bundle:
         self.names: list[str]
         if path.is_dir():
             self.kind = "dir"
-            self.names = sorted(
-                p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file() and not p.is_symlink()
-            )
+            try:
+                self.names = sorted(
+                    p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file() and not p.is_symlink()
+                )
+            except OSError as exc:
+                raise ImportFormatError(f"{path}: cannot list the folder ({exc})") from None
         elif zipfile.is_zipfile(path):
             self.kind = "zip"
             try:

@@ -35,6 +35,7 @@ from store.importers._common import (
     as_list,
     clean_text,
     describe,
+    dict_or_empty,
     guess_category,
     ident,
     json_items,
@@ -61,10 +62,13 @@ _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "tool": 
 _PUA_SPAN = re.compile("[ \t]*\ue200[^\ue200\ue201]*\ue201")
 _PUA = re.compile("[\ue000-\uf8ff]")
 _LENTICULAR = re.compile("【[^【】\n]{0,120}†[^【】\n]{0,120}】")
+_MARKER_CHAR = re.compile("[\ue000-\uf8ff【]")
 _BIO_STATUS = re.compile(r"^\s*(model set context|memory (updated|saved)|updated saved memory)", re.IGNORECASE)
 
 
 def strip_citations(text: str) -> str:
+    if not _MARKER_CHAR.search(text):  # the common case, and 10x faster than three substitutions
+        return text
     return _LENTICULAR.sub("", _PUA.sub("", _PUA_SPAN.sub("", text)))
 
 
@@ -216,7 +220,7 @@ def _newest_leaf(mapping: dict[str, Any]) -> str | None:
     for node_id, node in mapping.items():
         if not isinstance(node, dict) or node_id in parents or node.get("children"):
             continue
-        msg = node.get("message") if isinstance(node.get("message"), dict) else {}
+        msg = dict_or_empty(node.get("message"))
         when = parse_ts(msg.get("update_time")) or parse_ts(msg.get("create_time")) or 0.0
         depth, cur, seen = 0, node.get("parent"), set()
         while isinstance(cur, str) and cur in mapping and cur not in seen and isinstance(mapping[cur], dict):
@@ -231,12 +235,12 @@ def _newest_leaf(mapping: dict[str, Any]) -> str | None:
 def _message(node_id: str, msg: dict[str, Any], thread_meta: dict[str, Any],
              reasoning: list[str]) -> MessageIn | None:
     """A visible message, or None for scaffolding, plumbing, hidden and empty nodes."""
-    author = msg.get("author") if isinstance(msg.get("author"), dict) else {}
+    author = dict_or_empty(msg.get("author"))
     role = _ROLES.get(str(author.get("role")))
     tool = author.get("name") if isinstance(author.get("name"), str) else None
     content = as_dict(msg.get("content") if msg.get("content") is not None else {}, "content")
     ctype = content.get("content_type")
-    meta = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
+    meta = dict_or_empty(msg.get("metadata"))
     recipient = msg.get("recipient")
 
     if meta.get("is_user_system_message") and ctype == "user_editable_context":
@@ -346,12 +350,12 @@ def _memories(mapping: dict[str, Any]) -> list[MemoryIn]:
         msg = node.get("message") if isinstance(node, dict) else None
         if not isinstance(msg, dict):
             continue
-        author = msg.get("author") if isinstance(msg.get("author"), dict) else {}
+        author = dict_or_empty(msg.get("author"))
         to_bio = author.get("role") == "assistant" and msg.get("recipient") == "bio"
         from_bio = author.get("name") == "bio" and author.get("role") in ("tool", "assistant")
         if not (to_bio or from_bio):
             continue
-        content = msg.get("content") if isinstance(msg.get("content"), dict) else {}
+        content = dict_or_empty(msg.get("content"))
         try:
             text, _ = _text_and_assets(content)
         except BadRecord:

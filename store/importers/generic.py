@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +48,6 @@ _ROLES = {
     "assistant": "assistant", "gpt": "assistant", "ai": "assistant", "bot": "assistant", "model": "assistant",
     "tool": "tool", "function": "tool", "ipython": "tool",
 }
-_MEMORY_HAS_PINNED = "pinned" in {f.name for f in fields(MemoryIn)}
 
 
 def read(path: Path) -> Iterator[Item]:
@@ -113,12 +111,17 @@ def _read_json(path: Path) -> Iterator[Item]:
         yield from _thread_item(root, label, "thread 0", "generic")
         return
     source = root["source"] if isinstance(root.get("source"), str) and root["source"].strip() else "generic"
+    lists: dict[str, list[Any]] = {}
     for key in ("threads", "memories"):
-        if not isinstance(root.get(key, []), list):
-            yield ImportProblem(label, None, f'"{key}" is {type(root[key]).__name__}, expected a list')
-    for n, obj in enumerate(root.get("threads") if isinstance(root.get("threads"), list) else []):
+        value = root.get(key, [])
+        if isinstance(value, list):
+            lists[key] = value
+        else:
+            lists[key] = []
+            yield ImportProblem(label, None, f'"{key}" is {type(value).__name__}, expected a list')
+    for n, obj in enumerate(lists["threads"]):
         yield from _thread_item(obj, label, f"thread {n}", source)
-    for n, obj in enumerate(root.get("memories") if isinstance(root.get("memories"), list) else []):
+    for n, obj in enumerate(lists["memories"]):
         try:
             yield parse_memory(obj)
         except Exception as exc:  # one bad memory must not stop the others
@@ -210,8 +213,5 @@ def parse_memory(obj: Any) -> MemoryIn:
     if isinstance(importance, bool) or not isinstance(importance, int) or not 1 <= importance <= 10:
         raise BadRecord(f"memory importance must be an integer 1-10, got {importance!r}")
     origin = obj["origin"] if isinstance(obj.get("origin"), str) and obj["origin"].strip() else "import"
-    kwargs: dict[str, Any] = {}
-    if _MEMORY_HAS_PINNED:
-        kwargs["pinned"] = obj.get("pinned") is True
     return MemoryIn(category=category, content=content, importance=importance, origin=origin,
-                    created_at=parse_ts(obj.get("created_at")), **kwargs)
+                    created_at=parse_ts(obj.get("created_at")), pinned=obj.get("pinned") is True)

@@ -18,7 +18,6 @@ External ids are stable across re-reads: a thread is its conversation/thread id,
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +50,7 @@ def tables(path: Path) -> set[str]:
 
 def is_llm_db(path: Path) -> bool:
     names = tables(path)
-    return "responses" in names or NEW_TABLES <= names
+    return "responses" in names or names >= NEW_TABLES
 
 
 @dataclass
@@ -74,18 +73,18 @@ def read(path: Path) -> Iterator[Item]:
         yield ImportProblem(label, None, f"not a readable SQLite database ({describe(exc)})")
         return
     try:
-        if "responses" not in names and not NEW_TABLES <= names:
+        if "responses" not in names and not names >= NEW_TABLES:
             yield ImportProblem(label, None, "this SQLite file has no llm tables (responses, or threads/turns/messages/parts)")
             return
         new_ids: set[str] = set()
         turn_ids: set[str] = set()
-        if NEW_TABLES <= names:
+        if names >= NEW_TABLES:
             new_ids = {str(r[0]) for r in con.execute("SELECT id FROM threads")}
             turn_ids = {str(r[0]) for r in con.execute("SELECT id FROM turns")}
         held: dict[str, _Conversation] = {}
         if "responses" in names:
             yield from _legacy(con, names, label, new_ids, turn_ids, held)
-        if NEW_TABLES <= names:
+        if names >= NEW_TABLES:
             yield from _threads(con, label, held)
     except apsw.Error as exc:
         yield ImportProblem(label, None, f"could not read the database ({describe(exc)})")
@@ -173,16 +172,15 @@ def _legacy_thread(key: str, conv: _Conversation) -> ThreadIn:
 
 
 def _threads(con: apsw.Connection, label: str, held: dict[str, _Conversation]) -> Iterator[Item]:
-    turns: dict[str, list[tuple[str | None, float | None, str | None]]] = defaultdict(list)
-    for thread_id, tip, model, when in con.execute(
-            "SELECT thread_id, tip_message_hash, coalesce(resolved_model, model), datetime_utc FROM turns "
-            "ORDER BY datetime_utc, id"):
-        turns[str(thread_id)].append((tip, parse_ts(when), model))
-    rows = list(con.execute("SELECT id, name, tip_message_hash, datetime_utc FROM threads ORDER BY datetime_utc, id"))
-    for thread_id, name, tip, when in rows:
+    graph = {str(h): (str(role), parent) for h, parent, role in
+             con.execute("SELECT hash, parent_hash, role FROM messages")}
+    dated = _date_messages(con, graph)
+    rows = list(con.execute(
+        "SELECT id, name, tip_message_hash, forked_from, datetime_utc FROM threads ORDER BY datetime_utc, id"))
+    for thread_id, name, tip, forked_from, when in rows:
         key = str(thread_id)
         try:
-            messages = _chain(con, tip, turns.get(key, []), parse_ts(when))
+            messages = _chain(con, tip, graph, dated, parse_ts(when))
         except Exception as exc:  # one broken chain must not stop the other threads
             yield ImportProblem(label, key, describe(exc))
             continue
@@ -193,47 +191,52 @@ def _threads(con: apsw.Connection, label: str, held: dict[str, _Conversation]) -
         if not messages:
             continue
         times = [m.created_at for m in messages if m.created_at is not None]
+        meta = {"forked_from": str(forked_from)} if forked_from else {}
         yield ThreadIn(SOURCE, key, title_or_fallback(name, messages), messages,
-                       min(times) if times else parse_ts(when), max(times) if times else parse_ts(when), {})
+                       min(times) if times else parse_ts(when), max(times) if times else parse_ts(when), meta)
     for key, conv in held.items():  # thread row vanished between queries: still import the history
         yield _legacy_thread(key, conv)
 
 
-def _chain(con: apsw.Connection, tip: Any, turns: list[tuple[str | None, float | None, str | None]],
-           thread_time: float | None) -> list[MessageIn]:
-    """Messages from the root to `tip`, with times and models taken from the turns that produced them."""
+def _date_messages(con: apsw.Connection,
+                   graph: dict[str, tuple[str, Any]]) -> dict[str, tuple[float | None, str | None]]:
+    """Messages have no timestamp: each gets the time and model of the earliest turn whose chain holds it.
+
+    Turns are visited oldest first and a walk stops at the first message already dated, so shared
+    history (forks, replayed conversations) keeps the time it was first written, in linear time.
+    """
+    dated: dict[str, tuple[float | None, str | None]] = {}
+    for tip, model, when in con.execute(
+            "SELECT tip_message_hash, coalesce(resolved_model, model), datetime_utc FROM turns "
+            "ORDER BY datetime_utc, id"):
+        stamp = (parse_ts(when), model if isinstance(model, str) else None)
+        cur = tip
+        while isinstance(cur, str) and cur in graph and cur not in dated:
+            dated[cur] = stamp
+            cur = graph[cur][1]
+    return dated
+
+
+def _chain(con: apsw.Connection, tip: Any, graph: dict[str, tuple[str, Any]],
+           dated: dict[str, tuple[float | None, str | None]], thread_time: float | None) -> list[MessageIn]:
+    """Messages from the root to `tip` (cycle-safe), dated by the turns that produced them."""
     hashes: list[str] = []
-    rows: dict[str, tuple[str, str | None]] = {}
     seen: set[str] = set()
     cur = tip
-    while isinstance(cur, str) and cur not in seen:
+    while isinstance(cur, str) and cur in graph and cur not in seen:
         seen.add(cur)
-        row = con.execute("SELECT parent_hash, role FROM messages WHERE hash = ?", (cur,)).fetchone()
-        if row is None:
-            break
         hashes.append(cur)
-        rows[cur] = (str(row[1]), row[0])
-        cur = row[0]
+        cur = graph[cur][1]
     hashes.reverse()
-    position = {h: i for i, h in enumerate(hashes)}
-    when: list[float | None] = [None] * len(hashes)
-    model: list[str | None] = [None] * len(hashes)
-    done = -1
-    for turn_tip, turn_time, turn_model in turns:  # earliest turn whose chain reaches a message dates it
-        end = position.get(turn_tip) if turn_tip is not None else None
-        if end is None or end <= done:
-            continue
-        for i in range(done + 1, end + 1):
-            when[i], model[i] = turn_time, turn_model
-        done = end
     out = []
-    for i, h in enumerate(hashes):
-        msg = _parts(con, h, rows[h][0])
+    for h in hashes:
+        msg = _parts(con, h, graph[h][0])
         if msg is None:
             continue
-        msg.created_at = when[i] if when[i] is not None else thread_time
-        if msg.role == "assistant" and model[i]:
-            msg.metadata["model"] = model[i]
+        when, model = dated.get(h, (None, None))
+        msg.created_at = when if when is not None else thread_time
+        if msg.role == "assistant" and model:
+            msg.metadata["model"] = model
         out.append(msg)
     return out
 

@@ -45,6 +45,7 @@ _DETAILS_OPEN = re.compile(r"<details\b([^>]*)>", re.IGNORECASE)
 _DETAILS_ANY = re.compile(r"<details\b[^>]*>|</details\s*>", re.IGNORECASE)
 _ATTR = re.compile(r'([\w-]+)\s*=\s*"([^"]*)"')
 _SUMMARY = re.compile(r"<summary\b[^>]*>.*?</summary\s*>", re.IGNORECASE | re.DOTALL)
+_QUOTE_PREFIX = re.compile(r"^> ?", re.MULTILINE)
 _DATA_URI = re.compile(r"data:([\w.+/-]+);base64,[A-Za-z0-9+/=]{64,}")
 
 
@@ -133,9 +134,10 @@ def _newest_leaf(tree: dict[str, Any]) -> str | None:
 
 
 def _message(msg: dict[str, Any], index: int) -> MessageIn | None:
-    role = _ROLES.get(msg.get("role")) if isinstance(msg.get("role"), str) else None
+    raw_role = msg.get("role")
+    role = _ROLES.get(raw_role) if isinstance(raw_role, str) else None
     if role is None:
-        raise BadRecord(f"message {msg.get('id') or index} has unknown role {msg.get('role')!r}")
+        raise BadRecord(f"message {msg.get('id') or index} has unknown role {raw_role!r}")
     raw = msg.get("content")
     if isinstance(raw, list):  # OpenAI-style parts
         raw = "\n".join(p["text"] for p in raw if isinstance(p, dict) and isinstance(p.get("text"), str))
@@ -184,6 +186,7 @@ def split_details(text: str) -> tuple[str, dict[str, list[Any]]]:
                 inner_end, end = tag.start(), tag.end()
         inner = html.unescape(_SUMMARY.sub("", text[m.end():inner_end], count=1)).strip()
         if kind == "reasoning":
+            inner = _QUOTE_PREFIX.sub("", inner).strip()  # Open WebUI quotes reasoning lines with "> "
             if inner:
                 found.setdefault("reasoning", []).append(clean_text(inner))
         else:

@@ -1,0 +1,7 @@
+"""`python -m app` is `memapp`."""
+
+import sys
+
+from app.cli import main
+
+sys.exit(main())

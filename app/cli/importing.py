@@ -1,0 +1,112 @@
+"""`memapp import PATH...`: chat exports into chat.db, with progress on a terminal and a JSON report.
+
+The work is store.importing.import_paths; this module only parses arguments, draws progress (rich, on
+stderr, only when stderr is a terminal and --json is off) and turns the report into output and an exit
+code: 0 when everything was imported, 1 when anything was skipped, 2 for a path that does not exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from app.cli.common import EXIT_FAILED, Context, UsageError
+from store.importers import FORMATS
+from store.importing import ImportProgress, ImportReport, ImportTotals, count_export, import_paths
+
+
+def cmd_import(ctx: Context) -> int | None:
+    args = ctx.args
+    paths = [Path(p).expanduser() for p in args.paths]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise UsageError(f"no such file or directory: {', '.join(missing)}")
+    store = ctx.store
+    embed = not args.no_embed
+    show = not ctx.json and sys.stderr.isatty()
+    with _progress_display(show) as (count, update):
+        totals = count(lambda: count_export(paths, args.format)) if show else None
+        report = import_paths(store, paths, args.format, embed=embed, progress=update, totals=totals)
+    ctx.emit(report.to_json(), lambda: _print_report(report, embed))
+    return None if report.ok else EXIT_FAILED
+
+
+def _print_report(report: ImportReport, embed: bool) -> None:
+    r = report
+    print(f"threads:  {r.threads_added} new, {r.threads_updated} updated, {r.threads_unchanged} unchanged")
+    print(f"messages: {r.messages_added} new")
+    print(f"memories: {r.memories_added} new, {r.memories_existing} already known")
+    if not embed:
+        print("vectors:  not written (--no-embed); run `memapp embed` for semantic search")
+    elif r.vector_problem and r.messages_added:
+        print(f"vectors:  not written ({r.vector_problem}); keyword search works, run `memapp embed` later")
+    _print_errors(r)
+    if r.errors:
+        print(f"skipped:  {r.skipped} (see above)")
+
+
+def _print_errors(report: ImportReport) -> None:
+    for e in report.errors:
+        where = f"{e.file} [{e.conversation}]" if e.conversation else e.file
+        print(f"memapp: skipped {where}: {e.error}", file=sys.stderr)
+
+
+Counter = Callable[[Callable[[], ImportTotals]], ImportTotals]
+Updater = Callable[[ImportProgress], None] | None
+
+
+@contextmanager
+def _progress_display(show: bool) -> Iterator[tuple[Counter, Updater]]:
+    """A rich progress bar (threads, messages, rate, ETA) on stderr, or nothing."""
+    if not show:
+        yield (lambda fn: fn()), None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TaskProgressColumn, TextColumn, TimeRemainingColumn
+
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[threads]} threads, {task.fields[messages]} messages, {task.fields[rate]}"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    task = progress.add_task("reading the export", total=None, threads="-", messages="-", rate="-")
+
+    def count(fn: Callable[[], ImportTotals]) -> ImportTotals:
+        totals = fn()
+        progress.update(task, description="importing", total=max(totals.messages, 1),
+                        threads=f"0/{totals.threads}", messages=f"0/{totals.messages}")
+        return totals
+
+    def update(p: ImportProgress) -> None:
+        fields: dict[str, Any] = {
+            "threads": f"{p.threads_done}/{p.threads_total}" if p.threads_total is not None else p.threads_done,
+            "messages": f"{p.messages_done}/{p.messages_total}" if p.messages_total is not None else p.messages_done,
+            "rate": f"{p.messages_done / max(p.elapsed, 1e-9):.0f} msg/s",
+        }
+        progress.update(task, completed=p.messages_done, **fields)
+
+    with progress:
+        yield count, update
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "import", help="import chat exports (ChatGPT, Claude, llm logs.db, Open WebUI, generic JSON/JSONL)",
+        description="Import conversations and memories. Re-importing the same file changes nothing; a newer "
+                    "export adds only new threads and messages. Exit 1 if anything was skipped.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="export file, folder or .zip")
+    p.add_argument("--format", choices=["auto", *FORMATS], default="auto",
+                   help="input format (default: detect from the content)")
+    p.add_argument("--no-embed", action="store_true",
+                   help="write no vectors now (fast); `memapp embed` adds them later")
+    p.add_argument("--json", action="store_true", help="print the report as JSON, no progress")
+    p.set_defaults(handler=cmd_import)

@@ -1,0 +1,34 @@
+"""`memapp` with no subcommand: open the TUI on --db / MEMAPP_DB / the default chat.db.
+
+The store is opened here, before the app starts, so a file that is not a memapp database or has a newer
+schema is refused with a one-line message on the terminal instead of inside a half-drawn screen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from app.cli.common import EXIT_FAILED, Context
+from store.errors import StoreError
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        ctx = Context(args)
+        store = ctx.store
+    except StoreError as exc:
+        print(f"memapp: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    # Log records would be written over the screen; Textual's handler sends them to its devtools console.
+    from textual.logging import TextualHandler
+
+    logging.getLogger().handlers[:] = [TextualHandler()]
+    from app.app import MemApp
+
+    try:
+        MemApp(store).run()
+    finally:
+        ctx.close()
+    return 0

@@ -1,0 +1,195 @@
+"""Retrieval evaluation: keyword-only vs vector-only vs hybrid on bench/eval (prints JSON).
+
+    .venv/bin/python bench/eval_search.py [--variants] [--out FILE]
+
+Builds a temporary chat.db from bench/eval/conversations.jsonl with the REAL embedding model
+(all-MiniLM-L6-v2, offline), runs every question of bench/eval/questions.jsonl through the keyword
+retriever, the vector retriever and `Store.search` (the shipped hybrid), and reports recall@5,
+recall@10, hit@5, hit@10 and MRR for each, overall and per question type. `--variants` also scores the
+fusion variants we tried (plain RRF k=60, weighted RRF, convex combinations, neighbour-turn expansion),
+all on the same candidate lists, so the choice of default can be re-checked after any change. The last
+line on stderr is a one-line summary; stdout is JSON only.
+
+recall@k: the share of a question's answer messages found in the top k, averaged over questions.
+hit@k: the share of questions with at least one answer in the top k. MRR: 1 / rank of the first answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from store import MessageIn, Store, ThreadIn  # noqa: E402
+from store.search import DEPTH, Filters, Fusion, expand_neighbours, fuse  # noqa: E402
+
+EVAL = ROOT / "bench" / "eval"
+KS = (5, 10)
+Ranked = list[str]  # external message ids, best first
+
+
+def epoch(text: str | None) -> float | None:
+    if not text:
+        return None
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def load_jsonl(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def build_store(path: Path, embedder: Any = "auto") -> Store:
+    """A chat.db holding every evaluation conversation (embedded with `embedder`)."""
+    store = Store(path, embedder=embedder)
+    for conv in load_jsonl(EVAL / "conversations.jsonl"):
+        messages = [MessageIn(m["role"], m["content"], external_id=m["id"], created_at=epoch(m.get("created_at")))
+                    for m in conv["messages"]]
+        store.write_thread(ThreadIn(source="eval", external_id=conv["id"], title=conv.get("title", ""),
+                                    messages=messages, created_at=epoch(conv.get("created_at"))))
+    return store
+
+
+def metrics(ranked: Sequence[Ranked], questions: Sequence[dict[str, Any]]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for k in KS:
+        rec = [len(set(r[:k]) & set(q["answers"])) / len(q["answers"]) for r, q in zip(ranked, questions, strict=True)]
+        hit = [1.0 if set(r[:k]) & set(q["answers"]) else 0.0 for r, q in zip(ranked, questions, strict=True)]
+        out[f"recall@{k}"] = round(sum(rec) / len(rec), 4)
+        out[f"hit@{k}"] = round(sum(hit) / len(hit), 4)
+    rr = []
+    for r, q in zip(ranked, questions, strict=True):
+        ranks = [i for i, ext in enumerate(r, start=1) if ext in q["answers"]]
+        rr.append(1.0 / ranks[0] if ranks else 0.0)
+    out["mrr"] = round(sum(rr) / len(rr), 4)
+    return out
+
+
+def by_type(ranked: Sequence[Ranked], questions: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    types = sorted({q["type"] for q in questions})
+    out = {}
+    for t in types:
+        idx = [i for i, q in enumerate(questions) if q["type"] == t]
+        m = metrics([ranked[i] for i in idx], [questions[i] for i in idx])
+        out[t] = {"n": len(idx), "recall@10": m["recall@10"], "mrr": m["mrr"]}
+    return out
+
+
+def variants(default: Fusion, rrf_k: int) -> dict[str, Fusion]:
+    """The fusion settings we measured (names are what the README table shows)."""
+    return {
+        "rrf k=60 (the starting point)": Fusion(method="rrf", rrf_k=rrf_k, adaptive=False),
+        "rrf k=60, keyword weight 0.5": Fusion(method="rrf", rrf_k=rrf_k, keyword_weight=0.5, adaptive=False),
+        "rrf k=60, keyword weight 0.5, cjk-adaptive": Fusion(method="rrf", rrf_k=rrf_k, keyword_weight=0.5),
+        "rrf k=10, cjk-adaptive": Fusion(method="rrf", rrf_k=10),
+        "convex 0.5, cjk-adaptive": Fusion(semantic_weight=0.5),
+        "convex 0.7, cjk-adaptive": Fusion(semantic_weight=0.7),
+        "convex 0.8, cjk-adaptive": Fusion(semantic_weight=0.8),
+        "convex 0.9": Fusion(semantic_weight=0.9, adaptive=False),
+        "convex 0.9, cjk-adaptive": Fusion(semantic_weight=0.9),
+        "convex 0.95, cjk-adaptive": Fusion(semantic_weight=0.95),
+        "convex 0.9, cjk-adaptive, neighbours 0.5": Fusion(semantic_weight=0.9, neighbours=0.5),
+        "convex 0.9, cjk-adaptive, neighbours 0.8": Fusion(semantic_weight=0.9, neighbours=0.8),
+        "shipped default": default,
+    }
+
+
+def evaluate(store: Store, *, with_variants: bool = False) -> dict[str, Any]:
+    """Score keyword, vector and the shipped hybrid (and optionally the variants) on every question."""
+    questions = load_jsonl(EVAL / "questions.jsonl")
+    ext = {int(i): str(e) for i, e in store.con.execute("SELECT id, external_id FROM messages")}
+    kinds, nofilter = ("message",), Filters()
+    t0 = time.monotonic()
+    kw_lists, vec_lists, hybrid, latencies = [], [], [], []
+    for q in questions:
+        kw_lists.append(store.keyword_candidates(q["query"], kinds, nofilter, DEPTH))
+        qvec = store.embed_query(q["query"])
+        assert qvec is not None, store.vector_problem
+        vec_lists.append([(key, s) for key, s, _ in store.semantic_candidates(qvec, kinds, nofilter, DEPTH)])
+        t = time.monotonic()
+        resp = store.search(q["query"], scope="messages", k=10, touch=False)
+        latencies.append(time.monotonic() - t)
+        hybrid.append([ext[r.id] for r in resp.results])
+    elapsed = time.monotonic() - t0
+
+    def ranked(lists: Sequence[Sequence[tuple[tuple[str, int], float]]]) -> list[Ranked]:
+        return [[ext[key[1]] for key, _ in hits] for hits in lists]
+
+    report: dict[str, Any] = {
+        "dataset": {"threads": store.count_threads(), "messages": len(ext), "questions": len(questions)},
+        "model": getattr(store.embedder, "name", None),
+        "keyword": metrics(ranked(kw_lists), questions),
+        "vector": metrics(ranked(vec_lists), questions),
+        "hybrid": metrics(hybrid, questions),
+        "by_type": {"keyword": by_type(ranked(kw_lists), questions),
+                    "vector": by_type(ranked(vec_lists), questions),
+                    "hybrid": by_type(hybrid, questions)},
+        "search_latency_ms": {"median": round(1000 * sorted(latencies)[len(latencies) // 2], 1),
+                              "max": round(1000 * max(latencies), 1)},
+        "eval_seconds": round(elapsed, 1),
+    }
+    if with_variants:
+        all_ids = list(ext)
+        neighbours = store.message_neighbours(all_ids, nofilter)
+        default = Fusion(rrf_k=store.config.search.rrf_k)
+        report["variants"] = {
+            name: metrics(_fused(kw_lists, vec_lists, questions, f, neighbours, ext), questions)
+            for name, f in variants(default, store.config.search.rrf_k).items()
+        }
+    return report
+
+
+def _fused(kw_lists: Sequence[Any], vec_lists: Sequence[Any], questions: Sequence[dict[str, Any]], fusion: Fusion,
+           neighbours: dict[int, list[int]], ext: dict[int, str]) -> list[Ranked]:
+    out = []
+    for kw, vec, q in zip(kw_lists, vec_lists, questions, strict=True):
+        fused = fuse(kw, vec, fusion, q["query"])
+        if fusion.neighbours > 0:
+            fused = expand_neighbours(fused, neighbours, fusion.neighbours)
+        out.append([ext[key[1]] for key, _, _ in fused[:10]])
+    return out
+
+
+def summary_line(report: dict[str, Any]) -> str:
+    def fmt(name: str) -> str:
+        m = report[name]
+        return f"{name} R@5 {m['recall@5']:.3f} R@10 {m['recall@10']:.3f} MRR {m['mrr']:.3f}"
+
+    return " | ".join(fmt(n) for n in ("keyword", "vector", "hybrid"))
+
+
+def main(argv: list[str] | None = None, *, emit: Callable[[str], None] = print) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", action="store_true", help="also score the fusion variants we tried")
+    parser.add_argument("--out", help="also write the JSON to this file")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.monotonic()
+        store = build_store(Path(tmp) / "chat.db")
+        if store.vector_problem:
+            print(f"eval_search: no embedding model: {store.vector_problem}", file=sys.stderr)
+            return 1
+        build = time.monotonic() - t0
+        report = evaluate(store, with_variants=args.variants)
+        report["build_seconds"] = round(build, 1)
+        report["summary"] = summary_line(report)
+        store.close()
+    text = json.dumps(report, ensure_ascii=False, indent=2)
+    emit(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    print(report["summary"], file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

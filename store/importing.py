@@ -1,0 +1,318 @@
+"""The import pipeline: exports on disk -> chat.db, one thread per transaction, embeddings batched.
+
+    from store.importing import import_paths
+    report = import_paths(store, ["chatgpt-export.zip"], progress=print)
+    print(report.to_json())   # threads_added, threads_updated, messages_added, memories_added, skipped, errors
+
+Why it is shaped like this:
+- The parsers (store/importers/) yield ThreadIn / MemoryIn / ImportProblem; this module is the only
+  place that writes them, so every format gets the same guarantees: each thread is written in its own
+  transaction (messages, token counts, FTS rows, chunk vectors), a killed import leaves whole threads
+  only, and a re-run adds exactly what is missing (Store.write_thread is idempotent by source and
+  external ids).
+- The model is the slow part. Calling it once per thread wastes most of its time on tiny batches, so
+  the new messages of several threads are chunked and embedded in one call (about BATCH_CHUNKS chunks),
+  and only then written, thread by thread. While the database writes batch N, the model already
+  encodes batch N+1 on a worker thread, so per-message database work stays out of the model's way.
+- A problem with one thread or memory is reported (file, conversation, error) and skipped; the rest
+  imports. Only database failures (disk full, I/O) stop the import.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from embeddings.locations import data_file
+from store.errors import DuplicateMemoryError, StoreError
+from store.importers import ImportFormatError, ImportProblem, read_export
+from store.records import MemoryIn, MessageIn, ThreadIn
+from store.store import Store
+from store.threads import PreparedChunks
+
+BATCH_CHUNKS = 256  # chunks per model call: large enough to keep the model busy, small enough to resume
+BATCH_THREADS = 64  # a batch also ends after this many threads, so a re-import of known threads streams
+DEMO_FILE = "demo.json"
+
+Span = tuple[int, int]
+
+
+@dataclass
+class ImportReport:
+    """What an import did. `to_json()` is the `memapp import --json` output."""
+
+    threads_added: int = 0
+    threads_updated: int = 0
+    threads_unchanged: int = 0
+    messages_added: int = 0
+    memories_added: int = 0
+    memories_existing: int = 0
+    errors: list[ImportProblem] = field(default_factory=list)
+    vector_problem: str | None = None  # why threads were written without vectors, when embedding was asked
+
+    @property
+    def skipped(self) -> int:
+        """Threads, memories and files (or parts of files) that were not imported: one per error."""
+        return len(self.errors)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "threads_added": self.threads_added,
+            "threads_updated": self.threads_updated,
+            "messages_added": self.messages_added,
+            "memories_added": self.memories_added,
+            "skipped": self.skipped,
+            "errors": [{"file": e.file, "conversation": e.conversation, "error": e.error} for e in self.errors],
+        }
+
+
+@dataclass(frozen=True)
+class ImportProgress:
+    """A snapshot for progress displays. Totals are None when the input was not counted first."""
+
+    file: str
+    threads_done: int
+    threads_total: int | None
+    messages_done: int  # messages of the threads done, whether new or already stored
+    messages_total: int | None
+    messages_added: int
+    elapsed: float
+
+
+@dataclass(frozen=True)
+class ImportTotals:
+    threads: int
+    messages: int
+
+
+ProgressFn = Callable[[ImportProgress], None]
+
+
+def count_export(paths: Sequence[str | os.PathLike[str]], fmt: str = "auto") -> ImportTotals:
+    """Threads and messages in the exports (a parse-only pass, for progress totals and ETA)."""
+    threads = messages = 0
+    for path in paths:
+        try:
+            items = read_export(path, fmt)
+        except ImportFormatError:
+            continue
+        for item in items:
+            if isinstance(item, ThreadIn):
+                threads += 1
+                messages += len(item.messages)
+    return ImportTotals(threads, messages)
+
+
+def import_paths(store: Store, paths: Sequence[str | os.PathLike[str]], fmt: str = "auto", *,
+                 embed: bool = True, progress: ProgressFn | None = None, totals: ImportTotals | None = None,
+                 batch_chunks: int = BATCH_CHUNKS, overlap: bool = True) -> ImportReport:
+    """Import every thread and memory in `paths` into `store`; problems are reported, not raised.
+
+    `embed=False` writes no vectors (`memapp embed` adds them later). `progress` is called after each
+    thread; pass `totals` (from `count_export`, a parse-only pass) for snapshots with totals and an ETA.
+    `overlap` encodes the next batch while the current one is written. Raises only what the database
+    raises (and KeyboardInterrupt): every thread written before that stays complete.
+    """
+    report = ImportReport()
+    run = _Run(store, report, embed=embed, progress=progress, totals=totals, batch_chunks=batch_chunks,
+               overlap=overlap)
+    try:
+        for path in paths:
+            label = str(path)
+            try:
+                items = read_export(path, fmt)
+            except ImportFormatError as exc:
+                report.errors.append(ImportProblem(label, None, str(exc)))
+                continue
+            run.feed(label, items)
+        run.finish()
+    finally:
+        run.close()
+    return report
+
+
+def load_demo(store: Store, *, embed: bool = True, progress: ProgressFn | None = None) -> ImportReport:
+    """Import the bundled demo threads and memories (the TUI's "load demo"); a second call adds nothing."""
+    path = data_file(DEMO_FILE)
+    if path is None:
+        raise StoreError(f"the bundled demo data ({DEMO_FILE}) is not installed; set MEMAPP_DATA_DIR to its folder")
+    return import_paths(store, [path], "generic", embed=embed, progress=progress)
+
+
+# --- the machinery -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Pending:
+    """A thread waiting for its batch's vectors: its new messages' chunk spans and where they sit."""
+
+    label: str
+    thread: ThreadIn
+    new: list[MessageIn]
+    spans: list[list[Span]]
+    first_chunk: int
+    n_chunks: int
+
+
+@dataclass
+class _Batch:
+    items: list[_Pending] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    keys: set[tuple[str, str]] = field(default_factory=set)
+
+
+class _Run:
+    """One import: batches threads, embeds each batch in one call, writes each thread in its own transaction."""
+
+    def __init__(self, store: Store, report: ImportReport, *, embed: bool, progress: ProgressFn | None,
+                 totals: ImportTotals | None, batch_chunks: int, overlap: bool) -> None:
+        self.store = store
+        self.report = report
+        self.progress = progress
+        self.totals = totals
+        self.batch_chunks = max(1, batch_chunks)
+        self.embedding = embed and store.vector_problem is None and store.embedder is not None
+        if embed and not self.embedding:
+            report.vector_problem = store.vector_problem
+        self.batch = _Batch()
+        self.in_flight: tuple[_Batch, Future[np.ndarray | None] | None] | None = None
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="memapp-embed") if self.embedding and overlap else None
+        self.started = time.monotonic()
+        self.threads_done = 0
+        self.messages_done = 0
+
+    # -- input -------------------------------------------------------------------------------------
+
+    def feed(self, label: str, items: Iterable[ThreadIn | MemoryIn | ImportProblem]) -> None:
+        """Import one file's items. Memories wait until its threads are written: adding one embeds it,
+        and the model must not be called from two threads at once (its tokenizer is not thread-safe)."""
+        memories: list[MemoryIn] = []
+        for item in items:
+            if isinstance(item, ImportProblem):
+                self.report.errors.append(item)
+            elif isinstance(item, MemoryIn):
+                memories.append(item)
+            else:
+                self._thread(label, item)
+        if memories:
+            self.finish()
+            for memory in memories:
+                self._memory(label, memory)
+
+    def _memory(self, label: str, memory: MemoryIn) -> None:
+        try:
+            res = self.store.add_memory(memory.content, memory.category, importance=memory.importance,
+                                        pinned=memory.pinned, origin=memory.origin, created_at=memory.created_at)
+        except DuplicateMemoryError as exc:
+            self.report.errors.append(ImportProblem(label, _memory_name(memory), f"memory not imported: {exc}"))
+            return
+        except StoreError as exc:  # InvalidInputError: a category or importance out of range
+            self.report.errors.append(ImportProblem(label, _memory_name(memory), str(exc)))
+            return
+        if res.action == "added":
+            self.report.memories_added += 1
+        else:
+            self.report.memories_existing += 1
+
+    def _thread(self, label: str, thread: ThreadIn) -> None:
+        if not self.embedding:
+            self._write(_Pending(label, thread, [], [], 0, 0), None)
+            return
+        key = (thread.source, thread.external_id) if thread.external_id is not None else None
+        if key is not None and (key in self.batch.keys or (self.in_flight and key in self.in_flight[0].keys)):
+            self.finish()  # the same thread again before it was written: write it before reading what is new
+        embedder = self.store.embedder
+        assert embedder is not None
+        new = self.store._new_messages(thread)
+        spans = [embedder.chunk(m.content) for m in new]
+        first = len(self.batch.texts)
+        self.batch.texts.extend(m.content[a:b] for m, ss in zip(new, spans, strict=True) for a, b in ss)
+        self.batch.items.append(_Pending(label, thread, new, spans, first, len(self.batch.texts) - first))
+        if key is not None:
+            self.batch.keys.add(key)
+        if len(self.batch.texts) >= self.batch_chunks or len(self.batch.items) >= BATCH_THREADS:
+            self._flush()
+
+    # -- batches -----------------------------------------------------------------------------------
+
+    def _flush(self) -> None:
+        """Send the open batch to the model; write the batch before it (whose vectors are ready)."""
+        batch, self.batch = self.batch, _Batch()
+        if not batch.items:
+            return
+        future = None
+        if batch.texts and self.embedding:
+            future = self.pool.submit(self._encode, batch.texts) if self.pool else _done(self._encode(batch.texts))
+        previous, self.in_flight = self.in_flight, (batch, future)
+        if previous is not None:
+            self._write_batch(*previous)
+
+    def finish(self) -> None:
+        """Write everything read so far."""
+        self._flush()
+        previous, self.in_flight = self.in_flight, None
+        if previous is not None:
+            self._write_batch(*previous)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+    def _encode(self, texts: list[str]) -> np.ndarray | None:
+        return self.store._embed(texts)
+
+    def _write_batch(self, batch: _Batch, future: Future[np.ndarray | None] | None) -> None:
+        vectors = future.result() if future is not None else None
+        if future is not None and vectors is None and self.embedding:
+            self.embedding = False  # the model failed: write the rest without vectors, say why
+            self.report.vector_problem = self.store.vector_problem
+        for pending in batch.items:
+            self._write(pending, vectors)
+
+    def _write(self, p: _Pending, vectors: np.ndarray | None) -> None:
+        prepared = None
+        if vectors is not None:
+            prepared = PreparedChunks(p.spans, vectors[p.first_chunk:p.first_chunk + p.n_chunks])
+        try:
+            # embed=self.embedding: should the thread have changed since its new messages were read (another
+            # importer), write_thread finds `prepared` stale and embeds the thread's messages itself.
+            res = self.store.write_thread(p.thread, embed=self.embedding, prepared=prepared)
+        except StoreError as exc:  # InvalidInputError: an unknown role slipped past the parser
+            self.report.errors.append(ImportProblem(p.label, p.thread.external_id, str(exc)))
+        else:
+            r = self.report
+            r.messages_added += res.messages_added
+            if res.created:
+                r.threads_added += 1
+            elif res.messages_added or res.title_changed:
+                r.threads_updated += 1
+            else:
+                r.threads_unchanged += 1
+        self.threads_done += 1
+        self.messages_done += len(p.thread.messages)
+        if self.progress is not None:
+            self.progress(ImportProgress(
+                p.label, self.threads_done, self.totals.threads if self.totals else None, self.messages_done,
+                self.totals.messages if self.totals else None, self.report.messages_added,
+                time.monotonic() - self.started))
+
+
+def _done(value: np.ndarray | None) -> Future[np.ndarray | None]:
+    future: Future[np.ndarray | None] = Future()
+    future.set_result(value)
+    return future
+
+
+def _memory_name(memory: MemoryIn) -> str:
+    text = " ".join(memory.content.split())
+    return "memory: " + (text if len(text) <= 60 else text[:59] + "…")

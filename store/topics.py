@@ -1,0 +1,191 @@
+"""Key terms and phrases per thread, with mention counts, for `memory_topics` (shown in the TUI and
+given to the model in the context builder's tier 1).
+
+English: candidate terms are content words and two-word phrases inside a clause (no stopword or
+punctuation between them), ranked by mention count times inverse document frequency over all stored
+messages. The document frequencies come from the keyword index itself (an `fts5vocab` view of
+`fts_messages`), so a word every thread uses ("python" in a Python-only archive) does not crowd out
+what this thread is about, at no extra storage.
+
+Chinese: there are no spaces and we add no segmenter (jieba is a 20 MB dictionary for a side feature).
+Runs of CJK characters are cut at function characters (的, 了, 是 …) and the 2–4 character n-grams of the
+pieces are counted; an n-gram that almost always occurs inside a longer frequent one is dropped, so
+"五花肉" survives and its fragments "五花" and "花肉" do not.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import apsw
+
+from store import sentences
+
+if TYPE_CHECKING:
+    from store.store import Store
+
+MAX_TOPICS = 20
+MAX_WORDS = 3  # longest English phrase counted
+MAX_CJK_CHARS = 6  # longest CJK n-gram counted
+_CLAUSE = re.compile(r"[,;:!?()\[\]{}\"“”'‘’/|<>=，。；：！？、（）《》【】]|\.(?:\s|$)|\s[-–—]\s")
+_INDEX_TOKEN = re.compile(r"\w+")
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    topic: str
+    mention_count: int
+    last_seen_at: float
+    score: float
+
+
+def _keep_word(word: str) -> bool:
+    low = word.lower()
+    if low in sentences.STOPWORDS or not any(ch.isalpha() for ch in word):
+        return False
+    return len(word) >= 3 or (len(word) == 2 and word.isupper()) or any(c in word for c in "+#")
+
+
+def _ascii_fold(text: str) -> str:
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+
+
+class _DocFreq:
+    """Document frequencies of index tokens across all messages, read from the FTS index."""
+
+    def __init__(self, con: apsw.Connection) -> None:
+        self.con = con
+        con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_messages "
+                    "USING fts5vocab(main, 'fts_messages', 'row')")
+        self.n = int(con.execute("SELECT count(*) FROM messages").fetchone()[0])
+        self.max_idf = math.log(self.n + 1) + 1.0
+        self._cache: dict[str, float] = {}
+
+    def idf(self, term: str) -> float:
+        """Mean idf of the term's index tokens, scaled to 0..1."""
+        if term not in self._cache:
+            parts = _INDEX_TOKEN.findall(_ascii_fold(term.lower())) or [term.lower()]
+            vals = []
+            for p in parts:
+                row = self.con.execute("SELECT doc FROM temp.vocab_messages WHERE term = ?", (p,)).fetchone()
+                doc = int(row[0]) if row else 1
+                vals.append(math.log((self.n + 1) / (doc + 1)) + 1.0)
+            self._cache[term] = (sum(vals) / len(vals)) / self.max_idf
+        return self._cache[term]
+
+
+def _latin_counts(texts: list[tuple[str, float]]) -> tuple[Counter[str], dict[str, Counter[str]],
+                                                           dict[str, float]]:
+    """Counts of 1- to 3-word phrases inside clauses (lowercased keys), their written forms, last seen."""
+    counts: Counter[str] = Counter()
+    forms: dict[str, Counter[str]] = defaultdict(Counter)
+    seen: dict[str, float] = {}
+    for text, at in texts:
+        for clause in _CLAUSE.split(text):
+            run: list[str] = []
+            for word in sentences.latin_words(clause) + [""]:
+                if word and _keep_word(word):
+                    run.append(word)
+                    continue
+                for n in range(1, MAX_WORDS + 1):
+                    for i in range(len(run) - n + 1):
+                        g = " ".join(run[i:i + n])
+                        key = g.lower()
+                        counts[key] += 1
+                        forms[key][g] += 1
+                        seen[key] = max(seen.get(key, 0.0), at)
+                run = []
+    # "task" and "tasks" are one topic, counted under the form used more often.
+    for key in [k for k in counts if k.endswith("s") and not k.endswith("ss") and k[:-1] in counts]:
+        one = key[:-1]
+        main, other = (one, key) if counts[one] >= counts[key] else (key, one)
+        counts[main] += counts.pop(other)
+        forms[main].update(forms.pop(other))
+        seen[main] = max(seen[main], seen.pop(other))
+    return counts, forms, seen
+
+
+def _cjk_counts(texts: list[tuple[str, float]]) -> tuple[Counter[str], dict[str, float]]:
+    counts: Counter[str] = Counter()
+    seen: dict[str, float] = {}
+    for text, at in texts:
+        for seg in sentences.cjk_segments(text):
+            for n in range(2, MAX_CJK_CHARS + 1):
+                for i in range(len(seg) - n + 1):
+                    g = seg[i:i + n]
+                    if any(w in g for w in sentences.CJK_STOPWORDS):
+                        continue
+                    counts[g] += 1
+                    seen[g] = max(seen.get(g, 0.0), at)
+    return counts, seen
+
+
+def _contains(longer: str, shorter: str, sep: str) -> bool:
+    if not sep:
+        return shorter in longer
+    return f"{sep}{shorter}{sep}" in f"{sep}{longer}{sep}"
+
+
+def _without_fragments(counts: Counter[str], min_count: int, sep: str) -> dict[str, int]:
+    """Terms that are not mostly used inside a longer frequent term (which represents them)."""
+    kept = {g: c for g, c in counts.items() if c >= min_count}
+
+    def length(g: str) -> int:
+        return g.count(sep) + 1 if sep else len(g)
+
+    out = {}
+    for g, c in kept.items():
+        inside = sum(kept[h] for h in kept if length(h) == length(g) + 1 and _contains(h, g, sep))
+        if c - inside >= min_count or (inside == 0):
+            out[g] = c
+    return out
+
+
+def extract_topics(store: Store, texts: list[tuple[str, float]], limit: int = MAX_TOPICS) -> list[Topic]:
+    """The top `limit` key terms of these (text, time) pairs, best first."""
+    prose = [(sentences.clean_prose(t), at) for t, at in texts]
+    min_count = 2 if len(texts) >= 6 else 1
+    latin, forms, latin_seen = _latin_counts(prose)
+    cjk, cjk_seen = _cjk_counts(prose)
+    df = _DocFreq(store.con)
+    scored: list[Topic] = []
+    for key, c in _without_fragments(latin, min_count, " ").items():
+        weight = 1.0 + 0.3 * key.count(" ")
+        display = forms[key].most_common(1)[0][0]
+        scored.append(Topic(display, c, latin_seen[key], c * weight * df.idf(key)))
+    for g, c in _without_fragments(cjk, min_count, "").items():
+        scored.append(Topic(g, c, cjk_seen[g], c * 0.8 * (1 + 0.1 * (len(g) - 2))))
+    scored.sort(key=lambda t: (-t.score, -t.mention_count, t.topic))
+    return scored[:limit]
+
+
+def thread_topics(store: Store, thread_id: int, limit: int = MAX_TOPICS) -> list[Topic]:
+    """Key terms of a thread's user and assistant messages (tool output and system text excluded)."""
+    rows = store.con.execute(
+        "SELECT content, coalesce(created_at, 0) FROM messages WHERE thread_id = ? "
+        "AND role IN ('user', 'assistant') ORDER BY seq", (thread_id,))
+    return extract_topics(store, [(str(c), float(at)) for c, at in rows], limit)
+
+
+def write_topics(con: apsw.Connection, thread_id: int, topics: list[Topic]) -> None:
+    """Replace the thread's topics (inside the caller's transaction)."""
+    con.execute("DELETE FROM memory_topics WHERE thread_id = ?", (thread_id,))
+    for t in topics:
+        con.execute(
+            "INSERT INTO memory_topics(thread_id, topic, mention_count, last_seen_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(thread_id, topic) DO UPDATE SET mention_count = max(mention_count, excluded.mention_count)",
+            (thread_id, t.topic, t.mention_count, t.last_seen_at))
+
+
+def update_topics(store: Store, thread_id: int) -> list[tuple[str, int]]:
+    """Recompute and store a thread's topics; returns them as (topic, mention_count), most mentioned first."""
+    store.get_thread(thread_id)
+    found = thread_topics(store, thread_id)
+    with store.con:
+        write_topics(store.con, thread_id, found)
+    return store.get_topics(thread_id)
