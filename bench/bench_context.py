@@ -3,8 +3,8 @@
     .venv/bin/python bench/bench_context.py [--messages 5000] [--budget 16000] [--runs 50] [--real-model]
 
 The thread alternates user/assistant turns with some tool output and inline reasoning, 30-400 tokens
-each, written without vectors (the builder reads stored token counts; retrieval uses the memories'
-vectors, made by the fake embedder unless --real-model).
+each, embedded by the fake embedder unless --real-model (retrieval for the latest user message uses its stored
+chunk vectors; --query text is embedded per call).
 """
 
 from __future__ import annotations
@@ -26,9 +26,11 @@ from store.context import build_context  # noqa: E402
 from store.records import MessageIn, ThreadIn  # noqa: E402
 from store.summarize import summarize_thread  # noqa: E402
 
-WORDS = ("backup restic storage offsite schedule python asyncio sqlite vector index search token budget "
-         "memory summary thread tool output reasoning decide plan deploy server laptop config parser rust "
-         "lifetime borrow clone cache latency query model embedding chunk overlap fusion keyword").split()
+WORDS = """
+backup restic storage offsite schedule python asyncio sqlite vector index search token budget memory
+summary thread tool output reasoning decide plan deploy server laptop config parser rust lifetime
+borrow clone cache latency query model embedding chunk overlap fusion keyword
+""".split()  # noqa: SIM905 - a word list reads better as text
 
 
 def sentence(rng: random.Random) -> str:
@@ -60,7 +62,7 @@ def main() -> None:
         store = Store(Path(tmp) / "chat.db", embedder="auto" if a.real_model else FakeEmbedder())
         t0 = time.perf_counter()
         msgs = [message(rng, i) for i in range(a.messages)]
-        tid = store.write_thread(ThreadIn("bench", "long", "long thread", msgs), embed=False).thread_id
+        tid = store.write_thread(ThreadIn("bench", "long", "long thread", msgs)).thread_id
         write_s = time.perf_counter() - t0
         for j in range(a.memories):
             store.add_memory(sentence(rng), ("preference", "project", "skill", "fact")[j % 4], pinned=j < 5,

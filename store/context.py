@@ -41,6 +41,7 @@ TIER_SHARES = (0.10, 0.35, 0.55)
 TRUNCATED = "... (truncated)"
 RETRIEVE_K = 5  # memories retrieved for the query
 MIN_SIMILARITY = 0.35  # a memory found only semantically must be at least this close (all-MiniLM-L6-v2 scale)
+RETRIEVE_CHARS = 1000  # of a long latest message, the start is what keyword retrieval reads
 MIN_PARTIAL = 24  # a condensed message is cut to fit only when at least this much room is left
 PAGE = 64  # messages read per query, walking back from the end
 
@@ -118,7 +119,8 @@ class _Counter:
         marker = "\n" + TRUNCATED
         keep = room - self.overhead(role) - self.tokens.count(marker)
         while keep > 0:
-            text = self.tokens.truncate(content, keep).rstrip() + marker
+            # A cut inside a multi-byte character decodes as U+FFFD: drop it.
+            text = self.tokens.truncate(content, keep).rstrip("\ufffd").rstrip() + marker
             cost = self.cost(role, text)
             if cost <= room:
                 return text, cost
@@ -345,7 +347,7 @@ def build_context(store: Store, thread_id: int, budget: int, query: str | None =
         if not (query and query.strip()):
             urow = store.con.execute("SELECT id, content FROM messages WHERE thread_id = ? AND role = 'user' "
                                      "ORDER BY seq DESC LIMIT 1", (thread_id,)).fetchone()
-            text, message_id = (str(urow[1]), int(urow[0])) if urow else (None, None)
+            text, message_id = (str(urow[1])[:RETRIEVE_CHARS], int(urow[0])) if urow else (None, None)
         if text and text.strip():
             qvec = _query_vector(store, None if message_id is not None else text, message_id)
             retrieved = retrieve_memories(store, text, exclude=set(block.ids), qvec=qvec)

@@ -20,7 +20,9 @@ Why it is shaped like this:
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -31,7 +33,10 @@ import numpy as np
 
 from embeddings.locations import data_file
 from store.errors import DuplicateMemoryError, StoreError
+from store.export import restore_json
 from store.importers import ImportFormatError, ImportProblem, read_export
+from store.importers._common import describe
+from store.maintenance import embed_missing
 from store.records import MemoryIn, MessageIn, ThreadIn
 from store.store import Store
 from store.threads import PreparedChunks
@@ -72,7 +77,9 @@ class ImportReport:
             "messages_added": self.messages_added,
             "memories_added": self.memories_added,
             "skipped": self.skipped,
-            "errors": [{"file": e.file, "conversation": e.conversation, "error": e.error} for e in self.errors],
+            "errors": [
+                {"file": e.file, "conversation": e.conversation, "error": e.error} for e in self.errors
+            ],
         }
 
 
@@ -113,9 +120,17 @@ def count_export(paths: Sequence[str | os.PathLike[str]], fmt: str = "auto") -> 
     return ImportTotals(threads, messages)
 
 
-def import_paths(store: Store, paths: Sequence[str | os.PathLike[str]], fmt: str = "auto", *,
-                 embed: bool = True, progress: ProgressFn | None = None, totals: ImportTotals | None = None,
-                 batch_chunks: int = BATCH_CHUNKS, overlap: bool = True) -> ImportReport:
+def import_paths(
+    store: Store,
+    paths: Sequence[str | os.PathLike[str]],
+    fmt: str = "auto",
+    *,
+    embed: bool = True,
+    progress: ProgressFn | None = None,
+    totals: ImportTotals | None = None,
+    batch_chunks: int = BATCH_CHUNKS,
+    overlap: bool = True,
+) -> ImportReport:
     """Import every thread and memory in `paths` into `store`; problems are reported, not raised.
 
     `embed=False` writes no vectors (`memapp embed` adds them later). `progress` is called after each
@@ -124,11 +139,22 @@ def import_paths(store: Store, paths: Sequence[str | os.PathLike[str]], fmt: str
     raises (and KeyboardInterrupt): every thread written before that stays complete.
     """
     report = ImportReport()
-    run = _Run(store, report, embed=embed, progress=progress, totals=totals, batch_chunks=batch_chunks,
-               overlap=overlap)
+    run = _Run(
+        store,
+        report,
+        embed=embed,
+        progress=progress,
+        totals=totals,
+        batch_chunks=batch_chunks,
+        overlap=overlap,
+    )
     try:
         for path in paths:
             label = str(path)
+            if fmt == "auto" and is_memapp_export(path):
+                run.finish()
+                _restore(store, path, report, embed=embed)
+                continue
             try:
                 items = read_export(path, fmt)
             except ImportFormatError as exc:
@@ -145,8 +171,38 @@ def load_demo(store: Store, *, embed: bool = True, progress: ProgressFn | None =
     """Import the bundled demo threads and memories (the TUI's "load demo"); a second call adds nothing."""
     path = data_file(DEMO_FILE)
     if path is None:
-        raise StoreError(f"the bundled demo data ({DEMO_FILE}) is not installed; set MEMAPP_DATA_DIR to its folder")
+        raise StoreError(
+            f"the bundled demo data ({DEMO_FILE}) is not installed; set MEMAPP_DATA_DIR to its folder"
+        )
     return import_paths(store, [path], "generic", embed=embed, progress=progress)
+
+
+_EXPORT_HEAD = re.compile(rb'^\s*\{\s*"format"\s*:\s*"memapp-export"')
+
+
+def is_memapp_export(path: str | os.PathLike[str]) -> bool:
+    """A file `memapp export` wrote (its first key is "format": "memapp-export")."""
+    try:
+        with open(path, "rb") as fp:
+            return bool(_EXPORT_HEAD.match(fp.read(1024).removeprefix(b"\xef\xbb\xbf")))
+    except OSError:  # a folder, or unreadable: the format readers report it
+        return False
+
+
+def _restore(store: Store, path: str | os.PathLike[str], report: ImportReport, *, embed: bool) -> None:
+    """`memapp import` of a memapp export restores it whole (same ids) into an empty database; it is one
+    transaction, so a refusal or a malformed export writes nothing."""
+    try:
+        with open(path, encoding="utf-8-sig") as fp:
+            counts = restore_json(store, json.load(fp))
+    except Exception as exc:  # reported as a skipped file; the transaction rolled back
+        report.errors.append(ImportProblem(str(path), None, f"not restored: {describe(exc)}"))
+        return
+    report.threads_added += counts.get("threads", 0)
+    report.messages_added += counts.get("messages", 0)
+    report.memories_added += counts.get("long_term_memories", 0)
+    if embed and store.vector_problem is None:
+        embed_missing(store)  # an export without vectors of this model: embed now, as an import would
 
 
 # --- the machinery -------------------------------------------------------------------------------
@@ -174,8 +230,17 @@ class _Batch:
 class _Run:
     """One import: batches threads, embeds each batch in one call, writes each thread in its own transaction."""
 
-    def __init__(self, store: Store, report: ImportReport, *, embed: bool, progress: ProgressFn | None,
-                 totals: ImportTotals | None, batch_chunks: int, overlap: bool) -> None:
+    def __init__(
+        self,
+        store: Store,
+        report: ImportReport,
+        *,
+        embed: bool,
+        progress: ProgressFn | None,
+        totals: ImportTotals | None,
+        batch_chunks: int,
+        overlap: bool,
+    ) -> None:
         self.store = store
         self.report = report
         self.progress = progress
@@ -186,7 +251,9 @@ class _Run:
             report.vector_problem = store.vector_problem
         self.batch = _Batch()
         self.in_flight: tuple[_Batch, Future[np.ndarray | None] | None] | None = None
-        self.pool = ThreadPoolExecutor(1, thread_name_prefix="memapp-embed") if self.embedding and overlap else None
+        self.pool = (
+            ThreadPoolExecutor(1, thread_name_prefix="memapp-embed") if self.embedding and overlap else None
+        )
         self.started = time.monotonic()
         self.threads_done = 0
         self.messages_done = 0
@@ -211,10 +278,18 @@ class _Run:
 
     def _memory(self, label: str, memory: MemoryIn) -> None:
         try:
-            res = self.store.add_memory(memory.content, memory.category, importance=memory.importance,
-                                        pinned=memory.pinned, origin=memory.origin, created_at=memory.created_at)
+            res = self.store.add_memory(
+                memory.content,
+                memory.category,
+                importance=memory.importance,
+                pinned=memory.pinned,
+                origin=memory.origin,
+                created_at=memory.created_at,
+            )
         except DuplicateMemoryError as exc:
-            self.report.errors.append(ImportProblem(label, _memory_name(memory), f"memory not imported: {exc}"))
+            self.report.errors.append(
+                ImportProblem(label, _memory_name(memory), f"memory not imported: {exc}")
+            )
             return
         except StoreError as exc:  # InvalidInputError: a category or importance out of range
             self.report.errors.append(ImportProblem(label, _memory_name(memory), str(exc)))
@@ -252,7 +327,9 @@ class _Run:
             return
         future = None
         if batch.texts and self.embedding:
-            future = self.pool.submit(self._encode, batch.texts) if self.pool else _done(self._encode(batch.texts))
+            future = (
+                self.pool.submit(self._encode, batch.texts) if self.pool else _done(self._encode(batch.texts))
+            )
         previous, self.in_flight = self.in_flight, (batch, future)
         if previous is not None:
             self._write_batch(*previous)
@@ -282,7 +359,7 @@ class _Run:
     def _write(self, p: _Pending, vectors: np.ndarray | None) -> None:
         prepared = None
         if vectors is not None:
-            prepared = PreparedChunks(p.spans, vectors[p.first_chunk:p.first_chunk + p.n_chunks])
+            prepared = PreparedChunks(p.spans, vectors[p.first_chunk : p.first_chunk + p.n_chunks])
         try:
             # embed=self.embedding: should the thread have changed since its new messages were read (another
             # importer), write_thread finds `prepared` stale and embeds the thread's messages itself.
@@ -301,10 +378,17 @@ class _Run:
         self.threads_done += 1
         self.messages_done += len(p.thread.messages)
         if self.progress is not None:
-            self.progress(ImportProgress(
-                p.label, self.threads_done, self.totals.threads if self.totals else None, self.messages_done,
-                self.totals.messages if self.totals else None, self.report.messages_added,
-                time.monotonic() - self.started))
+            self.progress(
+                ImportProgress(
+                    p.label,
+                    self.threads_done,
+                    self.totals.threads if self.totals else None,
+                    self.messages_done,
+                    self.totals.messages if self.totals else None,
+                    self.report.messages_added,
+                    time.monotonic() - self.started,
+                )
+            )
 
 
 def _done(value: np.ndarray | None) -> Future[np.ndarray | None]:

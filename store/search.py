@@ -120,11 +120,12 @@ class SearchMixin(StoreBase):
 
     def search(self, query: str, *, scope: str = "all", k: int = 10, filters: Filters | None = None,
                keyword_only: bool = False, touch: bool = True, prefix: bool = False,
-               fusion: Fusion | None = None) -> SearchResponse:
+               fusion: Fusion | None = None, query_vector: np.ndarray | None = None) -> SearchResponse:
         """Search memories, messages and/or summaries. Never raises on any query text.
 
         keyword_only: skip the model entirely (fast; for search-as-you-type). prefix: the last word also
-        matches as a prefix. touch: count an access for every memory returned.
+        matches as a prefix. touch: count an access for every memory returned. query_vector: the query's
+        embedding when the caller already has it (batch evaluation embeds all queries at once).
         """
         filters = filters or Filters()
         self._validate_filters(filters)
@@ -138,7 +139,7 @@ class SearchMixin(StoreBase):
         if not keyword_only and k and query.strip() and kinds != ("summary",):
             problem = self._semantic_problem()
             if problem is None:
-                qvec = self._query_vector(query)
+                qvec = self._query_vector(query) if query_vector is None else query_vector
                 if qvec is None:
                     problem = self.vector_problem or "the query could not be embedded"
                 else:
@@ -226,17 +227,18 @@ class SearchMixin(StoreBase):
         return vec
 
     def _knn_memories(self, qvec: np.ndarray, f: Filters, n: int) -> list[tuple[int, float]]:
-        """Category and trash are vec0 metadata (filtered inside the KNN); pinned and dates are not, so
-        then every memory is ranked (k = the cap) and the rest filtered out."""
-        needs_sql = f.pinned is not None or f.since is not None or f.until is not None
-        hits = vectors.knn_memories(self.con, qvec, vectors.K_MAX if needs_sql else n, category=f.category)
-        if not needs_sql or not hits:
-            return hits[:n]
+        """Category and trash are vec0 metadata, filtered inside the KNN. Pinned and dates are not: then
+        the memories that pass the filter are ranked exactly, by distance, among themselves."""
+        if f.pinned is None and f.since is None and f.until is None:
+            return vectors.knn_memories(self.con, qvec, n, category=f.category)
+        if not vectors.tables_exist(self.con):
+            return []
         where, args = _memory_where(f)
-        keep = {int(r[0]) for r in self.con.execute(
-            f"SELECT id FROM long_term_memories m WHERE {' AND '.join(where)} "
-            "AND id IN (SELECT value FROM json_each(?))", [*args, _json_ids([m for m, _ in hits])])}
-        return [(m, s) for m, s in hits if m in keep][:n]
+        rows = self.con.execute(
+            "SELECT v.memory_id, vec_distance_cosine(v.embedding, ?) AS d FROM long_term_memories m "
+            f"JOIN vec_memories v ON v.memory_id = m.id WHERE {' AND '.join(where)} ORDER BY d LIMIT ?",
+            [np.ascontiguousarray(qvec, dtype=np.float32).tobytes(), *args, n])
+        return [(int(mid), 1.0 - float(d)) for mid, d in rows]
 
     def message_neighbours(self, message_ids: Sequence[int], filters: Filters) -> dict[int, list[int]]:
         """The turns right before and after each message (that pass the filters)."""

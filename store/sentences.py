@@ -40,7 +40,12 @@ _SPLIT = re.compile(
 _LATIN_WORD = re.compile(r"[A-Za-z\u00c0-\u024f0-9][\w.+#'-]*[\w+#]|[A-Za-z\u00c0-\u024f0-9]")
 _WS = re.compile(r"\s+")
 
-STOPWORDS = frozenset("""
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+STOPWORDS = frozenset(_words("""
 a about above after again against all almost also although always am an and another any anyone anything
 are aren't around as at be because been before being below between both but by can can't cannot could
 couldn't did didn't do does doesn't doing don't done down during each either else enough etc even ever
@@ -53,20 +58,23 @@ same say says see seem seems shall she should shouldn't since so some something 
 take than thank thanks that that's the their theirs them themselves then there there's these they they're
 thing things think this those though through thus to too try trying two under until up upon us use used
 uses using usually very via want wants was wasn't way we we'd we'll we're we've well were weren't what
-what's when where whether which while who whom whose why will with within without won't would wouldn't yeah
-yes yet you you'd you'll you're you've your yours yourself yourselves also actually basically e.g i.e vs
-first second next last back good great better best lot bit able sure here's let’s it’s don’t i’m
+what's when where whether which while who whom whose why will with within without won't would wouldn't
+yeah yes yet you you'd you'll you're you've your yours yourself yourselves also actually basically e.g i.e
+vs first second next last back good great better best lot bit able sure here's let’s it’s don’t i’m
 nothing everything anything something inside already run runs work works bad call calls year years word
 words line lines return returns pass list raise raises time times day days part end start look looks put
 makes case cases point idea fine big small little long short high low old true false wrong example answer
-question problem issue option reason change step number value result results tb gb mb kb ms
-""".split())
+question problem issue option reason change step number value result results tb gb mb kb ms add adds added
+handle handles handled people person include includes provide provides allow allows help helps helped give
+gives given takes took taken tell told said show shows shown create created called
+"""))
 
 # Two-character Chinese function words and fillers: an n-gram containing one is not a topic.
-CJK_STOPWORDS = tuple("""
-可以 什么 怎么 这个 那个 就是 还是 已经 一下 一点 时候 出来 起来 下来 比较 非常 应该 需要 觉得 知道 如何
-其实 然后 但是 所以 因为 如果 或者 而且 以后 现在 今天 明天 大家 自己 东西 问题 方面 部分 建议 可能 一些
-""".split())
+CJK_STOPWORDS = tuple(_words("""
+可以 什么 怎么 这个 那个 就是 还是 已经 一下 一点 时候 出来 起来 下来 比较 非常 应该 需要 觉得 知道
+如何 其实 然后 但是 所以 因为 如果 或者 而且 以后 现在 今天 明天 大家 自己 东西 问题 方面 部分 建议
+可能 一些
+"""))
 
 # Characters that glue Chinese words together rather than carry a topic (function words, pronouns).
 CJK_STOP_CHARS = frozenset("的了是在我你他她它们这那和与就不也都要会吗呢吧啊把被给很太还又再从到说让能没么什怎样些得地着过为而及或等但因所然个一有该哪呀嗯哦")

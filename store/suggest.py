@@ -122,7 +122,8 @@ def list_suggestions(store: Store, *, thread_id: int | None = None, status: str 
     """Suggestions in the order they were said (thread, message); `status=None` lists every status."""
     if status is not None and status not in STATUSES:
         raise InvalidInputError(f"unknown status {status!r}: use one of {', '.join(STATUSES)}")
-    where, args = ["1"], []
+    where: list[str] = ["1"]
+    args: list[Any] = []
     if thread_id is not None:
         where.append("thread_id = ?")
         args.append(thread_id)
@@ -229,15 +230,22 @@ def accept_suggestion(store: Store, suggestion_id: int, *, content: str | None =
 
 def reject_suggestion(store: Store, suggestion_id: int) -> Suggestion:
     """Remember the rejection: the same text is never suggested again. Rejecting twice is a no-op."""
-    s = get_suggestion(store, suggestion_id)
-    if s.status == "rejected":
-        return s
-    if s.status != "pending":
-        raise InvalidInputError(f"suggestion {suggestion_id} is already {s.status}")
+    return reject_suggestions(store, [suggestion_id])[0]
+
+
+def reject_suggestions(store: Store, suggestion_ids: Sequence[int]) -> list[Suggestion]:
+    """Reject several suggestions in one transaction: all of them, or (an unknown id, an accepted one)
+    none."""
     with store.con:
-        store.con.execute("UPDATE memory_suggestions SET status = 'rejected', decided_at = ? WHERE id = ? "
-                          "AND status = 'pending'", (now(), s.id))
-    return get_suggestion(store, s.id)
+        found = [get_suggestion(store, i) for i in suggestion_ids]
+        for s in found:
+            if s.status == "accepted":
+                raise InvalidInputError(f"suggestion {s.id} is already accepted (memory {s.memory_id})")
+        t = now()
+        for s in found:
+            store.con.execute("UPDATE memory_suggestions SET status = 'rejected', decided_at = ? WHERE id = ? "
+                              "AND status = 'pending'", (t, s.id))
+        return [get_suggestion(store, s.id) for s in found]
 
 
 def accept_all(store: Store, thread_id: int | None = None) -> BulkResult:

@@ -89,8 +89,8 @@ _RULES_EN = [(n, c, re.compile(rf"^{_FILLER_EN}({p})", re.I)) for n, c, p in _EN
 _RULES_EN_ANY = [(n, c, re.compile(rf"(?:^|[,;—–-]\s*(?:and |but |so )?)({p})", re.I)) for n, c, p in _EN]
 _RULES_ZH = [(n, c, re.compile(rf"(?:^{_FILLER_ZH}|[，,；;：:]\s*)({p})")) for n, c, p in _ZH]
 
-_QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[。.!！]?\s*$|^(?:do|does|can|could|would|should|is|are|what|how|why|"
-                       r"which|where|when|who)\b", re.I)
+_QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[。.!！]?\s*$|^(?:do|does|did|can|could|would|should|is|are|am|was|"
+                       r"will|shall|may|what|how|why|which|where|who)\b", re.I)
 _HYPOTHETICAL = re.compile(r"^(?:if|what if|suppose|imagine|when you)\b|^如果|^假如|^要是|you said|你说", re.I)
 _STRONG = re.compile(r"\b(?:always|never|must|really|strongly|hate|love|important|definitely|every time)\b|"
                      r"一定|务必|千万|总是|从不|绝对|必须", re.I)
@@ -128,13 +128,12 @@ def _tidy(text: str) -> str:
 def _match(sentence: str) -> tuple[str, str, int] | None:
     """(rule, category, start of the statement) of the best rule, or None."""
     hits: list[tuple[int, str, str]] = []
-    cjk = sentences.cjk_share(sentence) > 0.3
-    rules = _RULES_ZH if cjk else _RULES_EN
+    rules = _RULES_EN + (_RULES_ZH if sentences.CJK_CHAR.search(sentence) else [])
     for name, cat, pat in rules:
         m = pat.search(sentence)
         if m:
             hits.append((m.start(1), name, cat))
-    if not hits and not cjk:
+    if not hits:
         for name, cat, pat in _RULES_EN_ANY:
             m = pat.search(sentence)
             if m:

@@ -42,28 +42,28 @@ MAX_SENTENCE_WORDS = 60
 _LINE = re.compile(r"^- (system|user|assistant|tool): (.*)$")
 
 # Cue patterns: what makes a sentence worth keeping beyond being central. Weights add to centrality
-# (normalised to 0..1), so a decision outranks an equally central remark.
+# (normalised to 0..1): a decision, an open task or a stated preference outranks any merely central
+# remark, because that is what a reader of the summary comes back for. Matched against lowercased
+# text (case-insensitive matching of these alternations is several times slower).
 _CUES: list[tuple[float, re.Pattern[str]]] = [
-    (0.5, re.compile(
+    (1.0, re.compile(
         r"\b(?:we|i)(?:'ll| will| have| had|'ve)? (?:decided|agreed|chose|settled on|picked|went with|"
         r"are going with|'re going with|will go with|'ll go with|'ll use|will use|'re using|are using)\b"
-        r"|\blet'?s (?:use|go with|stick with|switch to|do|keep|drop|start)\b|\bdecision\b|\bdecided\b|"
-        r"\bgoing with\b|\bwe'll\b|\bfinal(?:ly)? (?:choice|plan)\b|\bsettled\b|决定|就用|选定|采用|确定|定了|最终",
-        re.I)),
-    (0.3, re.compile(
-        r"\btodo\b|\bto-do\b|\bnext step|\baction item|\bfollow[- ]up\b|\bremaining\b|\bstill need|"
-        r"\bneed to\b|\bneeds to\b|\bwill (?:add|write|fix|implement|test|check|try|set up|move)\b|"
+        r"|\blet'?s (?:use|go with|stick with|switch to|keep|drop)\b|\bdecision\b|\bdecided\b|"
+        r"\bgoing with\b|\bfinal(?:ly)? (?:choice|plan)\b|\bsettled\b|决定|就用|选定|采用|确定|定了|最终")),
+    (0.8, re.compile(
+        r"\btodo\b|\bto-do\b|\bnext steps?\b|\baction items?\b|\bfollow[- ]up\b|\bremaining\b|\bstill need|"
+        r"\b(?:i|we) (?:need|have) to\b|\b(?:i|we)(?:'ll| will) (?:add|write|fix|implement|test|check|try|set up|move)\b|"
         r"\bdeadline\b|\bby (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|next week)\b|"
-        r"待办|下一步|还要|还需要|需要|记得|计划|打算|截止", re.I)),
-    (0.3, re.compile(
+        r"待办|下一步|还要|还需要|记得|计划|打算|截止")),
+    (0.8, re.compile(
         r"\bi (?:prefer|always|never|usually|like|love|hate|want|don't want|do not want)\b|\bmy favou?rite\b|"
-        r"^(?:please )?(?:don't|do not|never|always|avoid)\b|我喜欢|我更喜欢|偏好|习惯|不要|别放|尽量|总是|从不",
-        re.I)),
-    (0.15, re.compile(r"\b(?:because|so that|the reason|trade-?off|instead of|rather than)\b|因为|所以|而不是",
-                      re.I)),
+        r"^(?:please )?(?:don't|do not|never|always|avoid)\b|我喜欢|我更喜欢|偏好|习惯|不要|别放|尽量|总是|从不")),
+    (0.15, re.compile(r"\b(?:because|so that|the reason|trade-?off|instead of|rather than)\b|因为|所以|而不是")),
 ]
-_NAMED = re.compile(r"`[^`]+`|(?<=\s)[A-Z][\w.+#-]*[A-Z0-9][\w.+#-]*|(?<=\s)[A-Z][a-z]+[A-Z]\w*|"
-                    r"\b\d+(?:[.,]\d+)*\s?(?:%|ms|s|gb|mb|tb|k|m|€|\$|usd|eur|元|天|分钟|克)?\b", re.I)
+# Named things: `code`, CamelCase and ALLCAPS names, a capitalised word after a lowercase one (a proper
+# noun), numbers.
+_NAMED = re.compile(r"`[^`]+`|\b[A-Z][a-z]*[A-Z][\w-]*|\b[A-Z]{2,}\w*|(?<=[a-z,;:] )[A-Z][a-z]+\b|\b\d+(?:[.,]\d+)*")
 _FILLER = re.compile(
     r"^(?:sure|ok(?:ay)?|thanks?|thank you|great|cool|nice|got it|hi|hello|hey|yes|no|right|perfect|"
     r"great question|good question|happy to help|i hope this helps|hope this helps|let me know\b.*|"
@@ -115,8 +115,9 @@ class SummaryResult:
 
 
 def cue_score(text: str) -> float:
-    score = sum(w for w, pat in _CUES if pat.search(text))
-    score += min(0.15, 0.05 * len(_NAMED.findall(" " + text)))
+    low = text.lower()
+    score = sum(w for w, pat in _CUES if pat.search(low))
+    score += min(0.15, 0.05 * len(_NAMED.findall(text)))
     end = text.rstrip()[-1:]
     if end in ("?", "？"):
         score -= 0.15
@@ -241,6 +242,15 @@ def unsummarised_count(store: Store, thread_id: int) -> int:
     summary = store.get_summary(thread_id)
     last = -1 if summary is None else summary.last_message_seq
     return int(store._scalar("SELECT count(*) FROM messages WHERE thread_id = ? AND seq > ?", (thread_id, last)))
+
+
+def threads_to_summarize(store: Store, *, min_new: int = 1) -> list[int]:
+    """Ids of threads with at least `min_new` messages after their summary (or with none yet)."""
+    rows = store.con.execute(
+        "SELECT t.id FROM threads t LEFT JOIN thread_summaries s ON s.thread_id = t.id "
+        "WHERE (SELECT count(*) FROM messages m WHERE m.thread_id = t.id "
+        "       AND m.seq > coalesce(s.last_message_seq, -1)) >= ? ORDER BY t.id", (max(1, min_new),))
+    return [int(r[0]) for r in rows]
 
 
 def maybe_summarize(store: Store, thread_id: int) -> SummaryResult | None:

@@ -20,7 +20,7 @@ import re
 import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import apsw
 
@@ -62,7 +62,8 @@ class _DocFreq:
         self.con = con
         con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_messages "
                     "USING fts5vocab(main, 'fts_messages', 'row')")
-        self.n = int(con.execute("SELECT count(*) FROM messages").fetchone()[0])
+        row = con.execute("SELECT count(*) FROM messages").fetchone()
+        self.n = cast(int, row[0]) if row else 0
         self.max_idf = math.log(self.n + 1) + 1.0
         self._cache: dict[str, float] = {}
 
@@ -79,89 +80,92 @@ class _DocFreq:
         return self._cache[term]
 
 
-def _latin_counts(texts: list[tuple[str, float]]) -> tuple[Counter[str], dict[str, Counter[str]],
-                                                           dict[str, float]]:
-    """Counts of 1- to 3-word phrases inside clauses (lowercased keys), their written forms, last seen."""
+def _latin_counts(texts: list[str]) -> tuple[Counter[str], dict[str, Counter[str]]]:
+    """Counts of 1- to 3-word phrases inside clauses (lowercased keys), and each word's written forms."""
     counts: Counter[str] = Counter()
     forms: dict[str, Counter[str]] = defaultdict(Counter)
-    seen: dict[str, float] = {}
-    for text, at in texts:
+    keep: dict[str, bool] = {}
+    for text in texts:
         for clause in _CLAUSE.split(text):
             run: list[str] = []
             for word in sentences.latin_words(clause) + [""]:
-                if word and _keep_word(word):
+                ok = keep.get(word)
+                if ok is None:
+                    ok = keep[word] = bool(word) and _keep_word(word)
+                if ok:
                     run.append(word)
                     continue
-                for n in range(1, MAX_WORDS + 1):
-                    for i in range(len(run) - n + 1):
-                        g = " ".join(run[i:i + n])
-                        key = g.lower()
-                        counts[key] += 1
-                        forms[key][g] += 1
-                        seen[key] = max(seen.get(key, 0.0), at)
+                low = [w.lower() for w in run]
+                for w, low_w in zip(run, low, strict=True):
+                    forms[low_w][w] += 1
+                for n in range(1, min(MAX_WORDS, len(run)) + 1):
+                    counts.update(" ".join(low[i:i + n]) for i in range(len(run) - n + 1))
                 run = []
     # "task" and "tasks" are one topic, counted under the form used more often.
     for key in [k for k in counts if k.endswith("s") and not k.endswith("ss") and k[:-1] in counts]:
         one = key[:-1]
         main, other = (one, key) if counts[one] >= counts[key] else (key, one)
         counts[main] += counts.pop(other)
-        forms[main].update(forms.pop(other))
-        seen[main] = max(seen[main], seen.pop(other))
-    return counts, forms, seen
+        if " " not in key:
+            forms[main].update(forms.pop(other, Counter()))
+    return counts, forms
 
 
-def _cjk_counts(texts: list[tuple[str, float]]) -> tuple[Counter[str], dict[str, float]]:
+def _cjk_counts(texts: list[str]) -> Counter[str]:
     counts: Counter[str] = Counter()
-    seen: dict[str, float] = {}
-    for text, at in texts:
+    for text in texts:
         for seg in sentences.cjk_segments(text):
-            for n in range(2, MAX_CJK_CHARS + 1):
-                for i in range(len(seg) - n + 1):
-                    g = seg[i:i + n]
-                    if any(w in g for w in sentences.CJK_STOPWORDS):
-                        continue
-                    counts[g] += 1
-                    seen[g] = max(seen.get(g, 0.0), at)
-    return counts, seen
+            for n in range(2, min(MAX_CJK_CHARS, len(seg)) + 1):
+                counts.update(g for g in (seg[i:i + n] for i in range(len(seg) - n + 1))
+                              if not any(w in g for w in sentences.CJK_STOPWORDS))
+    return counts
 
 
-def _contains(longer: str, shorter: str, sep: str) -> bool:
-    if not sep:
-        return shorter in longer
-    return f"{sep}{shorter}{sep}" in f"{sep}{longer}{sep}"
+def _display(key: str, forms: dict[str, Counter[str]]) -> str:
+    """A phrase as it is most often written ("sqlite" -> "SQLite")."""
+    return " ".join(forms[w].most_common(1)[0][0] if forms.get(w) else w for w in key.split(" "))
+
+
+def _last_seen(topic: str, texts: list[tuple[str, float]]) -> float:
+    needle = topic.lower().rstrip("s")
+    for text, at in reversed(texts):
+        if needle in text.lower():
+            return at
+    return texts[-1][1] if texts else 0.0
 
 
 def _without_fragments(counts: Counter[str], min_count: int, sep: str) -> dict[str, int]:
-    """Terms that are not mostly used inside a longer frequent term (which represents them)."""
+    """Terms that are not mostly used inside a longer frequent term (which represents them).
+
+    Each kept term credits its two one-shorter parts (drop the first or last word/character), so the
+    check is linear in the number of terms.
+    """
     kept = {g: c for g, c in counts.items() if c >= min_count}
-
-    def length(g: str) -> int:
-        return g.count(sep) + 1 if sep else len(g)
-
-    out = {}
+    inside: Counter[str] = Counter()
     for g, c in kept.items():
-        inside = sum(kept[h] for h in kept if length(h) == length(g) + 1 and _contains(h, g, sep))
-        if c - inside >= min_count or (inside == 0):
-            out[g] = c
-    return out
+        parts = g.split(sep) if sep else list(g)
+        if len(parts) > 1:
+            for sub in {sep.join(parts[1:]), sep.join(parts[:-1])}:
+                inside[sub] += c
+    return {g: c for g, c in kept.items() if c - inside[g] >= min_count or inside[g] == 0}
 
 
 def extract_topics(store: Store, texts: list[tuple[str, float]], limit: int = MAX_TOPICS) -> list[Topic]:
     """The top `limit` key terms of these (text, time) pairs, best first."""
-    prose = [(sentences.clean_prose(t), at) for t, at in texts]
+    prose = [sentences.clean_prose(t) for t, _ in texts]
     min_count = 2 if len(texts) >= 6 else 1
-    latin, forms, latin_seen = _latin_counts(prose)
-    cjk, cjk_seen = _cjk_counts(prose)
+    latin, forms = _latin_counts(prose)
+    cjk = _cjk_counts(prose)
+    # Rank by count first and look up document frequencies only for the front runners: a thread has
+    # thousands of distinct phrases, and each lookup is an index read.
+    weighted = sorted(((c * (1.0 + 0.3 * k.count(" ")), k, c)
+                       for k, c in _without_fragments(latin, min_count, " ").items()), reverse=True)
     df = _DocFreq(store.con)
-    scored: list[Topic] = []
-    for key, c in _without_fragments(latin, min_count, " ").items():
-        weight = 1.0 + 0.3 * key.count(" ")
-        display = forms[key].most_common(1)[0][0]
-        scored.append(Topic(display, c, latin_seen[key], c * weight * df.idf(key)))
-    for g, c in _without_fragments(cjk, min_count, "").items():
-        scored.append(Topic(g, c, cjk_seen[g], c * 0.8 * (1 + 0.1 * (len(g) - 2))))
-    scored.sort(key=lambda t: (-t.score, -t.mention_count, t.topic))
-    return scored[:limit]
+    scored = [(w * df.idf(k), _display(k, forms), c) for w, k, c in weighted[:limit * 8]]
+    scored += [(c * 0.8 * (1 + 0.1 * (len(g) - 2)), g, c) for g, c in _without_fragments(cjk, min_count, "").items()]
+    scored.sort(key=lambda t: (-t[0], -t[2], t[1]))
+    dated = list(zip(prose, (at for _, at in texts), strict=True))
+    return [Topic(name, c, _last_seen(name, dated), score) for score, name, c in scored[:limit]]
 
 
 def thread_topics(store: Store, thread_id: int, limit: int = MAX_TOPICS) -> list[Topic]:

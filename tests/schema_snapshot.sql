@@ -4,6 +4,16 @@ CREATE INDEX memories_active ON long_term_memories(deleted_at, category, pinned 
 CREATE INDEX memories_hash ON long_term_memories(content_hash);
 -- index memory_history_memory
 CREATE INDEX memory_history_memory ON memory_history(memory_id, id);
+-- index memory_suggestions_memory
+CREATE INDEX memory_suggestions_memory ON memory_suggestions(merge_with);
+-- index memory_suggestions_message
+CREATE INDEX memory_suggestions_message ON memory_suggestions(message_id);
+-- index memory_suggestions_result
+CREATE INDEX memory_suggestions_result ON memory_suggestions(memory_id);
+-- index memory_suggestions_status
+CREATE INDEX memory_suggestions_status ON memory_suggestions(status, id);
+-- index memory_suggestions_thread
+CREATE INDEX memory_suggestions_thread ON memory_suggestions(thread_id, status);
 -- index messages_created
 CREATE INDEX messages_created ON messages(created_at);
 -- index messages_external
@@ -59,6 +69,23 @@ CREATE TABLE memory_history(
             old TEXT,
             new TEXT,
             at REAL NOT NULL
+        );
+-- table memory_suggestions
+CREATE TABLE memory_suggestions(
+            id INTEGER PRIMARY KEY,
+            thread_id INTEGER REFERENCES threads(id) ON DELETE SET NULL,
+            message_id INTEGER REFERENCES messages(id) ON DELETE SET NULL,
+            category TEXT NOT NULL CHECK (category IN ('preference', 'project', 'skill', 'fact')),
+            content TEXT NOT NULL,
+            content_hash TEXT NOT NULL UNIQUE,
+            importance INTEGER NOT NULL DEFAULT 5 CHECK (importance BETWEEN 1 AND 10),
+            pattern TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'accepted', 'rejected')),
+            merge_with INTEGER REFERENCES long_term_memories(id) ON DELETE SET NULL,
+            similarity REAL,
+            memory_id INTEGER REFERENCES long_term_memories(id) ON DELETE SET NULL,
+            created_at REAL NOT NULL,
+            decided_at REAL
         );
 -- table memory_topics
 CREATE TABLE memory_topics(

@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "search", "cleanup",
     "export",
     "mcp",
+    "summarize", "extract", "context",
 ]
 
 

@@ -37,22 +37,23 @@ def cmd_import(ctx: Context) -> int | None:
 
 def _print_report(report: ImportReport, embed: bool) -> None:
     r = report
+    _print_errors(r)
     print(f"threads:  {r.threads_added} new, {r.threads_updated} updated, {r.threads_unchanged} unchanged")
     print(f"messages: {r.messages_added} new")
     print(f"memories: {r.memories_added} new, {r.memories_existing} already known")
     if not embed:
         print("vectors:  not written (--no-embed); run `memapp embed` for semantic search")
     elif r.vector_problem and r.messages_added:
-        print(f"vectors:  not written ({r.vector_problem}); keyword search works, run `memapp embed` later")
-    _print_errors(r)
+        print(f"vectors:  not written: {r.vector_problem}")
     if r.errors:
-        print(f"skipped:  {r.skipped} (see above)")
+        print(f"skipped:  {r.skipped} (listed on stderr)")
 
 
 def _print_errors(report: ImportReport) -> None:
     for e in report.errors:
         where = f"{e.file} [{e.conversation}]" if e.conversation else e.file
-        print(f"memapp: skipped {where}: {e.error}", file=sys.stderr)
+        text = e.error if e.error.startswith(where) else f"{where}: {e.error}"
+        print(f"memapp: skipped {text}", file=sys.stderr)
 
 
 Counter = Callable[[Callable[[], ImportTotals]], ImportTotals]
@@ -66,7 +67,14 @@ def _progress_display(show: bool) -> Iterator[tuple[Counter, Updater]]:
         yield (lambda fn: fn()), None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TaskProgressColumn, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        SpinnerColumn,
+        TaskProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     progress = Progress(
         SpinnerColumn(),
@@ -82,14 +90,23 @@ def _progress_display(show: bool) -> Iterator[tuple[Counter, Updater]]:
 
     def count(fn: Callable[[], ImportTotals]) -> ImportTotals:
         totals = fn()
-        progress.update(task, description="importing", total=max(totals.messages, 1),
-                        threads=f"0/{totals.threads}", messages=f"0/{totals.messages}")
+        progress.update(
+            task,
+            description="importing",
+            total=max(totals.messages, 1),
+            threads=f"0/{totals.threads}",
+            messages=f"0/{totals.messages}",
+        )
         return totals
 
     def update(p: ImportProgress) -> None:
         fields: dict[str, Any] = {
-            "threads": f"{p.threads_done}/{p.threads_total}" if p.threads_total is not None else p.threads_done,
-            "messages": f"{p.messages_done}/{p.messages_total}" if p.messages_total is not None else p.messages_done,
+            "threads": f"{p.threads_done}/{p.threads_total}"
+            if p.threads_total is not None
+            else p.threads_done,
+            "messages": f"{p.messages_done}/{p.messages_total}"
+            if p.messages_total is not None
+            else p.messages_done,
             "rate": f"{p.messages_done / max(p.elapsed, 1e-9):.0f} msg/s",
         }
         progress.update(task, completed=p.messages_done, **fields)
@@ -100,13 +117,20 @@ def _progress_display(show: bool) -> Iterator[tuple[Counter, Updater]]:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "import", help="import chat exports (ChatGPT, Claude, llm logs.db, Open WebUI, generic JSON/JSONL)",
+        "import",
+        help="import chat exports (ChatGPT, Claude, llm logs.db, Open WebUI, generic JSON/JSONL)",
         description="Import conversations and memories. Re-importing the same file changes nothing; a newer "
-                    "export adds only new threads and messages. Exit 1 if anything was skipped.")
+        "export adds only new threads and messages. Exit 1 if anything was skipped.",
+    )
     p.add_argument("paths", nargs="+", metavar="PATH", help="export file, folder or .zip")
-    p.add_argument("--format", choices=["auto", *FORMATS], default="auto",
-                   help="input format (default: detect from the content)")
-    p.add_argument("--no-embed", action="store_true",
-                   help="write no vectors now (fast); `memapp embed` adds them later")
+    p.add_argument(
+        "--format",
+        choices=["auto", *FORMATS],
+        default="auto",
+        help="input format (default: detect from the content)",
+    )
+    p.add_argument(
+        "--no-embed", action="store_true", help="write no vectors now (fast); `memapp embed` adds them later"
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON, no progress")
     p.set_defaults(handler=cmd_import)

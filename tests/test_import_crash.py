@@ -1,0 +1,131 @@
+"""A killed `memapp import` (SIGKILL, or Ctrl-C) leaves an intact chat.db with whole threads only, and
+re-running the same command completes the import to exactly the expected counts.
+
+The kill moments are random (seeded, printed on failure): the test waits until the subprocess has
+written a random number of threads, then kills it after a random sub-millisecond-to-milliseconds delay,
+which lands inside thread transactions as often as between them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import apsw
+import pytest
+
+from store import Store
+
+N_THREADS = 300
+ENTRY = "import sys; from app.cli import main; sys.exit(main())"
+
+
+def make_export(path: Path, rng: random.Random) -> dict[str, int]:
+    """A generic JSONL export; returns the number of messages each thread must end up with."""
+    expected: dict[str, int] = {}
+    with path.open("w", encoding="utf-8") as fp:
+        for i in range(N_THREADS):
+            n = rng.randint(3, 12)
+            expected[f"t{i}"] = n
+            fp.write(json.dumps({
+                "id": f"t{i}", "title": f"Thread {i}",
+                "messages": [{"id": f"t{i}-m{j}", "role": ("user", "assistant")[j % 2],
+                              "content": f"message {j} of thread {i}: " + "lorem ipsum dolor " * rng.randint(1, 40)}
+                             for j in range(n)],
+            }) + "\n")
+    return expected
+
+
+def spawn(db: Path, export: Path, config: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "MEMAPP_CONFIG": str(config)}
+    return subprocess.Popen([sys.executable, "-c", ENTRY, "--db", str(db), "import", str(export), "--no-embed",
+                             "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+class ThreadCounter:
+    """Watches the import from outside through one read connection (WAL lets it read while the
+    subprocess writes). apsw, not the stdlib sqlite3: two SQLite libraries in one process break each
+    other's POSIX locks when either closes the file, and the Store opened between runs is apsw."""
+
+    def __init__(self, db: Path) -> None:
+        self.db = db
+        self.con: apsw.Connection | None = None
+
+    def __call__(self) -> int:
+        try:
+            if self.con is None:
+                if not self.db.exists():
+                    return 0
+                self.con = apsw.Connection(str(self.db), flags=apsw.SQLITE_OPEN_READWRITE)
+                self.con.set_busy_timeout(5000)
+            return int(self.con.execute("SELECT count(*) FROM threads").fetchall()[0][0])
+        except apsw.SQLError:  # the schema is not there yet
+            return 0
+
+    def close(self) -> None:
+        if self.con is not None:
+            self.con.close()
+
+
+def check_intact(db: Path, expected: dict[str, int]) -> int:
+    """integrity ok; every thread complete, its counters right; the keyword index in step."""
+    with Store(db, embedder=None) as s:
+        assert s.integrity_check() == "ok"
+        assert s.check_indexes() == []
+        rows = s.con.execute(
+            "SELECT t.external_id, t.message_count, t.token_count, count(m.id), coalesce(sum(m.token_count), 0), "
+            "coalesce(max(m.seq), -1) FROM threads t LEFT JOIN messages m ON m.thread_id = t.id GROUP BY t.id"
+        ).fetchall()
+        for ext, count, tokens, n_rows, n_tokens, max_seq in rows:
+            assert count == n_rows == expected[ext] == max_seq + 1, f"thread {ext} is partial"
+            assert tokens == n_tokens
+        n_messages = s._scalar("SELECT count(*) FROM messages")
+        assert s._scalar("SELECT count(*) FROM fts_messages") == n_messages
+        assert n_messages == sum(expected[ext] for ext, *_ in rows)
+        return len(rows)
+
+
+@pytest.mark.slow
+def test_sigkill_and_ctrl_c_mid_import_leave_whole_threads_and_a_rerun_completes(tmp_path: Path) -> None:
+    seed = int(os.environ.get("MEMAPP_CRASH_SEED", random.randrange(1 << 30)))
+    rng = random.Random(seed)
+    export = tmp_path / "export.jsonl"
+    expected = make_export(export, rng)
+    config = tmp_path / "config.toml"
+    config.write_text("[embedding]\nenabled = false\n")
+    db = tmp_path / "chat.db"
+    done = 0
+    count = ThreadCounter(db)
+    for sig in (signal.SIGKILL, signal.SIGKILL, signal.SIGINT, signal.SIGKILL):
+        target = rng.randint(done + 1, done + max(1, (N_THREADS - done) // 4))
+        proc = spawn(db, export, config)
+        deadline = time.monotonic() + 60
+        while count() < target and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+        time.sleep(rng.uniform(0, 0.003))
+        proc.send_signal(sig)
+        code = proc.wait(timeout=60)
+        _, err = proc.communicate()
+        assert proc.returncode is not None
+        if sig == signal.SIGINT:
+            assert code == 130, f"seed {seed}: {err.decode()}"
+        else:
+            assert code == -signal.SIGKILL, f"seed {seed}: the import ended before the kill ({err.decode()})"
+        written = check_intact(db, expected)
+        assert done <= written < N_THREADS, f"seed {seed}"
+        done = written
+    count.close()
+    proc = spawn(db, export, config)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err.decode()
+    report = json.loads(out)
+    assert report["threads_added"] == N_THREADS - done and report["skipped"] == 0, f"seed {seed}"
+    assert check_intact(db, expected) == N_THREADS
+    with Store(db, embedder=None) as s:
+        assert s.stats()["messages"] == sum(expected.values())
