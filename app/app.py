@@ -22,7 +22,6 @@ from textual.reactive import reactive
 
 from app.commands import MemappCommands
 from app.messages import CountsChanged, ModelStateChanged
-from app.widgets.work import run_in_thread
 from app.screens.cleanup import CleanupScreen
 from app.screens.help import HelpScreen
 from app.screens.import_screen import ImportScreen
@@ -33,6 +32,7 @@ from app.screens.threads import ThreadsScreen
 from app.screens.welcome import WelcomeScreen
 from app.widgets.format import short_path
 from app.widgets.status_line import AppStatus
+from app.widgets.work import run_in_thread
 from store import Store
 from store.errors import StoreError
 
@@ -149,9 +149,8 @@ class MemApp(App[None]):
     # -- actions -------------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in GLOBAL_ACTIONS and self.screen.is_modal:
-            return False  # keys typed in a dialog belong to the dialog
-        return True
+        # Keys typed in a dialog belong to the dialog, not to screen switching.
+        return not (action in GLOBAL_ACTIONS and self.screen.is_modal)
 
     def action_go(self, mode: str) -> None:
         if isinstance(self.screen, WelcomeScreen):
@@ -164,16 +163,11 @@ class MemApp(App[None]):
     def action_new_memory(self) -> None:
         open_memory_editor(self, None)
 
-    def action_load_demo(self) -> None:
-        from store.importing import load_demo
-
-        def done(report: object) -> None:
-            threads = getattr(report, "threads_added", 0)
-            memories = getattr(report, "memories_added", 0)
-            self.notify(f"Demo data loaded: {threads} threads, {memories} memories.", title="Demo",
-                        markup=False)
-            self.data_changed()
-
-        self.notify("Loading the demo data…", title="Demo", markup=False, timeout=3)
-        run_in_thread(self, lambda: load_demo(self.store), done, group="import",
-                      description="loading the demo data")
+    async def action_load_demo(self) -> None:
+        """Import the bundled demo on the Import screen, where its progress and report are shown."""
+        if isinstance(self.screen, WelcomeScreen):
+            self.screen.dismiss()
+        await self.switch_mode("import")
+        screen = self.screen
+        if isinstance(screen, ImportScreen):
+            screen.action_demo()

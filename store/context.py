@@ -9,8 +9,10 @@ Layout (design notes 004, "three-tier memory"), after the caller's system prompt
   `context.tool_output_chars` characters plus "... (truncated)";
 - tier 3 (~55%): the last messages (up to `context.recent_messages`) verbatim. The last message is
   always there, truncated if it alone exceeds the budget.
-Unused budget flows on: tier 1's leftover to tier 3, tier 3's to tier 2. The budget the tiers share is
-`budget * (1 - safety_margin) - output_reserve` minus the system prompt.
+Unused budget flows on: tier 1's leftover to tier 3, tier 3's (it stops at 10 messages) to tier 2, so
+nothing is wasted while the verbatim tail keeps its 55% cap. Tier 3 is chosen before tier 2 because tier
+2 is "the messages before tier 3". The budget the tiers share is `budget * (1 - safety_margin) -
+output_reserve` minus the system prompt. Tier 1's pieces live in `store.context_tier1`.
 
 Why it is fast on long threads: messages are read from the end backwards, a page at a time, and their
 stored token counts are used as they are; only text the builder changes (condensed, truncated, the
@@ -28,20 +30,26 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from embeddings.tokens import TOKENS_PER_CONVERSATION, TOKENS_PER_MESSAGE
-from store import sentences, vectors
+from embeddings.tokens import TOKENS_PER_CONVERSATION
+from store import sentences
+from store.context_tier1 import (
+    TRUNCATED,
+    Costs,
+    MemoryBlock,
+    has_unpinned,
+    memory_line,
+    pinned_memories,
+    query_vector,
+    retrieve_memories,
+    summary_block,
+)
 from store.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from store.store import Store
 
 TIER_SHARES = (0.10, 0.35, 0.55)
-TRUNCATED = "... (truncated)"
-RETRIEVE_K = 5  # memories retrieved for the query
-MIN_SIMILARITY = 0.35  # a memory found only semantically must be at least this close (all-MiniLM-L6-v2 scale)
-RETRIEVE_CHARS = 1000  # of a long latest message, the start is what keyword retrieval reads
+RETRIEVE_CHARS = 400  # of a long latest message, the start is what keyword retrieval reads (semantic: all of it)
 MIN_PARTIAL = 24  # a condensed message is cut to fit only when at least this much room is left
 PAGE = 64  # messages read per query, walking back from the end
 
@@ -99,40 +107,12 @@ class _Msg:
     cost: int  # 4 + role + content tokens
 
 
-class _Counter:
-    """Token costs of messages, with the per-role overhead computed once."""
-
-    def __init__(self, store: Store) -> None:
-        self.tokens = store.tokens
-        self._role: dict[str, int] = {}
-
-    def overhead(self, role: str) -> int:
-        if role not in self._role:
-            self._role[role] = TOKENS_PER_MESSAGE + self.tokens.count(role)
-        return self._role[role]
-
-    def cost(self, role: str, content: str, content_tokens: int | None = None) -> int:
-        return self.overhead(role) + (self.tokens.count(content) if content_tokens is None else content_tokens)
-
-    def fit(self, role: str, content: str, room: int) -> tuple[str, int] | None:
-        """`content` cut (with the truncation marker) so the message costs at most `room`, or None."""
-        marker = "\n" + TRUNCATED
-        keep = room - self.overhead(role) - self.tokens.count(marker)
-        while keep > 0:
-            # A cut inside a multi-byte character decodes as U+FFFD: drop it.
-            text = self.tokens.truncate(content, keep).rstrip("\ufffd").rstrip() + marker
-            cost = self.cost(role, text)
-            if cost <= room:
-                return text, cost
-            keep -= max(1, cost - room)
-        return None
-
-
 def condense(content: str, role: str, tool_chars: int) -> str:
     """A message as tier 2 shows it: no reasoning blocks; tool output cut to `tool_chars` characters."""
-    if role == "tool":
-        return content if len(content) <= tool_chars else content[:tool_chars] + TRUNCATED
-    return sentences.strip_reasoning(content).strip() if sentences.has_reasoning(content) else content
+    out = sentences.strip_reasoning(content).strip() if sentences.has_reasoning(content) else content
+    if role == "tool" and len(out) > tool_chars:
+        out = out[:tool_chars] + TRUNCATED
+    return out
 
 
 def _backwards(store: Store, thread_id: int, before_seq: int) -> Iterator[tuple[int, str, str, int]]:
@@ -145,136 +125,6 @@ def _backwards(store: Store, thread_id: int, before_seq: int) -> Iterator[tuple[
         if len(rows) < PAGE:
             return
         before_seq = int(rows[-1][0])
-
-
-def _query_vector(store: Store, query: str | None, message_id: int | None) -> np.ndarray | None:
-    """The query's embedding; for the latest user message, its stored chunk vectors (no model call)."""
-    if store.vector_problem is not None or not vectors.tables_exist(store.con):
-        return None
-    if query is None and message_id is not None:
-        vecs = []
-        for (chunk_id,) in store.con.execute("SELECT id FROM message_chunks WHERE message_id = ?", (message_id,)):
-            row = store.con.execute("SELECT embedding FROM vec_chunks WHERE chunk_id = ?", (chunk_id,)).fetchone()
-            if row is not None:
-                vecs.append(np.frombuffer(row[0], dtype=np.float32))
-        if vecs:
-            mean = np.mean(vecs, axis=0)
-            return np.asarray(mean / max(float(np.linalg.norm(mean)), 1e-12), dtype=np.float32)
-    return None
-
-
-def retrieve_memories(store: Store, text: str, *, exclude: set[int], k: int = RETRIEVE_K,
-                      qvec: np.ndarray | None = None) -> list[tuple[int, str, str]]:
-    """(id, category, content) of up to k active memories relevant to `text`, best first.
-
-    Keyword and semantic candidates come from the search engine and are fused the same way; a memory
-    found only semantically must reach MIN_SIMILARITY, so an unrelated memory is not pulled in just
-    because something has to be nearest.
-    """
-    from store.search import Filters, Fusion, fuse
-
-    kinds = ("memory",)
-    depth = k * 4
-    kw = store.keyword_candidates(text, kinds, Filters(), depth)
-    if qvec is None and store.vector_problem is None and vectors.tables_exist(store.con) and text.strip():
-        qvec = store.embed_query(text)
-    sem = [(key, s) for key, s, _ in store.semantic_candidates(qvec, kinds, Filters(), depth)] \
-        if qvec is not None else []
-    sims = dict(sem)
-    fused = fuse(kw, sem, Fusion(rrf_k=store.config.search.rrf_k), text)
-    chosen: list[int] = []
-    for key, _, matched in fused:
-        mid = key[1]
-        if mid in exclude:
-            continue
-        sim = sims.get(key)
-        keyword_hit = "keyword" in matched
-        if sem and not ((sim is not None and sim >= MIN_SIMILARITY)
-                        or (keyword_hit and sim is not None and sim >= MIN_SIMILARITY / 2)):
-            continue
-        if not sem and not keyword_hit:
-            continue
-        chosen.append(mid)
-        if len(chosen) >= k:
-            break
-    if not chosen:
-        return []
-    rows = {int(r[0]): (str(r[1]), str(r[2])) for r in store.con.execute(
-        "SELECT id, category, content FROM long_term_memories WHERE deleted_at IS NULL "
-        "AND id IN (SELECT value FROM json_each(?))", (str(chosen),))}
-    return [(mid, *rows[mid]) for mid in chosen if mid in rows]
-
-
-def _memory_text(lines: list[str]) -> str:
-    return "[Long-term memories about the user]\n" + "\n".join(lines)
-
-
-def _memory_line(category: str, content: str, pinned: bool) -> str:
-    return f"- ({category}{', pinned' if pinned else ''}) {' '.join(content.split())}"
-
-
-def _summary_text(summary: str, topics: list[str]) -> str:
-    parts = []
-    if summary.strip():
-        parts.append("[Conversation summary]\n" + summary.strip())
-    if topics:
-        parts.append("[Topics]: " + ", ".join(topics))
-    return "\n\n".join(parts)
-
-
-def _pinned(store: Store) -> list[tuple[int, str, str]]:
-    return [(int(i), str(c), str(t)) for i, c, t in store.con.execute(
-        "SELECT id, category, content FROM long_term_memories WHERE deleted_at IS NULL AND pinned "
-        "ORDER BY importance DESC, updated_at DESC, id")]
-
-
-def _has_unpinned(store: Store) -> bool:
-    return store.con.execute(
-        "SELECT 1 FROM long_term_memories WHERE deleted_at IS NULL AND NOT pinned LIMIT 1").fetchone() is not None
-
-
-class _MemoryBlock:
-    """The tier-1 memories message, grown line by line within a cap, costed exactly."""
-
-    def __init__(self, counter: _Counter) -> None:
-        self.counter = counter
-        self.lines: list[str] = []
-        self.ids: list[int] = []
-        self.cost = 0
-
-    def add(self, memory_id: int, line: str, cap: int) -> bool:
-        cost = self.counter.cost("system", _memory_text([*self.lines, line]))
-        if cost > cap:
-            return False
-        self.lines.append(line)
-        self.ids.append(memory_id)
-        self.cost = cost
-        return True
-
-    @property
-    def text(self) -> str:
-        return _memory_text(self.lines) if self.lines else ""
-
-
-def _summary_block(store: Store, counter: _Counter, thread_id: int, room: int) -> tuple[str, int, bool]:
-    """(text, cost, used_summary) of the summary-and-topics message that fits in `room`."""
-    summary = store.get_summary(thread_id)
-    content = summary.content if summary is not None else ""
-    topics = [t for t, _ in store.get_topics(thread_id, 12)]
-    lines = [ln for ln in content.splitlines() if ln.strip()]
-    for with_topics in (True, False):
-        shown = list(lines)
-        while True:
-            text = _summary_text("\n".join(shown), topics if with_topics else [])
-            if not text:
-                break
-            cost = counter.cost("system", text)
-            if cost <= room:
-                return text, cost, bool(shown)
-            if not shown:
-                break
-            shown.pop(0)  # the oldest part of the summary goes first
-    return "", 0, False
 
 
 def build_context(store: Store, thread_id: int, budget: int, query: str | None = None,
@@ -297,7 +147,7 @@ def build_context(store: Store, thread_id: int, budget: int, query: str | None =
         raise InvalidInputError(f"context.safety_margin must be at least 0 and below 1, got {margin}")
     budget = int(budget)
     limit = math.floor(budget * (1 - margin)) - reserve
-    counter = _Counter(store)
+    counter = Costs(store)
     primer = TOKENS_PER_CONVERSATION
 
     row = store.con.execute("SELECT seq, role, content, token_count FROM messages WHERE thread_id = ? "
@@ -308,6 +158,8 @@ def build_context(store: Store, thread_id: int, budget: int, query: str | None =
         need += min(counter.cost(row[1], row[2], row[3]), counter.overhead(row[1]) + marker + 1)
     if limit < need:
         minimum = math.ceil((need + reserve) / (1 - margin))
+        while math.floor(minimum * (1 - margin)) - reserve < need:  # float rounding
+            minimum += 1
         raise InvalidInputError(
             f"a budget of {budget} tokens is too small for thread {thread_id}: with the {margin:.0%} safety "
             f"margin and a {reserve}-token output reserve it needs at least {minimum}")
@@ -336,28 +188,28 @@ def build_context(store: Store, thread_id: int, budget: int, query: str | None =
     t1_cap = min(b1, pool - last_cost)
 
     # Tier 1: pinned memories first (up to everything but the last message), then retrieved, then summary.
-    block = _MemoryBlock(counter)
-    for mid, category, content in _pinned(store):
-        if not block.add(mid, _memory_line(category, content, True), pool - last_cost):
+    block = MemoryBlock(counter)
+    for mid, category, content in pinned_memories(store):
+        if not block.add(mid, memory_line(category, content, True), pool - last_cost):
             break
     n_pinned = len(block.ids)
     retrieved: list[tuple[int, str, str]] = []
-    if block.cost < t1_cap and _has_unpinned(store):
+    if block.cost < t1_cap and has_unpinned(store):
         text, message_id = query, None
         if not (query and query.strip()):
             urow = store.con.execute("SELECT id, content FROM messages WHERE thread_id = ? AND role = 'user' "
                                      "ORDER BY seq DESC LIMIT 1", (thread_id,)).fetchone()
             text, message_id = (str(urow[1])[:RETRIEVE_CHARS], int(urow[0])) if urow else (None, None)
         if text and text.strip():
-            qvec = _query_vector(store, None if message_id is not None else text, message_id)
+            qvec = query_vector(store, message_id) if message_id is not None else None
             retrieved = retrieve_memories(store, text, exclude=set(block.ids), qvec=qvec)
     for mid, category, content in retrieved:
-        block.add(mid, _memory_line(category, content, False), max(block.cost, t1_cap))
+        block.add(mid, memory_line(category, content, False), max(block.cost, t1_cap))
     overhead = max(counter.overhead(r) for r in ("user", "assistant", "tool", "system"))
     whole_thread = thread.token_count + thread.message_count * overhead
     sum_text, sum_cost, used_summary = "", 0, False
     if whole_thread > pool - block.cost and t1_cap - block.cost > 0:
-        sum_text, sum_cost, used_summary = _summary_block(store, counter, thread_id, t1_cap - block.cost)
+        sum_text, sum_cost, used_summary = summary_block(store, counter, thread_id, t1_cap - block.cost)
     used1 = block.cost + sum_cost
 
     # Tier 3: the last messages verbatim, newest first; the last one is always there.

@@ -84,11 +84,28 @@ def export_json(store: Store, *, thread: int | None = None, category: str | None
         for table in canonical_tables(store):
             where, args = _scope(table, _columns(store, table), thread, category)
             tables[table] = _rows(store, table, where, args)
+        if thread is not None or category is not None:
+            _detach_missing_parents(store, tables)
         data: dict[str, Any] = {"format": FORMAT, "schema_version": current_version(store.con),
                                 "tables": tables}
         if include_embeddings:
             data["embeddings"] = _export_vectors(store, tables)
     return data
+
+
+def _detach_missing_parents(store: Store, tables: dict[str, list[dict[str, Any]]]) -> None:
+    """A scoped export may leave out rows that exported rows point at (a memory's source thread, a
+    suggestion's memory). Such links are ON DELETE SET NULL in the schema; do the same here, so the
+    export restores with its foreign keys intact."""
+    for table, rows in tables.items():
+        for fk in store.con.execute(f"PRAGMA foreign_key_list({table})").fetchall():
+            parent, column, parent_col, on_delete = fk[2], fk[3], fk[4] or "id", fk[6]
+            if on_delete != "SET NULL" or parent not in tables:
+                continue
+            present = {r[parent_col] for r in tables[parent]}
+            for row in rows:
+                if row.get(column) is not None and row[column] not in present:
+                    row[column] = None
 
 
 def _b64(blob: bytes) -> str:

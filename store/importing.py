@@ -16,11 +16,14 @@ Why it is shaped like this:
   encodes batch N+1 on a worker thread, so per-message database work stays out of the model's way.
 - A problem with one thread or memory is reported (file, conversation, error) and skipped; the rest
   imports. Only database failures (disk full, I/O) stop the import.
+- A file written by `memapp export` is not another tool's export: it is restored whole (store.export),
+  so `memapp import` is the one way back in for every JSON file memapp reads.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import time
@@ -40,6 +43,8 @@ from store.maintenance import embed_missing
 from store.records import MemoryIn, MessageIn, ThreadIn
 from store.store import Store
 from store.threads import PreparedChunks
+
+log = logging.getLogger(__name__)
 
 BATCH_CHUNKS = 256  # chunks per model call: large enough to keep the model busy, small enough to resume
 BATCH_THREADS = 64  # a batch also ends after this many threads, so a re-import of known threads streams
@@ -346,7 +351,16 @@ class _Run:
             self.pool.shutdown(wait=False, cancel_futures=True)
 
     def _encode(self, texts: list[str]) -> np.ndarray | None:
-        return self.store._embed(texts)
+        """The model call, on the encode thread. It touches no database (a connection there would be one
+        more per import); a failure is recorded on the store the way Store._embed records it."""
+        embedder = self.store.embedder
+        assert embedder is not None
+        try:
+            return embedder.embed_documents(texts)
+        except Exception as exc:
+            log.warning("embedding failed: %s", exc)
+            self.store.embedder_problem = f"embedding failed: {exc}"
+            return None
 
     def _write_batch(self, batch: _Batch, future: Future[np.ndarray | None] | None) -> None:
         vectors = future.result() if future is not None else None

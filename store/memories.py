@@ -24,6 +24,7 @@ from store import vectors
 from store.base import StoreBase, fts_delete, fts_put, json_dumps, json_loads
 from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError
 from store.records import CATEGORIES, HistoryEvent, Memory, now
+from store.text import unpaired_surrogate
 
 MEMORY_COLUMNS = (
     "id, category, content, importance, access_count, last_accessed, pinned, user_edited, origin, "
@@ -52,6 +53,9 @@ def _fields(m: Memory) -> dict[str, Any]:
 def validate(content: str | None = None, category: str | None = None, importance: int | None = None) -> None:
     if content is not None and not content.strip():
         raise InvalidInputError("memory text is empty")
+    if content is not None and (at := unpaired_surrogate(content)) is not None:
+        raise InvalidInputError(f"memory text is not valid Unicode (an unpaired surrogate at character {at}); "
+                                "nothing was stored")
     if category is not None and category not in CATEGORIES:
         raise InvalidInputError(f"unknown category {category!r}: use one of {', '.join(CATEGORIES)}")
     if importance is not None and (isinstance(importance, bool) or not 1 <= int(importance) <= 10):
@@ -153,9 +157,13 @@ class MemoriesMixin(StoreBase):
                     merged = self._merge_into(existing, content, digest, importance, pinned, vec0)
                     return AddResult(merged, "merged", nearest[0][1])
             t = created_at or now()
+            # The id is new even to memory_history: SQLite would reuse a purged memory's id (the largest
+            # one), and its history would then read as the new memory's.
             self.con.execute(
-                "INSERT INTO long_term_memories(category, content, importance, pinned, origin, source_thread_id, "
-                "content_hash, token_count, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO long_term_memories(id, category, content, importance, pinned, origin, source_thread_id, "
+                "content_hash, token_count, created_at, updated_at) VALUES ("
+                "1 + max(coalesce((SELECT max(id) FROM long_term_memories), 0), "
+                "coalesce((SELECT max(memory_id) FROM memory_history), 0)), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (category, content, int(importance), int(pinned), origin, source_thread_id, digest,
                  self.tokens.count(content), t, t),
             )

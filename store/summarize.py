@@ -19,6 +19,7 @@ Each summary line is `- role: sentence`, in the order the sentences were said.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -61,6 +62,13 @@ _CUES: list[tuple[float, re.Pattern[str]]] = [
         r"^(?:please )?(?:don't|do not|never|always|avoid)\b|我喜欢|我更喜欢|偏好|习惯|不要|别放|尽量|总是|从不")),
     (0.15, re.compile(r"\b(?:because|so that|the reason|trade-?off|instead of|rather than)\b|因为|所以|而不是")),
 ]
+# Every cue pattern needs one of these fragments: most sentences have none and skip the regexes.
+_CUE_HINTS = ("we", "i ", "i'", "let", "decid", "decision", "final", "settled", "going with", "todo", "to-do",
+              "next step", "action item", "follow", "remaining", "still need", "deadline", "by ", "don't",
+              "do not", "never", "always", "avoid", "my fav", "because", "so that", "reason", "trade",
+              "instead of", "rather than", "决定", "就用", "选定", "采用", "确定", "定了", "最终", "待办", "下一步",
+              "还要", "还需要", "记得", "计划", "打算", "截止", "喜欢", "偏好", "习惯", "不要", "别放", "尽量", "总是",
+              "从不", "因为", "所以", "而不是")
 # Named things: `code`, CamelCase and ALLCAPS names, a capitalised word after a lowercase one (a proper
 # noun), numbers.
 _NAMED = re.compile(r"`[^`]+`|\b[A-Z][a-z]*[A-Z][\w-]*|\b[A-Z]{2,}\w*|(?<=[a-z,;:] )[A-Z][a-z]+\b|\b\d+(?:[.,]\d+)*")
@@ -116,7 +124,7 @@ class SummaryResult:
 
 def cue_score(text: str) -> float:
     low = text.lower()
-    score = sum(w for w, pat in _CUES if pat.search(low))
+    score = sum(w for w, pat in _CUES if pat.search(low)) if any(h in low for h in _CUE_HINTS) else 0.0
     score += min(0.15, 0.05 * len(_NAMED.findall(text)))
     end = text.rstrip()[-1:]
     if end in ("?", "？"):
@@ -161,20 +169,19 @@ def _prefilter(units: list[Unit], limit: int) -> list[Unit]:
     """At most `limit` units, chosen cheaply (SumBasic word probability + cues), spread over the thread."""
     if len(units) <= limit:
         return units
-    prob = sentences.word_probabilities(u.text for u in units)
-
-    def cheap(u: Unit) -> float:
-        feats = sentences.features(u.text)
-        return (sum(prob.get(f, 0.0) for f in feats) / len(feats) if feats else 0.0) * 100 + u.cue
-
+    feats = [sentences.features(u.text) for u in units]
+    counts = Counter(f for fs in feats for f in fs)
+    total = sum(counts.values()) or 1
+    cheap = {id(u): (sum(counts[f] for f in fs) / (len(fs) * total) if fs else 0.0) * 100 + u.cue
+             for u, fs in zip(units, feats, strict=True)}
     blocks: dict[int, list[Unit]] = {}
     for u in units:
         blocks.setdefault(u.order[0] // BLOCK_MESSAGES, []).append(u)
     quota = max(3, limit // len(blocks))
     chosen: list[Unit] = []
     for block in blocks.values():
-        chosen += sorted(block, key=cheap, reverse=True)[:quota]
-    chosen = sorted(chosen, key=cheap, reverse=True)[:limit]
+        chosen += sorted(block, key=lambda u: cheap[id(u)], reverse=True)[:quota]
+    chosen = sorted(chosen, key=lambda u: cheap[id(u)], reverse=True)[:limit]
     return sorted(chosen, key=lambda u: u.order)
 
 
@@ -274,7 +281,7 @@ def summarize_thread(store: Store, thread_id: int, force: bool = False) -> Summa
         "SELECT seq, role, content, token_count FROM messages WHERE thread_id = ? AND seq > ? ORDER BY seq",
         (thread_id, last_seq)))
     if not rows:
-        return SummaryResult(thread_id, "unchanged", old, topics=store.get_topics(thread_id))
+        return SummaryResult(thread_id, "unchanged", existing, topics=store.get_topics(thread_id))
 
     units = [u for seq, role, content, _ in rows for u in message_units(store, seq, role, content)]
     source_tokens = sum(int(r[3]) for r in rows)
@@ -322,6 +329,11 @@ def _write(store: Store, thread_id: int, existing: Summary | None, content: str,
     terms = topics.thread_topics(store, thread_id)
     t = now()
     with store.con:
+        # Another process may have summarised this thread meanwhile: its summary stands, ours is dropped.
+        current = store.get_summary(thread_id)
+        if (current is None) != (existing is None) or (
+                current is not None and existing is not None and current.updated_at != existing.updated_at):
+            return SummaryResult(thread_id, "unchanged", current, topics=store.get_topics(thread_id))
         store.con.execute(
             "INSERT INTO thread_summaries(thread_id, content, last_message_seq, token_count, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(thread_id) DO UPDATE SET content = excluded.content, "

@@ -33,6 +33,22 @@ FTS_TOKENIZE = "unicode61 remove_diacritics 2 categories 'L* N* Co So'"
 _TOKEN_CATEGORIES = ("L", "N", "Co", "So")
 
 MAX_QUERY_TOKENS = 64
+# Only the start of a query is read for keywords: 64 distinct words fit in far less, and a pasted 10 MB
+# "query" (repeating the same words, so the distinct-word cap is never reached) must not take minutes.
+MAX_QUERY_CHARS = 20_000
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def unpaired_surrogate(text: str) -> int | None:
+    """Where `text` holds an unpaired UTF-16 surrogate (None if nowhere): Python can, SQLite cannot.
+
+    They arrive from JSON "\\ud800" escapes in exports and from command-line bytes that are not UTF-8;
+    writing one fails deep inside SQLite, so writers check first and say what is wrong.
+    """
+    if text.isascii():
+        return None
+    m = _SURROGATE.search(text)
+    return None if m is None else m.start()
 
 
 def index_text(text: str) -> str:
@@ -51,6 +67,7 @@ def _has_token_char(token: str) -> bool:
 def query_terms(text: str) -> list[str]:
     """The user's words as the index would see them (CJK spaced), de-duplicated, in order, capped."""
     seen: dict[str, None] = {}
+    text = _SURROGATE.sub(" ", text[:MAX_QUERY_CHARS])
     for raw in _SPACES.split(_CONTROL.sub(" ", text).replace('"', " ")):
         if not raw or not _has_token_char(raw):
             continue

@@ -21,6 +21,7 @@ from store import vectors
 from store.base import StoreBase, fts_put, json_dumps, json_loads
 from store.errors import InvalidInputError, NotFoundError
 from store.records import ROLES, Message, MessageIn, Summary, Thread, ThreadIn, ThreadWrite, now
+from store.text import unpaired_surrogate
 
 THREAD_COLUMNS = "id, source, external_id, title, created_at, updated_at, message_count, token_count, metadata"
 MESSAGE_COLUMNS = "id, thread_id, seq, role, content, token_count, external_id, created_at, metadata"
@@ -40,6 +41,21 @@ def _thread(row: Sequence[Any]) -> Thread:
 
 def _message(row: Sequence[Any]) -> Message:
     return Message(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], json_loads(row[8]))
+
+
+def _check_storable(thread: ThreadIn) -> None:
+    """Refuse, before anything is written, text SQLite cannot store (an unpaired surrogate, e.g. from a
+    JSON "\\ud800" escape in an export): InvalidInputError naming where, so an import skips this thread."""
+    fields = [("the title", thread.title), ("the source", thread.source), ("the id", thread.external_id or ""),
+              ("the metadata", json_dumps(thread.metadata))]
+    for i, m in enumerate(thread.messages):
+        name = f"message {m.external_id or i}"
+        fields += [(name, m.content), (f"{name}'s id", m.external_id or ""),
+                   (f"{name}'s metadata", json_dumps(m.metadata))]
+    for where, text in fields:
+        if (at := unpaired_surrogate(text)) is not None:
+            raise InvalidInputError(f"{where} is not valid Unicode text (an unpaired surrogate at character {at}); "
+                                    "the thread was not imported")
 
 
 @dataclass
@@ -156,6 +172,7 @@ class ThreadsMixin(StoreBase):
         for m in thread.messages:
             if m.role not in ROLES:
                 raise InvalidInputError(f"message {m.external_id!r} has unknown role {m.role!r}")
+        _check_storable(thread)
         new = self._new_messages(thread)
         if prepared is not None and len(prepared.spans) != len(new):
             prepared = None  # made for an older read of this thread (it has grown since): its spans would misalign

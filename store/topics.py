@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 MAX_TOPICS = 20
 MAX_WORDS = 3  # longest English phrase counted
 MAX_CJK_CHARS = 6  # longest CJK n-gram counted
+SAMPLE_CHARS = 300_000  # a longer thread's topics come from an even sample of about this much text
 _CLAUSE = re.compile(r"[,;:!?()\[\]{}\"“”'‘’/|<>=，。；：！？、（）《》【】]|\.(?:\s|$)|\s[-–—]\s")
 _INDEX_TOKEN = re.compile(r"\w+")
 
@@ -169,11 +170,28 @@ def extract_topics(store: Store, texts: list[tuple[str, float]], limit: int = MA
 
 
 def thread_topics(store: Store, thread_id: int, limit: int = MAX_TOPICS) -> list[Topic]:
-    """Key terms of a thread's user and assistant messages (tool output and system text excluded)."""
-    rows = store.con.execute(
-        "SELECT content, coalesce(created_at, 0) FROM messages WHERE thread_id = ? "
-        "AND role IN ('user', 'assistant') ORDER BY seq", (thread_id,))
-    return extract_topics(store, [(str(c), float(at)) for c, at in rows], limit)
+    """Key terms of a thread's user and assistant messages (tool output and system text excluded).
+
+    A very long thread is read as an even sample of its messages (every k-th, about SAMPLE_CHARS of text)
+    and the counts are scaled back up: topics are refreshed on every summary update, and re-reading a
+    million tokens each time would cost seconds for a ranking that the sample already gives.
+    """
+    where = "thread_id = ? AND role IN ('user', 'assistant')"
+    row = store.con.execute(f"SELECT count(*), coalesce(sum(length(content)), 0) FROM messages WHERE {where}",
+                            (thread_id,)).fetchone()
+    n, chars = (cast(int, row[0]), cast(int, row[1])) if row else (0, 0)
+    step = max(1, math.ceil(chars / SAMPLE_CHARS))
+    rows = list(store.con.execute(
+        f"SELECT content, coalesce(created_at, 0) FROM messages WHERE {where} ORDER BY seq", (thread_id,)
+    ) if step == 1 else store.con.execute(
+        f"SELECT content, coalesce(created_at, 0) FROM (SELECT content, created_at, seq, "
+        f"row_number() OVER (ORDER BY seq) AS i FROM messages WHERE {where}) WHERE i % ? = 0 ORDER BY seq",
+        (thread_id, step)))
+    found = extract_topics(store, [(str(c), float(at)) for c, at in rows], limit)
+    if step == 1 or not rows:
+        return found
+    scale = n / len(rows)
+    return [Topic(t.topic, round(t.mention_count * scale), t.last_seen_at, t.score) for t in found]
 
 
 def write_topics(con: apsw.Connection, thread_id: int, topics: list[Topic]) -> None:

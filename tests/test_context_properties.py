@@ -13,8 +13,10 @@ from hypothesis import strategies as st
 from embeddings import FakeEmbedder
 from store import InvalidInputError, Store, ThreadIn
 from store.config import Config
-from store.context import TRUNCATED, _memory_line, _memory_text, build_context
+from store.context import TRUNCATED, build_context
+from store.context_tier1 import memory_line, memory_text
 from store.records import MessageIn
+from store.sentences import strip_reasoning
 
 WORDS = ["backup", "restic", "schedule", "parser", "lifetime", "token", "budget", "红烧肉", "京都", "🙂",
          "[red]", "c++", "don't", "the", "a", "is"]
@@ -98,14 +100,18 @@ def check(store: Store, sc: dict) -> None:  # type: ignore[type-arg]
             assert msg["content"] == original or seq in r.truncated_seqs
         else:
             assert "<think>" not in msg["content"]
-            if by_seq[seq].role == "tool" and len(original) > 200:
-                assert msg["content"].startswith(original[:200])
-                assert len(msg["content"]) <= 200 + len(TRUNCATED) + len("\n" + TRUNCATED)
+            clean = strip_reasoning(original).strip() if "<think>" in original else original
+            if by_seq[seq].role == "tool" and len(clean) > 200:
+                clean = clean[:200] + TRUNCATED
+            if seq in r.truncated_seqs:  # cut again to fit: a prefix of the condensed text
+                assert clean.startswith(msg["content"].removesuffix("\n" + TRUNCATED))
+            else:
+                assert msg["content"] == clean
     assert len(r.recent_seqs) <= store.config.context.recent_messages
     # Pinned memories are all there whenever they fit next to the system prompt and the last message.
     if pinned:
-        lines = [_memory_line(m.category, m.content, True) for m in pinned.values()]
-        need = store.tokens.count_messages([{"role": "system", "content": _memory_text(lines)}]) - 2
+        lines = [memory_line(m.category, m.content, True) for m in pinned.values()]
+        need = store.tokens.count_messages([{"role": "system", "content": memory_text(lines)}]) - 2
         last_cost = store.tokens.count_messages([tail[-1]]) - 2 if stored else 0
         if stats.system + need + last_cost <= r.available:
             assert r.metadata.pinned_memories == len(pinned)

@@ -103,9 +103,15 @@ def test_scoped_export(tmp_path: Path) -> None:
     assert [t["external_id"] for t in one["threads"]] == ["c-1"]
     assert {m["thread_id"] for m in one["messages"]} == {1}
     assert one["long_term_memories"] == []
+    # A scoped export restores on its own: links to rows it left out are detached, as ON DELETE SET NULL.
+    restore_json(Store(tmp_path / "one.db", embedder=None), export_json(src, thread=1))
     prefs = export_json(src, category="preference")["tables"]
     assert [m["category"] for m in prefs["long_term_memories"]] == ["preference"]
     assert prefs["threads"] == [] and prefs["messages"] == []
+    src.con.execute("UPDATE long_term_memories SET source_thread_id = 1")
+    restored = Store(tmp_path / "prefs.db", embedder=None)
+    restore_json(restored, export_json(src, category="preference"))
+    assert [m.source_thread_id for m in restored.list_memories()] == [None]
 
 
 def test_markdown_export_matches_expected(tmp_path: Path) -> None:

@@ -228,3 +228,56 @@ def test_summarize_cli(capsys: pytest.CaptureFixture[str], db_path: Path, tmp_pa
     assert json.loads(capsys.readouterr().out) == {"results": [], "failed": []}
     assert main(["--db", str(db_path), "summarize"]) == 2
     assert main(["--db", str(db_path), "summarize", "999"]) == 2
+
+
+def test_a_summary_written_meanwhile_by_another_process_wins(store: Store, db_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from store import topics
+
+    rng = random.Random(9)
+    tid = write(store, "race", chatter(rng, "backup", 20))
+    other = Store(db_path, embedder=FakeEmbedder())
+    real_topics = topics.thread_topics
+
+    def topics_then_race(s: Store, thread_id: int) -> list[topics.Topic]:
+        if s is store:  # while this run computes, another process writes its summary
+            summarize_thread(other, thread_id)
+        return real_topics(s, thread_id)
+
+    monkeypatch.setattr(topics, "thread_topics", topics_then_race)
+    r = summarize_thread(store, tid)
+    assert r.action == "unchanged" and r.summary is not None
+    assert len(history_rows(store, tid)) == 1  # one run recorded, not two
+    other.close()
+
+
+def test_topics_in_english_and_chinese(store: Store) -> None:
+    from store.topics import thread_topics, update_topics
+
+    en = [("user", "I want restic backups to a Hetzner storage box. Restic snapshots should run nightly."),
+          ("assistant", "Restic works well with a Hetzner storage box over SFTP; schedule the restic snapshot."),
+          ("user", "How long should restic keep snapshots on the storage box?"),
+          ("assistant", "Keep daily restic snapshots for a week on the Hetzner storage box, then prune."),
+          ("user", "Python is fine for the wrapper script around restic."),
+          ("assistant", "A Python wrapper can call restic and report failures from the storage box.")]
+    zh = [("user", "我想第一次做红烧肉，家里有五花肉。"), ("assistant", "五花肉切块焯水，再炒糖色。"),
+          ("user", "没有冰糖，五花肉还能做红烧肉吗？"), ("assistant", "可以用白砂糖，红烧肉的颜色会浅一点。"),
+          ("user", "红烧肉炖多久？"), ("assistant", "五花肉小火炖一个小时左右。")]
+    other = [("user", "Python packaging with uv is fast."), ("assistant", "Python wheels install quickly with uv.")] * 3
+    tid_en = write(store, "en", [t for _, t in en])
+    tid_zh = write(store, "zh", [t for _, t in zh])
+    write(store, "other", [t for _, t in other])
+    topics_en = dict(update_topics(store, tid_en))
+    assert topics_en["restic"] >= 8  # "Restic" and "restic", counted together
+    assert {"Hetzner storage box", "restic snapshots"} <= topics_en.keys()
+    assert "storage" not in topics_en and "Hetzner" not in topics_en  # said inside "Hetzner storage box"
+    assert [t for t, _ in store.get_topics(tid_en)][0] == "restic"
+    # "Python" is said as often as "wrapper" here, but other threads say it too: it ranks lower.
+    scored = [(t.topic, t.mention_count) for t in thread_topics(store, tid_en)]
+    assert ("wrapper", 2) in scored and ("Python", 2) in scored
+    assert scored.index(("wrapper", 2)) < scored.index(("Python", 2))
+    topics_zh = dict(update_topics(store, tid_zh))
+    assert topics_zh.get("红烧肉", 0) >= 3 and topics_zh.get("五花肉", 0) >= 3
+    assert "五花" not in topics_zh and "烧肉" not in topics_zh  # fragments of longer terms
+    rows = store.con.execute("SELECT count(*) FROM memory_topics WHERE thread_id = ?", (tid_zh,)).fetchone()
+    assert rows[0] == len(topics_zh)

@@ -13,7 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import apsw
+
 from store import Store, load_config
+from store import db as chat_db
 from store.config import Config
 from store.errors import InvalidInputError, NotFoundError, StoreError
 from store.locations import config_path, default_db_path
@@ -69,6 +72,11 @@ def run_command(handler: Callable[[Context], int | None], args: argparse.Namespa
         return EXIT_USAGE
     except StoreError as exc:
         fail(str(exc))
+        return EXIT_FAILED
+    except apsw.BusyError:  # another process held the write lock past the busy timeout: say so, no traceback
+        fail(f"{ctx.db_path if ctx else 'chat.db'} stayed locked by another memapp process for more than "
+             f"{chat_db.BUSY_TIMEOUT_MS / 1000:g} s; the command stopped (what it had finished is saved): "
+             "run it again")
         return EXIT_FAILED
     except KeyboardInterrupt:
         fail("interrupted")

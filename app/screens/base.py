@@ -80,7 +80,7 @@ class MemappScreen(Screen[None]):
     def reload(self) -> None:
         """Fetch what the screen shows (in a worker). Called when shown first and after data changes."""
 
-    def in_thread(self, fn: Callable[[], T], then: Callable[[T], None] | None = None, *, group: str = "db",
+    def in_thread(self, fn: Callable[[], T], then: Callable[[T], object] | None = None, *, group: str = "db",
                   exclusive: bool = False, description: str = "",
                   on_error: Callable[[BaseException], object] | None = None) -> Worker[None]:
         return run_in_thread(self, fn, then, group=group, exclusive=exclusive, description=description,

@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Static, TabbedContent, TabPane
 from app.screens.base import MemappScreen
 from app.screens.confirm import ConfirmScreen
 from app.widgets.format import cell, literal, number, one_line, when
+from app.widgets.row_table import RowTable
 from store import Memory
 from store.cleanup import Candidate, Thresholds, apply_cleanup, find_candidates, restore
 
@@ -57,8 +58,8 @@ class CleanupScreen(MemappScreen):
         self.last_cleanup: list[int] = []
 
     def compose_body(self) -> list[Widget]:
-        candidates: DataTable[Text] = DataTable(id="candidates-table", cursor_type="row", zebra_stripes=True)
-        trash: DataTable[Text] = DataTable(id="trash-table", cursor_type="row", zebra_stripes=True)
+        candidates: RowTable = RowTable(id="candidates-table")
+        trash: RowTable = RowTable(id="trash-table")
         tabs = TabbedContent(id="cleanup-tabs")
         tabs.compose_add_child(TabPane(
             "Candidates", Static("", id="candidates-note", classes="cleanup-note", markup=False), candidates,

@@ -4,7 +4,7 @@ use (so the help can never disagree with what the keys do), plus the state of th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rich.table import Table
 from rich.text import Text
@@ -44,11 +44,12 @@ def screen_sections(app: MemApp, current: Screen[object]) -> list[tuple[str, lis
     """The binding tables to list, the current screen's first."""
     from app.screens.confirm import ConfirmScreen
     from app.screens.memory_edit import MemoryEditScreen
+    from app.screens.suggestions import SuggestionsScreen
     from app.screens.thread_view import ThreadViewScreen
     from app.screens.welcome import WelcomeScreen
 
-    classes: list[type[Screen[object]]] = [cast("type[Screen[object]]", c) for c in app.MODES.values()]
-    classes += [ThreadViewScreen, MemoryEditScreen, ConfirmScreen, WelcomeScreen]
+    classes: list[type[Screen[Any]]] = [cast("type[Screen[Any]]", c) for c in app.MODES.values()]
+    classes += [ThreadViewScreen, SuggestionsScreen, MemoryEditScreen, ConfirmScreen, WelcomeScreen]
     first = [c for c in classes if isinstance(current, c)][:1]
     ordered = first + [c for c in classes if c not in first]
     return [(c.TITLE or c.__name__, list(c.BINDINGS)) for c in ordered]

@@ -67,7 +67,7 @@ class ImportScreen(MemappScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "start", "Import", id="import-start", tooltip="Import the chosen file or folder"),
         Binding("ctrl+b", "browse", "Browse", id="import-browse", tooltip="Pick the file from a folder tree"),
-        Binding("ctrl+d", "demo", "Demo data", id="import-demo", tooltip="Import the bundled demo data"),
+        Binding("ctrl+t", "demo", "Demo data", id="import-demo", tooltip="Import the bundled demo data"),
     ]
 
     class Progressed(Message):
@@ -115,7 +115,6 @@ class ImportScreen(MemappScreen):
                 Switch(True, id="import-embed", tooltip="Off: faster import; run `memapp embed` later"),
                 classes="toolbar",
             ),
-            DirectoryTree(Path.home(), id="import-tree"),
             ProgressBar(id="import-progress", show_eta=True),
             Static("", id="import-progress-label", markup=False),
             VerticalScroll(Static("", id="import-report", markup=False), id="import-report-box"),
@@ -123,14 +122,22 @@ class ImportScreen(MemappScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.query_one("#import-tree").display = False
         self.query_one("#import-progress").display = False
         self.query_one("#import-report-box").display = False
 
     # -- choosing ------------------------------------------------------------------------------------
 
-    def action_browse(self) -> None:
-        tree = self.query_one("#import-tree", DirectoryTree)
+    async def action_browse(self) -> None:
+        """Show (or hide) a folder tree to pick from; mounted on first use, since it reads the disk."""
+        found = self.query("#import-tree")
+        if not found:
+            start = Path(self.query_one("#import-path", Input).value.strip() or "~").expanduser()
+            root = start if start.is_dir() else start.parent if start.parent.is_dir() else Path.home()
+            tree = DirectoryTree(root, id="import-tree")
+            await self.query_one("#body").mount(tree, before="#import-progress")
+            tree.focus()
+            return
+        tree = found.first(DirectoryTree)
         tree.display = not tree.display
         if tree.display:
             tree.focus()
@@ -169,15 +176,18 @@ class ImportScreen(MemappScreen):
             self.notify("An import is already running.", markup=False)
             return
         self._begin("Loading the demo data…")
-        self.import_worker(None, "generic", True)
+        self.import_worker(None, "generic", self.query_one("#import-embed", Switch).value)
 
     def _begin(self, label: str) -> None:
+        if self.memapp.status.semantic == "loading" and self.query_one("#import-embed", Switch).value:
+            label += " (the embedding model is still loading: the first threads wait for it)"
         self.running = True
         self.query_one("#import-go", Button).disabled = True
         bar = self.query_one("#import-progress", ProgressBar)
         bar.display = True
         bar.update(total=None, progress=0)
-        self.query_one("#import-tree").display = False
+        for tree in self.query("#import-tree"):
+            tree.display = False
         self.query_one("#import-report-box").display = False
         self._say(label)
 
@@ -253,8 +263,11 @@ class ImportScreen(MemappScreen):
             for e in r.errors:
                 where = literal(e.file) + (f" › {literal(e.conversation)}" if e.conversation else "")
                 text.append(f"  {where}\n    {literal(e.error)}\n")
+        text.append("\nPress 1 to browse the threads, 2 for the memories, 3 to search.", style="italic")
         self.query_one("#import-report", Static).update(text)
-        self.query_one("#import-report-box").display = True
+        box = self.query_one("#import-report-box")
+        box.display = True
+        box.focus()  # out of the path box, so the screen keys (1-5) work at once
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         super().on_worker_state_changed(event)

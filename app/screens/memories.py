@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Input, Select, Static
 from app.screens.base import MemappScreen
 from app.screens.memory_edit import open_memory_editor
 from app.widgets.format import cell, number, when
+from app.widgets.row_table import RowTable
 from store import CATEGORIES, Memory
 
 PAGE = 200
@@ -46,7 +47,7 @@ class MemoriesScreen(MemappScreen):
                 tooltip="Lower importance by one"),
         Binding("d,delete", "delete", "Delete", id="memories-delete", tooltip="Move to the trash (u undoes)"),
         Binding("u", "undo", "Undo", id="memories-undo", tooltip="Bring back the memory you deleted last"),
-        Binding("slash", "filter", "Filter", id="memories-filter", tooltip="Filter memories by text"),
+        Binding("slash", "filter", "Filter", show=False, id="memories-filter", tooltip="Filter memories by text"),
         Binding("c", "category", "Category", id="memories-category",
                 tooltip="Cycle the category shown: all, preference, project, skill, fact"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="memories-clear",
@@ -69,7 +70,7 @@ class MemoriesScreen(MemappScreen):
 
     def compose_body(self) -> list[Widget]:
         options = [("All categories", ALL)] + [(c, c) for c in CATEGORIES]
-        table: DataTable[Text] = DataTable(id="memories-table", cursor_type="row", zebra_stripes=True)
+        table: RowTable = RowTable(id="memories-table")
         return [
             Horizontal(
                 Select(options, value=ALL, allow_blank=False, id="memories-category", compact=True),

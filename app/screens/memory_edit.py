@@ -22,9 +22,9 @@ from textual.screen import ModalScreen
 from textual.validation import Number
 from textual.widgets import Button, Input, Label, Select, Static, Switch, TextArea
 
-from app.widgets.work import run_in_thread
 from app.screens.confirm import ConfirmScreen
 from app.widgets.format import one_line, when
+from app.widgets.work import run_in_thread
 from store import CATEGORIES, Memory
 from store.errors import DuplicateMemoryError
 

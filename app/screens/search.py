@@ -30,6 +30,7 @@ from app.screens.base import MemappScreen
 from app.screens.memory_edit import open_memory_editor
 from app.screens.thread_view import ThreadViewScreen
 from app.widgets.format import cell, literal
+from app.widgets.row_table import RowTable
 from app.widgets.status_line import AppStatus
 from store.search import SCOPES, SearchResponse, SearchResult
 
@@ -89,7 +90,7 @@ class SearchScreen(MemappScreen):
         self._typing = False
 
     def compose_body(self) -> list[Widget]:
-        table: DataTable[Text] = DataTable(id="search-results", cursor_type="row", zebra_stripes=True)
+        table: RowTable = RowTable(id="search-results")
         return [
             Horizontal(
                 Input(placeholder="Search memories, messages and summaries…", id="search-input"),
@@ -172,6 +173,8 @@ class SearchScreen(MemappScreen):
     # -- showing results ---------------------------------------------------------------------------------
 
     def _show(self, found: Found) -> None:
+        same = found.query == self.shown_query and found.scope == self.scope and bool(self.results)
+        keep = self.table.cursor_row if same else 0
         self.results = found.response.results
         self.titles = found.titles
         self.shown_query = found.query
@@ -189,8 +192,10 @@ class SearchScreen(MemappScreen):
             table.add_row(cell(self._kind(r), 9), Text(f"{r.score:.2f}", justify="right"),
                           cell(MATCH_LABELS.get(r.matched, "+".join(r.matched)), 7),
                           cell(self._where(r), self.where_width), cell(r.content, snippet_width), key=str(i))
+        if self.results:
+            table.move_cursor(row=min(keep, len(self.results) - 1))
         self._show_notice(found)
-        self._preview(0)
+        self._preview(table.cursor_row)
         if self._submit_pending and found.query:
             self._submit_pending = False
             self._count_access()
@@ -292,11 +297,14 @@ class SearchScreen(MemappScreen):
         self.query_one("#search-input", Input).focus()
 
     def action_toggle_focus(self) -> None:
+        """Box -> results (or, with none, away from the box so the screen keys work) -> box."""
         box = self.query_one("#search-input", Input)
-        if box.has_focus and self.results:
+        if not box.has_focus:
+            box.focus()
+        elif self.results:
             self.table.focus()
         else:
-            box.focus()
+            self.set_focus(None)
 
     def action_scope(self) -> None:
         select = self.query_one("#search-scope", Select)

@@ -16,10 +16,12 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from app.screens.base import MemappScreen
+from app.screens.suggestions import SuggestionsScreen
 from app.widgets.format import literal, number, one_line, when
 from app.widgets.message_list import MessageList
 from store import Thread
 from store.records import Summary
+from store.summarize import SummaryResult, summarize_thread
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,10 @@ class ThreadViewScreen(MemappScreen):
                 tooltip="Jump to the first message"),
         Binding("end,G", "last", "End", priority=True, id="thread-last", tooltip="Jump to the last message"),
         Binding("s", "toggle_summary", "Summary", id="thread-summary", tooltip="Show or hide the summary"),
+        Binding("u", "update_summary", "Summarise", id="thread-summarize",
+                tooltip="Summarise the messages not yet in the summary (offline, extractive)"),
+        Binding("m", "suggestions", "Suggestions", id="thread-suggestions",
+                tooltip="Memories suggested from this thread: accept, edit or reject each"),
     ]
 
     def __init__(self, thread_id: int, *, message_id: int | None = None, nav: str = "threads") -> None:
@@ -126,6 +132,24 @@ class ThreadViewScreen(MemappScreen):
     def action_last(self) -> None:
         if self.messages is not None:
             self.messages.last()
+
+    def action_update_summary(self) -> None:
+        store, thread_id = self.store, self.thread_id
+
+        def done(result: SummaryResult) -> None:
+            words = {"created": "Summary written", "updated": "Summary updated",
+                     "unchanged": "The summary already covers every message"}
+            self.notify(f"{words.get(result.action, result.action)}.", title="Summary", markup=False)
+            if result.action != "unchanged":
+                self.memapp.data_changed()
+
+        self.notify("Summarising…", title="Summary", markup=False, timeout=2)
+        self.in_thread(lambda: summarize_thread(store, thread_id), done, group="summarize",
+                       exclusive=True, description="summarising the thread")
+
+    def action_suggestions(self) -> None:
+        title = self.head.thread.title if self.head is not None else ""
+        self.app.push_screen(SuggestionsScreen(self.thread_id, title))
 
     def action_toggle_summary(self) -> None:
         box = self.query_one("#thread-summary", Collapsible)

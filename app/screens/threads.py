@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Input, Static
 from app.screens.base import MemappScreen
 from app.screens.thread_view import ThreadViewScreen
 from app.widgets.format import cell, number, when
+from app.widgets.row_table import RowTable
 from store import Thread
 
 PAGE = 200
@@ -69,7 +70,7 @@ class ThreadsScreen(MemappScreen):
         self._filter_timer: Timer | None = None
 
     def compose_body(self) -> list[Widget]:
-        table: DataTable[Text] = DataTable(id="threads-table", cursor_type="row", zebra_stripes=True)
+        table: RowTable = RowTable(id="threads-table")
         return [
             Horizontal(
                 Input(placeholder="Filter by title  (/)", id="threads-filter", compact=True),

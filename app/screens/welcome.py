@@ -41,17 +41,17 @@ class WelcomeScreen(Screen[None]):
         with Center(id="welcome-center"), Vertical(id="welcome-box"):
             yield Static(Content.from_markup("[b]Welcome to memapp[/b]"), id="welcome-title")
             yield Static(Content.from_markup(
-                "Your AI conversations and the things worth remembering from them, in one file on "
-                "this computer:\n[b]$path[/b]\n\nIt is empty. Where would you like to start?",
+                "Your AI conversations, and what is worth remembering from them, in one file on this "
+                "computer: [b]$path[/b]\nIt is empty. Where would you like to start?",
                 path=app.status.database), id="welcome-text")
-            yield Button("Import a chat export  (i)", id="welcome-import", variant="primary")
-            yield Static("ChatGPT or Claude data exports, simonw/llm logs.db, Open WebUI, or JSON.",
+            yield Button("Import a chat export  (i)", id="welcome-import", variant="primary", compact=True)
+            yield Static("ChatGPT or Claude exports, simonw/llm logs.db, Open WebUI, or JSON.",
                          classes="welcome-hint", markup=False)
-            yield Button("Add a memory  (n)", id="welcome-memory")
-            yield Static("A preference, a project, a skill or a fact you want every AI to know.",
+            yield Button("Add a memory  (n)", id="welcome-memory", compact=True)
+            yield Static("A preference, project, skill or fact you want every AI to know.",
                          classes="welcome-hint", markup=False)
-            yield Button("Load the demo data  (d)", id="welcome-demo")
-            yield Static("A few realistic conversations and memories, to try browsing, search and cleanup.",
+            yield Button("Load the demo data  (d)", id="welcome-demo", compact=True)
+            yield Static("A few realistic conversations and memories to try things on.",
                          classes="welcome-hint", markup=False)
         yield StatusLine()
         yield Footer()
@@ -68,5 +68,4 @@ class WelcomeScreen(Screen[None]):
 
     @on(Button.Pressed, "#welcome-demo")
     def action_demo(self) -> None:
-        self.dismiss()
-        cast("MemApp", self.app).action_load_demo()
+        self.app.call_later(cast("MemApp", self.app).action_load_demo)

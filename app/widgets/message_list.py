@@ -22,7 +22,7 @@ from app.widgets.message_view import MessageView
 from app.widgets.work import run_in_thread
 from store import Message
 
-PAGE = 25
+PAGE = 20
 MAX_MOUNTED = 100
 EDGE = 3  # lines from either end of the scroll range that count as "reached the end"
 

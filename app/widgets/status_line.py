@@ -70,7 +70,8 @@ class StatusLine(Horizontal):
             facts.append("warming up…", style="italic")
         else:
             facts.append("off", style="bold reverse")
-            facts.append(" " + state.removeprefix("unavailable:").strip())
+            why = state.removeprefix("unavailable:").strip().removeprefix("semantic search is ").strip()
+            facts.append(f": {why}")
         facts_widget = self.query_one("#status-facts", Static)
         facts_widget.update(facts)
         facts_widget.tooltip = Text(f"semantic search: {state}")

@@ -65,7 +65,7 @@ def _looks_like_jsonl(path: Path) -> bool:
             first = fp.readline(64 * 1024**2).decode("utf-8-sig").strip()
             following = fp.read(4096).lstrip()
         return first.startswith("{") and following.startswith(b"{") and isinstance(json.loads(first), dict)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
 
 
@@ -82,8 +82,9 @@ def _read_jsonl(path: Path, source: str) -> Iterator[Item]:
                 except UnicodeDecodeError as exc:
                     yield ImportProblem(label, f"line {lineno}", f"not valid UTF-8 text (byte {exc.start})")
                     continue
-                except ValueError as exc:
-                    yield ImportProblem(label, f"line {lineno}", f"invalid JSON: {exc}")
+                except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than Python allows
+                    reason = exc if isinstance(exc, ValueError) else "nested too deeply"
+                    yield ImportProblem(label, f"line {lineno}", f"invalid JSON: {reason}")
                     continue
                 yield from _thread_item(obj, label, f"line {lineno}", source)
     except OSError as exc:

@@ -12,6 +12,7 @@ tests/importers/import_helpers.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -21,7 +22,9 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
+
+import apsw
 
 from store import Store
 
@@ -63,9 +66,10 @@ class ExportSpec:
         return dict(self.threads)
 
 
-_WORDS = ("sqlite wal checkpoint vector index embedding import thread memory summary garden bread "
-          "rust python backup restic timer coffee tea lisbon marathon budget invoice textual widget "
-          "pilot snapshot cosine token chunk merge pinned trash cleanup decay recall").split()
+_WORDS = ("sqlite", "wal", "checkpoint", "vector", "index", "embedding", "import", "thread", "memory",
+          "summary", "garden", "bread", "rust", "python", "backup", "restic", "timer", "coffee", "tea",
+          "lisbon", "marathon", "budget", "invoice", "textual", "widget", "pilot", "snapshot", "cosine",
+          "token", "chunk", "merge", "pinned", "trash", "cleanup", "decay", "recall")
 
 
 def _sentence(rng: random.Random, n: int) -> str:
@@ -119,8 +123,69 @@ def write_generic(path: Path, spec: ExportSpec) -> Path:
 # -- killable CLI processes ------------------------------------------------------------------------
 
 
-class Runner:
-    """A cli_runner.py process that has done its imports and waits for `go()`."""
+class Killable:
+    """A running `memapp` command that a test can kill at a chosen moment and then inspect."""
+
+    out: Path
+    err: Path
+    started: float
+
+    def poll(self) -> int | None:
+        raise NotImplementedError
+
+    def _kill(self) -> None:
+        raise NotImplementedError
+
+    def wait(self, timeout: float = 300) -> int:
+        deadline = time.monotonic() + timeout
+        while (code := self.poll()) is None:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.out.stem} still running after {timeout} s")
+            time.sleep(0.005)
+        return code
+
+    def kill_after(self, delay: float) -> bool:
+        """SIGKILL `delay` seconds after the start. True if it was still running (a real kill)."""
+        while self.poll() is None:
+            if time.monotonic() >= self.started + delay:
+                self._kill()
+                self.wait()
+                return True
+            time.sleep(0.002)
+        return False
+
+    def kill_when(self, db: Path, sql: str, target: int, *, extra: float = 0.0, timeout: float = 120) -> bool:
+        """SIGKILL once `sql` (a number) reaches `target` in chat.db, plus `extra` seconds: a kill at a
+        chosen point of progress, whatever the machine's speed. True if it was still running."""
+        deadline = time.monotonic() + timeout
+        con: apsw.Connection | None = None
+        try:
+            while self.poll() is None and time.monotonic() < deadline:
+                if con is None and db.exists():
+                    con = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+                    con.set_busy_timeout(5000)
+                try:
+                    value = con.execute(sql).fetchone()[0] if con is not None else None
+                except apsw.SQLError:  # the table is not there yet
+                    value = None
+                if value is not None and value >= target:
+                    time.sleep(extra)
+                    break
+                time.sleep(0.003)
+        finally:
+            if con is not None:
+                con.close()
+        return self.kill_after(0.0)
+
+    def stderr(self) -> str:
+        return self.err.read_text(encoding="utf-8", errors="replace") if self.err.exists() else ""
+
+    def stdout(self) -> str:
+        return self.out.read_text(encoding="utf-8") if self.out.exists() else ""
+
+
+class Runner(Killable):
+    """A fresh `python cli_runner.py` process: imports, says "ready", and starts on `go()`."""
 
     def __init__(self, args: list[str], tmp: Path, *, fake_embedder: bool = False, tag: str = "run") -> None:
         self.out = tmp / f"{tag}.out"
@@ -128,84 +193,93 @@ class Runner:
         cmd = [sys.executable, str(RUNNER), "--out", str(self.out)]
         if fake_embedder:
             cmd.append("--fake-embedder")
-        self._err_fp = self.err.open("wb")
-        self.proc = subprocess.Popen([*cmd, "--", *args], cwd=REPO, env=runner_env(tmp), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self._err_fp)
-        self.started: float | None = None
+        with self.err.open("wb") as err:
+            self.proc = subprocess.Popen([*cmd, "--", *args], cwd=REPO, env=runner_env(tmp),
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
 
     def go(self) -> None:
         assert self.proc.stdout is not None and self.proc.stdin is not None
         line = self.proc.stdout.readline()
         assert line.strip() == b"ready", f"runner did not start: {line!r} {self.stderr()}"
         self.proc.stdin.write(b"go\n")
-        self.proc.stdin.flush()
+        self.proc.stdin.close()
+        self.proc.stdout.close()
         self.started = time.monotonic()
 
-    def kill_after(self, delay: float) -> bool:
-        """SIGKILL `delay` seconds after go(). True if the process was still running (a real kill)."""
-        assert self.started is not None
-        try:
-            self.proc.wait(timeout=max(0.0, self.started + delay - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait()
-            self._close()
-            return True
-        self._close()
-        return False
+    def poll(self) -> int | None:
+        return self.proc.poll()
 
-    def wait(self, timeout: float = 300) -> int:
-        code = self.proc.wait(timeout=timeout)
-        self._close()
-        return code
-
-    def discard(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self._close()
-
-    def _close(self) -> None:
-        for fp in (self.proc.stdin, self.proc.stdout):
-            if fp is not None and not fp.closed:
-                try:
-                    fp.close()
-                except BrokenPipeError:
-                    pass
-        self._err_fp.close()
-
-    def stderr(self) -> str:
-        self._err_fp.flush()
-        return self.err.read_text(encoding="utf-8", errors="replace")
-
-    def stdout(self) -> str:
-        return self.out.read_text(encoding="utf-8") if self.out.exists() else ""
+    def _kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
 
 
-class KillSeries:
-    """Runs the same command again and again, each process started while the previous one works."""
+class Zygote:
+    """One cli_runner.py process that has done every import and forks a child per command.
 
-    def __init__(self, args: list[str], tmp: Path, *, fake_embedder: bool = False) -> None:
-        self.args = args
+    A fresh CLI process spends ~0.6 s of CPU importing before it touches chat.db, which would make a
+    20-kill series mostly start-up time; a forked child starts in milliseconds and is as separate a
+    process as any for SIGKILL and SQLite's locks. The zygote reaps its children and writes each exit
+    status to a file, since only a parent can wait for a process.
+    """
+
+    def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
-        self.fake = fake_embedder
         self.n = 0
-        self._next: Runner | None = None
+        env = runner_env(tmp)
+        env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")  # no pools to fork
+        self.proc = subprocess.Popen([sys.executable, str(RUNNER), "--zygote"], cwd=REPO, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line.strip() == b"ready", f"zygote did not start: {line!r}"
 
-    def start(self) -> Runner:
-        runner = self._next or self._spawn()
-        runner.go()
-        self._next = self._spawn()
-        return runner
-
-    def _spawn(self) -> Runner:
+    def run(self, args: list[str], *, fake_embedder: bool = False, tag: str | None = None) -> ForkedJob:
         self.n += 1
-        return Runner(self.args, self.tmp, fake_embedder=self.fake, tag=f"run-{self.n}")
+        name = tag or f"job-{self.n}"
+        job = ForkedJob(self.tmp / f"{name}.out", self.tmp / f"{name}.err", self.tmp / f"{name}.rc")
+        request = {"argv": args, "out": str(job.out), "err": str(job.err), "rc": str(job.rc),
+                   "fake_embedder": fake_embedder}
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write((json.dumps(request) + "\n").encode())
+        self.proc.stdin.flush()
+        job.pid = int(self.proc.stdout.readline())
+        job.started = time.monotonic()
+        return job
 
     def close(self) -> None:
-        if self._next is not None:
-            self._next.discard()
-            self._next = None
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+
+    def __enter__(self) -> Zygote:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ForkedJob(Killable):
+    def __init__(self, out: Path, err: Path, rc: Path) -> None:
+        self.out, self.err, self.rc = out, err, rc
+        self.pid = 0
+
+    def poll(self) -> int | None:
+        try:
+            return int(self.rc.read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def _kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):  # it ended between the poll and the kill
+            os.kill(self.pid, signal.SIGKILL)
 
 
 # -- invariants ---------------------------------------------------------------------------------------
@@ -228,6 +302,18 @@ def database_problems(store: Store) -> list[str]:
         "SELECT thread_id FROM messages GROUP BY thread_id HAVING max(seq) - min(seq) + 1 != count(*) "
         "OR min(seq) != 0").fetchall()
     problems += [f"thread {r[0]}: message seqs are not 0..n-1" for r in gaps]
+    for fts, table, key in (("fts_messages", "messages", "id"), ("fts_memories", "long_term_memories", "id"),
+                            ("fts_summaries", "thread_summaries", "thread_id")):
+        stray = store.con.execute(
+            f"SELECT count(*) FROM {fts} WHERE rowid NOT IN (SELECT {key} FROM {table})").fetchone()[0]
+        if stray:
+            problems.append(f"{fts} has {stray} rows for no {table} row")
+    if store._scalar("SELECT count(*) FROM sqlite_master WHERE name = 'vec_chunks'"):
+        odd = store.con.execute(
+            "SELECT (SELECT count(*) FROM vec_chunks WHERE chunk_id NOT IN (SELECT id FROM message_chunks)) + "
+            "(SELECT count(*) FROM message_chunks WHERE id NOT IN (SELECT chunk_id FROM vec_chunks))").fetchone()[0]
+        if odd:
+            problems.append(f"{odd} chunk rows and chunk vectors do not pair up")
     unchunked = store.con.execute(
         "SELECT count(*) FROM message_chunks c LEFT JOIN messages m ON m.id = c.message_id "
         "WHERE m.id IS NULL").fetchone()[0]
@@ -252,5 +338,65 @@ def thread_contents(store: Store, source: str) -> dict[str, list[str]]:
     return out
 
 
-def read_lines(fp: IO[str]) -> list[str]:
-    return [line for line in fp.read().splitlines() if line.strip()]
+# -- memory history -----------------------------------------------------------------------------------
+
+TRACKED = ("content", "category", "importance", "pinned", "deleted")
+
+
+def memory_state(store: Store, memory_id: int) -> dict[str, Any] | None:
+    row = store.con.execute("SELECT content, category, importance, pinned, deleted_at IS NOT NULL "
+                            "FROM long_term_memories WHERE id = ?", (memory_id,)).fetchone()
+    return None if row is None else dict(zip(TRACKED, (row[0], row[1], row[2], bool(row[3]), bool(row[4])),
+                                             strict=True))
+
+
+def apply_edit(state: dict[str, Any], op: str, value: Any) -> dict[str, Any]:
+    """A memory_state after one step of cli_runner's edit loop."""
+    changed = dict(state)
+    if op in ("edit", "importance", "pin"):
+        changed[{"edit": "content", "importance": "importance", "pin": "pinned"}[op]] = value
+    elif op in ("rm", "restore"):
+        changed["deleted"] = op == "rm"
+    return changed
+
+
+def history_problems(store: Store) -> list[str]:
+    """Replay memory_history for every memory: each event's old values must be the state before it, and
+    the replayed state must be the row as it is (or gone, after a purge). So every change is recorded
+    with its old and new values, and nothing changed a memory without a history row."""
+    problems: list[str] = []
+    ids = {int(r[0]) for r in store.con.execute(
+        "SELECT id FROM long_term_memories UNION SELECT memory_id FROM memory_history")}
+    for mid in sorted(ids):
+        state: dict[str, Any] | None = None
+        for ev in store.memory_history(mid):
+            old, new = ev.old or {}, ev.new or {}
+            if ev.event == "add":
+                if state is not None:
+                    problems.append(f"memory {mid}: 'add' event for an id already in use")
+                state = {"content": new.get("content"), "category": new.get("category"),
+                         "importance": new.get("importance"), "pinned": bool(new.get("pinned")), "deleted": False}
+                continue
+            if state is None:
+                problems.append(f"memory {mid}: {ev.event} event before it was added")
+                break
+            if ev.event == "purge":
+                if not state["deleted"] or state["pinned"]:
+                    problems.append(f"memory {mid}: purged while {'pinned' if state['pinned'] else 'active'}")
+                state = None
+                continue
+            for key, value in old.items():
+                field_ = "deleted" if key == "deleted_at" else key
+                before = value is not None if key == "deleted_at" else value
+                if field_ in state and state[field_] != before:
+                    problems.append(f"memory {mid}: {ev.event} says old {key}={value!r}, "
+                                    f"but it was {state[field_]!r}")
+            for key, value in new.items():
+                if key == "deleted_at":
+                    state["deleted"] = value is not None
+                elif key in state:
+                    state[key] = bool(value) if key == "pinned" else value
+        actual = memory_state(store, mid)
+        if actual != state:
+            problems.append(f"memory {mid}: history replays to {state}, but the row is {actual}")
+    return problems

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from textual.widgets import DataTable, Input, Select, Static, Switch, TextArea
+from tui_helpers import make_app, screen_text, settle
 
 from app.screens.confirm import ConfirmScreen
 from app.screens.memories import MemoriesScreen
 from app.screens.memory_edit import MemoryEditScreen
 from store import Store
-from tui_helpers import make_app, screen_text, settle
 
 
 async def _open_memories(pilot) -> MemoriesScreen:  # type: ignore[no-untyped-def]

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from textual.widgets import DataTable, Static
+import pytest
+from textual.widgets import DataTable, Input, Static
 from tui_helpers import make_app, screen_text, settle
 
+from app.screens import search as search_screen
 from app.screens.memory_edit import MemoryEditScreen
 from app.screens.search import SearchScreen
 from app.screens.thread_view import ThreadViewScreen
@@ -92,13 +94,17 @@ async def test_stale_results_are_dropped(tui_store: Store) -> None:
         assert screen.results == before and screen.shown_query == "restic"
 
 
-async def test_memory_result_opens_the_editor_and_counts_one_access(tui_store: Store) -> None:
+async def test_memory_result_opens_the_editor_and_access_counts_once_per_query(
+        tui_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search_screen, "DWELL", 0.3)
     m = tui_store.add_memory("Prefers restic over borg for backups", "preference").memory
     app = make_app(tui_store)
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await _type(pilot, "borg backups")
+        screen = await _type(pilot, "borg backups")  # typed key by key: only the settled query is shown
         assert screen.results[0].kind == "memory" and screen.results[0].id == m.id
-        assert tui_store.get_memory(m.id).access_count == 0  # typing alone does not count
+        await pilot.pause(0.5)  # results stayed on screen: one access
+        await settle(pilot)
+        assert tui_store.get_memory(m.id).access_count == 1
         table = screen.query_one("#search-results", DataTable)
         table.focus()
         await pilot.press("enter")
@@ -106,6 +112,9 @@ async def test_memory_result_opens_the_editor_and_counts_one_access(tui_store: S
         assert isinstance(app.screen, MemoryEditScreen) and app.screen.memory is not None
         assert app.screen.memory.id == m.id
         await pilot.press("escape")
-        await pilot.pause(1.6)  # the dwell timer fires, but this query was already counted
         await settle(pilot)
-        assert tui_store.get_memory(m.id).access_count == 1
+        assert tui_store.get_memory(m.id).access_count == 1  # the same query is not counted twice
+        screen.query_one("#search-input", Input).value = "restic"
+        await pilot.pause(0.8)
+        await settle(pilot)
+        assert tui_store.get_memory(m.id).access_count == 2

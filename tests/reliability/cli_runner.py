@@ -1,0 +1,188 @@
+"""`memapp` processes for the crash and concurrency tests.
+
+    python cli_runner.py [--fake-embedder] [--out FILE] -- ARGV...     # app.cli.main(ARGV), once
+    python cli_runner.py [--fake-embedder] -- @edit-loop DB CONFIG JOURNAL SEED [SECONDS [IDS]]
+    python cli_runner.py --zygote          # fork one child per JSON request line on stdin
+
+A single run prints "ready" once its imports are done and starts on a "go" line from stdin, so a test
+can time a SIGKILL from the moment real work begins. The zygote does the imports once and forks a child
+per request ({"argv", "out", "err", "rc", "fake_embedder"}): it answers with the child's pid and, when
+the child ends, writes its exit status to the "rc" file (-9 after a SIGKILL). `--fake-embedder` makes
+the store use the deterministic FakeEmbedder instead of loading all-MiniLM (seconds per process), so
+vector writes are exercised cheaply.
+
+The edit loop is what a person editing memories by hand does, through the same CLI code path: each step
+is journalled as {"begin": …} before and {"done": …} after `app.cli.main` returns 0, written with
+os.write, so after a kill the test knows every edit that was acknowledged and the one in flight.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import io
+import json
+import os
+import random
+import signal
+import sys
+import time
+import traceback
+from typing import Any
+
+
+def _patch_fake_embedder() -> None:
+    import store.store
+    from embeddings import FakeEmbedder
+
+    store.store.SentenceTransformerEmbedder = lambda *a, **k: FakeEmbedder()  # type: ignore[misc,assignment]
+
+
+def _edit_loop(main: Any, db: str, config: str, journal: str, seed: int, seconds: float, only: set[int]) -> int:
+    """Edit memories (all, or the ids in `only`) until killed, or for `seconds`."""
+    from store import Store
+
+    s = Store(db, embedder=None)
+    memories = {m.id: m for m in s.list_memories(limit=10**6) + s.list_memories(trash=True, limit=10**6)
+                if not only or m.id in only}
+    s.close()
+    deadline = time.monotonic() + seconds
+    rng = random.Random(seed)
+    fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    step = 0
+    while time.monotonic() < deadline:
+        mid = rng.choice(sorted(memories))
+        m = memories[mid]
+        value: Any = None
+        if m.deleted_at is not None:
+            op, args = "restore", ["memory", "restore", str(mid)]
+        else:
+            op = rng.choice(["edit", "edit", "importance", "pin", "rm"])
+            if op == "edit":
+                value = f"seed {seed} step {step}: memory {mid} rewritten by hand"
+                args = ["memory", "edit", str(mid), "--text", value]
+            elif op == "importance":
+                value = rng.randint(1, 10)
+                args = ["memory", "edit", str(mid), "--importance", str(value)]
+            elif op == "pin":
+                value = not m.pinned
+                args = ["memory", "pin" if value else "unpin", str(mid)]
+            else:
+                args = ["memory", "rm", str(mid)]
+        record = {"step": step, "seed": seed, "id": mid, "op": op, "value": value}
+        os.write(fd, (json.dumps({"begin": record}) + "\n").encode())
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = main(["--db", db, "--config", config, *args, "--json"])
+        if code != 0:
+            print(f"step {step}: {args} exited {code}", file=sys.stderr)
+            return int(code)
+        changes = {"edit": {"content": value}, "importance": {"importance": value}, "pin": {"pinned": value},
+                   "rm": {"deleted_at": 1.0}, "restore": {"deleted_at": None}}[op]
+        memories[mid] = dataclasses.replace(m, **changes)
+        os.write(fd, (json.dumps({"done": record}) + "\n").encode())
+        step += 1
+    return 0
+
+
+def _run(main: Any, argv: list[str]) -> int:
+    if argv[:1] == ["@edit-loop"]:
+        db, config, journal, seed, *rest = argv[1:]
+        seconds = float(rest[0]) if rest else float("inf")
+        only = {int(i) for i in rest[1].split(",")} if len(rest) > 1 else set()
+        return _edit_loop(main, db, config, journal, int(seed), seconds, only)
+    code = main(argv)
+    sys.stdout.flush()
+    return int(code or 0)
+
+
+def _redirect(fd: int, path: str) -> None:
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(target, fd)
+    os.close(target)
+
+
+def _zygote(main: Any) -> int:
+    """Fork a child per request line; report its pid, and its exit status in the request's rc file."""
+    pending: dict[int, str] = {}
+
+    def reap(*_: object) -> None:
+        while True:
+            try:
+                # WNOWAIT: write the status before the pid is released, so the test never kills a
+                # recycled pid; then reap.
+                info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                return
+            if info is None:
+                return
+            rc_path = pending.pop(info.si_pid, None)
+            code = -info.si_status if info.si_code in (os.CLD_KILLED, os.CLD_DUMPED) else info.si_status
+            if rc_path is not None:
+                with open(rc_path + ".tmp", "w") as fh:
+                    fh.write(str(code))
+                os.replace(rc_path + ".tmp", rc_path)
+            os.waitpid(info.si_pid, 0)
+
+    signal.signal(signal.SIGCHLD, reap)
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    for line in sys.stdin:
+        request = json.loads(line)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+        pid = os.fork()
+        if pid == 0:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            code = 1
+            try:
+                _redirect(1, request["out"])
+                _redirect(2, request["err"])
+                sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 - the child's own
+                sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+                if request["fake_embedder"]:
+                    _patch_fake_embedder()
+                code = _run(main, request["argv"])
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        pending[pid] = request["rc"]
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+        sys.stdout.write(f"{pid}\n")
+        sys.stdout.flush()
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fake-embedder", action="store_true")
+    parser.add_argument("--zygote", action="store_true")
+    parser.add_argument("--out", default=os.devnull)
+    parser.add_argument("argv", nargs="*")
+    opts = parser.parse_args()
+
+    from app.cli import build_parser
+    from app.cli import main as memapp_main
+    from store import Store, cleanup, importing, maintenance  # noqa: F401 - imported now, not after "go"
+
+    build_parser()  # imports every command module
+    with Store(":memory:", embedder=None) as warm:  # loads the tokenizer's BPE file and sqlite-vec once
+        warm.tokens.count("warm up")
+    if opts.zygote:
+        return _zygote(memapp_main)
+    if opts.fake_embedder:
+        _patch_fake_embedder()
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    if sys.stdin.readline().strip() != "go":
+        return 3
+    _redirect(1, opts.out)
+    sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 - lives as long as the process
+    return _run(memapp_main, opts.argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

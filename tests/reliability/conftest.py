@@ -1,0 +1,12 @@
+"""The reliability suite runs short in CI; `MEMAPP_SOAK=1` or `-m soak` makes the soak tests run long."""
+
+from __future__ import annotations
+
+import pytest
+from reliability_helpers import SOAK
+
+
+@pytest.fixture
+def soak(request: pytest.FixtureRequest) -> bool:
+    """True for the long variant: more kills, bigger exports, longer concurrent runs."""
+    return SOAK or "soak" in (request.config.getoption("-m") or "")

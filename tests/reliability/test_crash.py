@@ -1,0 +1,312 @@
+"""Promise 1, crash safety: a `memapp` process killed with SIGKILL at any moment leaves chat.db whole.
+
+Each test kills the real CLI (app.cli.main in a fresh process, see cli_runner.py) at seeded random
+moments during an import, a memory edit loop, `cleanup --apply` and `reindex`, then checks, after
+every kill: `PRAGMA integrity_check` is ok, the FTS and vector rows pair up with the canonical rows
+(ids, not only counts), every thread's message_count/token_count matches its messages, no thread is
+half-written, and memory_history replays to exactly the rows. Finally the same command is run to the
+end and must reach exactly the expected counts.
+
+The kill moments come from `random.Random(SEED + n)`; set MEMAPP_CRASH_SEED to replay a failure's
+schedule (the moments are reproducible; what the process had done by then depends on the machine).
+CI runs a short series (about 40 kills, < 60 s); `MEMAPP_SOAK=1` or `-m soak` runs longer ones with
+bigger exports, and the real-model import kill.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from reliability_helpers import (
+    ExportSpec,
+    Runner,
+    Zygote,
+    apply_edit,
+    conversation_texts,
+    database_problems,
+    history_problems,
+    memory_state,
+    no_embed_config,
+    thread_contents,
+    write_chatgpt,
+    write_generic,
+)
+
+from embeddings import FakeEmbedder
+from store import Store, maintenance
+from store.cleanup import Thresholds, apply_cleanup, find_candidates
+from store.importing import import_paths
+
+SEED = int(os.environ.get("MEMAPP_CRASH_SEED", "8008"))
+DAY = 86400.0
+
+pytestmark = pytest.mark.soak
+
+
+def _check(db: Path) -> Store:
+    """Open chat.db after a kill (this recovers the WAL) and assert the invariants that always hold."""
+    store = Store(db, embedder=None)
+    problems = database_problems(store) + history_problems(store)
+    if problems:
+        store.close()
+        raise AssertionError("\n".join(problems[:20]))
+    return store
+
+
+def _thread_states(store: Store, source: str, full: ExportSpec, before: ExportSpec) -> list[str]:
+    """For each thread of the export, in file order: 'new' (all messages of the export), 'old' (exactly
+    as before this import), or 'absent'. Anything else is a half-written thread: an assertion error."""
+    got = thread_contents(store, source)
+    old = before.by_id()
+    wanted = full.by_id()
+    stray = set(got) - set(wanted)
+    assert not stray, f"threads that are in no export: {sorted(stray)[:5]}"
+    states = []
+    for ext, texts in full.threads:
+        have = got.get(ext)
+        if have == texts:
+            states.append("new")
+        elif have is None and ext not in old:
+            states.append("absent")
+        elif ext in old and have == old[ext]:
+            states.append("old")
+        else:
+            raise AssertionError(f"thread {ext} is half-written: {len(have or [])} messages, "
+                                 f"expected {len(texts)} or {len(old.get(ext, []))}")
+    return states
+
+
+def _assert_in_order(states: list[str]) -> None:
+    """Threads are committed in file order, one transaction each: the finished ones are a prefix."""
+    first_unfinished = next((i for i, s in enumerate(states) if s != "new"), len(states))
+    late = [i for i, s in enumerate(states) if s == "new" and i > first_unfinished]
+    assert not late, f"thread {late[0]} finished before thread {first_unfinished}"
+
+
+def _kill_point(rng: random.Random, stored: int, total: int, kills: int) -> tuple[int, float]:
+    """Where to kill the next import of a series on one database: once `memapp import` has stored a
+    random share of the rest (so `kills` kills spread over the whole export), plus up to 20 ms, which
+    lands the kill anywhere in the thread being written then (parsing, inside its transaction, between)."""
+    return min(total, stored + 1 + int(rng.uniform(0.0, 2.0) * total / kills)), rng.uniform(0.0, 0.02)
+
+
+def _import_series(tmp: Path, *, fmt: str, n_threads: int, per_thread: int, kills: int, fake_embedder: bool,
+                   seed: int) -> dict[str, Any]:
+    """Import v1 (a quarter of the threads, half their messages), then kill `memapp import` of the full
+    export `kills` times, checking after each kill; then import to the end."""
+    spec = conversation_texts(seed, n_threads, per_thread)
+    before = ExportSpec([(cid, texts[: len(texts) // 2]) for cid, texts in spec.threads[: n_threads // 4]])
+    write = write_chatgpt if fmt == "chatgpt" else write_generic
+    (tmp / "v1").mkdir()
+    v1 = write(tmp / "v1" / "conversations.json", before)
+    full = write(tmp / "conversations.json", spec)
+    db = tmp / "chat.db"
+    source = "chatgpt" if fmt == "chatgpt" else "generic"
+    with Store(db, embedder=FakeEmbedder() if fake_embedder else None) as store:
+        report = import_paths(store, [v1], embed=fake_embedder)
+        assert report.ok and report.messages_added == before.messages
+    args = ["--db", str(db), "import", str(full), "--json"]
+    if not fake_embedder:
+        args[2:2] = ["--config", str(no_embed_config(tmp))]
+        args.append("--no-embed")
+    landed = 0
+    states: list[str] = []
+    rng = random.Random(seed)
+    stored = before.messages
+    with Zygote(tmp) as zygote:
+        for _ in range(kills):
+            job = zygote.run(args, fake_embedder=fake_embedder)
+            target, extra = _kill_point(rng, stored, spec.messages, kills)
+            if job.kill_when(db, "SELECT count(*) FROM messages", target, extra=extra):
+                landed += 1
+            else:
+                assert job.poll() == 0 and job.stderr() == "", job.stderr()
+            with _check(db) as store:
+                states = _thread_states(store, source, spec, before)
+                stored = store._scalar("SELECT count(*) FROM messages")
+            _assert_in_order(states)
+        finish = zygote.run(args, fake_embedder=fake_embedder, tag="finish")
+        assert finish.wait() == 0, finish.stderr()
+    assert finish.stderr() == ""
+    report_json = json.loads(finish.stdout())
+    with _check(db) as store:
+        assert _thread_states(store, source, spec, before) == ["new"] * n_threads
+        assert store._scalar("SELECT count(*) FROM threads") == n_threads
+        assert store._scalar("SELECT count(*) FROM messages") == spec.messages
+        if fake_embedder:
+            assert store._scalar("SELECT count(*) FROM messages m WHERE NOT EXISTS "
+                                 "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)") == 0
+    return {"landed": landed, "kills": kills, "states": states, "report": report_json}
+
+
+def test_import_killed_20_times_then_completes(tmp_path: Path, soak: bool) -> None:
+    result = _import_series(tmp_path, fmt="chatgpt", n_threads=2400 if soak else 300, per_thread=20,
+                            kills=60 if soak else 20, fake_embedder=False, seed=SEED)
+    assert result["landed"] >= result["kills"] // 2, f"only {result['landed']} kills hit a running import"
+    assert result["report"]["errors"] == []
+
+
+def test_import_with_vectors_killed_then_completes(tmp_path: Path, soak: bool) -> None:
+    """The embedding pipeline (batches encoded on a worker thread, written thread by thread) with the
+    fake embedder: chunk rows and their vectors are written in the thread's transaction or not at all."""
+    result = _import_series(tmp_path, fmt="generic", n_threads=600 if soak else 80, per_thread=10,
+                            kills=20 if soak else 4, fake_embedder=True, seed=SEED + 1)
+    assert result["landed"] >= 1
+
+
+@pytest.mark.model
+def test_import_with_the_real_model_killed_then_completes(tmp_path: Path, soak: bool) -> None:
+    if not soak:
+        pytest.skip("soak only (MEMAPP_SOAK=1 or -m soak): each kill waits for the model to load, ~15 s")
+    spec = conversation_texts(SEED + 2, 120, 12)
+    export = write_generic(tmp_path / "conversations.json", spec)
+    db = tmp_path / "chat.db"
+    args = ["--db", str(db), "import", str(export), "--json"]
+    rng = random.Random(SEED + 2)
+    for n in range(3):
+        runner = Runner(args, tmp_path, tag=f"run-{n}")
+        runner.go()
+        runner.kill_after(15.0 + rng.uniform(0.0, 30.0))
+        _check(db).close()
+    finish = Runner(args, tmp_path, tag="finish")
+    finish.go()
+    assert finish.wait(timeout=900) == 0, finish.stderr()
+    with _check(db) as store:
+        assert store._scalar("SELECT count(*) FROM messages") == spec.messages
+        assert store.stats()["embedded_chunks"] >= spec.messages
+
+
+# -- memory edits -------------------------------------------------------------------------------------
+
+
+def test_memory_edit_loop_killed(tmp_path: Path, soak: bool) -> None:
+    db = tmp_path / "chat.db"
+    with Store(db, embedder=FakeEmbedder()) as store, store.con:
+        for i in range(30):
+            store.add_memory(f"memory {i}: the {['garden', 'bread', 'sqlite', 'rust', 'tea'][i % 5]} note {i}",
+                             ["preference", "project", "skill", "fact"][i % 4], importance=1 + i % 10, force=True)
+    with Store(db, embedder=None) as store:
+        model = {m.id: memory_state(store, m.id) for m in store.list_memories()}
+    journal = tmp_path / "journal.jsonl"
+    rng = random.Random(SEED + 3)
+    kills = 20 if soak else 5
+    acknowledged = 0
+    events_expected = 0
+    zygote = Zygote(tmp_path)
+    for n in range(kills):
+        # A new seed per run: each process makes its own edits (the runner reads the state from chat.db).
+        job = zygote.run(["@edit-loop", str(db), str(tmp_path / "absent.toml"), str(journal),
+                          str(SEED + 100 + n)], fake_embedder=True)
+        assert job.kill_after(rng.uniform(0.1, 0.6)), job.stderr()
+        lines = [json.loads(x) for x in journal.read_text().splitlines()]
+        journal.write_text("")
+        begun = [x["begin"] for x in lines if "begin" in x]
+        done = [x["done"] for x in lines if "done" in x]
+        assert begun[: len(done)] == done and len(begun) - len(done) <= 1
+        with _check(db) as store:
+            for rec in begun:
+                old = model[rec["id"]]
+                new = apply_edit(old, rec["op"], rec["value"])
+                actual = memory_state(store, rec["id"])
+                if rec in done or (actual == new and actual != old):
+                    model[rec["id"]] = new
+                    events_expected += new != old
+            for mid, state in model.items():
+                assert memory_state(store, mid) == state, f"memory {mid}: an acknowledged edit was lost"
+            changes = store._scalar("SELECT count(*) FROM memory_history WHERE event != 'add'")
+            assert changes == events_expected
+        acknowledged += len(done)
+    zygote.close()
+    assert acknowledged > kills  # the loop really edited between the kills
+
+
+# -- cleanup --apply ----------------------------------------------------------------------------------
+
+
+def _cleanup_template(path: Path, n_candidates: int) -> Path:
+    """Old, unimportant, unused memories (candidates), plus pinned and important ones that must stay."""
+    old = time.time() - 400 * DAY
+    with Store(path, embedder=FakeEmbedder()) as store, store.con:
+        for i in range(n_candidates):
+            store.add_memory(f"faded note {i} about {i % 97} things", "fact", importance=1 + i % 2,
+                             created_at=old + i, force=True)
+        for i in range(n_candidates // 10):
+            store.add_memory(f"pinned note {i} never to be cleaned", "preference", importance=1, pinned=True,
+                             created_at=old, force=True)
+            store.add_memory(f"important note {i} kept", "project", importance=8, created_at=old, force=True)
+    return path
+
+
+def test_cleanup_apply_killed_is_all_or_nothing(tmp_path: Path, soak: bool) -> None:
+    template = _cleanup_template(tmp_path / "template.db", 3000 if soak else 800)
+    reference = tmp_path / "reference.db"
+    shutil.copy(template, reference)
+    with Store(reference, embedder=FakeEmbedder()) as store:
+        expected = {c.memory.id for c in find_candidates(store, Thresholds())}
+        t0 = time.monotonic()
+        assert {c.memory.id for c in apply_cleanup(store, Thresholds())} == expected
+        seconds = time.monotonic() - t0
+        pinned = {m.id for m in store.list_memories(pinned=True)}
+    rng = random.Random(SEED + 4)
+    landed = 0
+    zygote = Zygote(tmp_path)
+    for n in range(12 if soak else 4):
+        db = tmp_path / f"chat-{n}.db"
+        shutil.copy(template, db)
+        args = ["--db", str(db), "cleanup", "--apply", "--json"]
+        landed += zygote.run(args, fake_embedder=True).kill_after(rng.uniform(0.0, 1.2) * (seconds + 0.1))
+        with _check(db) as store:
+            trashed = {m.id for m in store.list_memories(trash=True, limit=10**6)}
+            assert trashed in (set(), expected), f"cleanup half-applied: {len(trashed)} of {len(expected)}"
+            assert pinned <= {m.id for m in store.list_memories(pinned=True)}
+        finish = zygote.run(args, fake_embedder=True)
+        assert finish.wait() == 0, finish.stderr()
+        applied = {c["id"] for c in json.loads(finish.stdout())["candidates"]}
+        assert applied == expected - trashed
+        with _check(db) as store:
+            assert {m.id for m in store.list_memories(trash=True, limit=10**6)} == expected
+            assert store._scalar("SELECT count(*) FROM memory_history WHERE event = 'cleanup'") == len(expected)
+    zygote.close()
+    assert landed >= 1
+
+
+# -- reindex -----------------------------------------------------------------------------------------
+
+
+def test_reindex_killed_then_completes(tmp_path: Path, soak: bool) -> None:
+    db = tmp_path / "chat.db"
+    spec = conversation_texts(SEED + 5, 600 if soak else 60, 12)
+    export = write_generic(tmp_path / "threads.json", spec)
+    with Store(db, embedder=FakeEmbedder()) as store:
+        assert import_paths(store, [export]).ok
+        with store.con:
+            for i in range(200):
+                store.add_memory(f"memory {i} for the reindex", "fact", force=True)
+        chunks = store._scalar("SELECT count(*) FROM message_chunks")
+        t0 = time.monotonic()
+        maintenance.reindex(store)
+        seconds = time.monotonic() - t0
+        assert store._scalar("SELECT count(*) FROM message_chunks") == chunks
+    rng = random.Random(SEED + 6)
+    runs = [["reindex", "--keyword-only", "--json"], ["reindex", "--json"]] * (6 if soak else 2)
+    landed = 0
+    with Zygote(tmp_path) as zygote:
+        for command in runs:
+            job = zygote.run(["--db", str(db), *command], fake_embedder=True)
+            landed += job.kill_after(rng.uniform(0.0, 1.1) * (seconds + 0.1))
+            _check(db).close()
+        finish = zygote.run(["--db", str(db), "reindex", "--json"], fake_embedder=True)
+        assert finish.wait() == 0, finish.stderr()
+    assert landed >= 1
+    with _check(db) as store:
+        assert store._scalar("SELECT count(*) FROM message_chunks") == chunks
+        assert store._scalar("SELECT count(*) FROM vec_memories") == 200
+        assert store._scalar("SELECT count(*) FROM fts_messages") == spec.messages
+        assert thread_contents(store, "generic") == spec.by_id()
