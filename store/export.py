@@ -99,7 +99,7 @@ def _detach_missing_parents(store: Store, tables: dict[str, list[dict[str, Any]]
     export restores with its foreign keys intact."""
     for table, rows in tables.items():
         for fk in store.con.execute(f"PRAGMA foreign_key_list({table})").fetchall():
-            parent, column, parent_col, on_delete = fk[2], fk[3], fk[4] or "id", fk[6]
+            parent, column, parent_col, on_delete = str(fk[2]), str(fk[3]), str(fk[4] or "id"), fk[6]
             if on_delete != "SET NULL" or parent not in tables:
                 continue
             present = {r[parent_col] for r in tables[parent]}
@@ -222,9 +222,9 @@ def markdown_files(store: Store, *, thread: int | None = None,
             if summary is not None:
                 lines += ["## Summary", "", summary.content.rstrip(), ""]
             lines += ["## Messages", ""]
-            for m in store.get_messages(t.id, limit=10**9):
-                lines += [f"### {m.role}" + (f" · {iso(m.created_at)}" if m.created_at else ""), "",
-                          _fence(m.content)]
+            for msg in store.get_messages(t.id, limit=10**9):
+                lines += [f"### {msg.role}" + (f" · {iso(msg.created_at)}" if msg.created_at else ""), "",
+                          _fence(msg.content)]
             yield f"threads/{t.id:05d}-{_slug(t.title)}.md", "\n".join(lines)
     if thread is None:
         lines = ["# Memories", ""]

@@ -65,6 +65,8 @@ class ImportReport:
     memories_existing: int = 0
     errors: list[ImportProblem] = field(default_factory=list)
     vector_problem: str | None = None  # why threads were written without vectors, when embedding was asked
+    grown_threads: list[int] = field(default_factory=list)  # threads that received messages (to summarise)
+    summaries_updated: int = 0
 
     @property
     def skipped(self) -> int:
@@ -135,13 +137,16 @@ def import_paths(
     totals: ImportTotals | None = None,
     batch_chunks: int = BATCH_CHUNKS,
     overlap: bool = True,
+    summarize: bool = True,
 ) -> ImportReport:
     """Import every thread and memory in `paths` into `store`; problems are reported, not raised.
 
     `embed=False` writes no vectors (`memapp embed` adds them later). `progress` is called after each
     thread; pass `totals` (from `count_export`, a parse-only pass) for snapshots with totals and an ETA.
-    `overlap` encodes the next batch while the current one is written. Raises only what the database
-    raises (and KeyboardInterrupt): every thread written before that stays complete.
+    `overlap` encodes the next batch while the current one is written. `summarize`: afterwards, threads
+    that grew by at least `summary.trigger_messages` messages get their summary and topics updated (each
+    in its own transaction, after every thread is safely written). Raises only what the database raises
+    (and KeyboardInterrupt): every thread written before that stays complete.
     """
     report = ImportReport()
     run = _Run(
@@ -169,6 +174,12 @@ def import_paths(
         run.finish()
     finally:
         run.close()
+    if summarize:
+        from store.summarize import maybe_summarize
+
+        for thread_id in dict.fromkeys(report.grown_threads):
+            if maybe_summarize(store, thread_id) is not None:
+                report.summaries_updated += 1
     return report
 
 
@@ -179,7 +190,17 @@ def load_demo(store: Store, *, embed: bool = True, progress: ProgressFn | None =
         raise StoreError(
             f"the bundled demo data ({DEMO_FILE}) is not installed; set MEMAPP_DATA_DIR to its folder"
         )
-    return import_paths(store, [path], "generic", embed=embed, progress=progress)
+    report = import_paths(store, [path], "generic", embed=embed, progress=progress, summarize=False)
+    # Demo threads are short (below the summary trigger): summarise them and find their memory suggestions
+    # now, so the demo shows every part of the thread view.
+    from store.suggest import extract_suggestions
+    from store.summarize import summarize_thread
+
+    for thread_id in dict.fromkeys(report.grown_threads):
+        summarize_thread(store, thread_id)
+        extract_suggestions(store, thread_id)
+        report.summaries_updated += 1
+    return report
 
 
 _EXPORT_HEAD = re.compile(rb'^\s*\{\s*"format"\s*:\s*"memapp-export"')
@@ -383,6 +404,8 @@ class _Run:
         else:
             r = self.report
             r.messages_added += res.messages_added
+            if res.messages_added:
+                r.grown_threads.append(res.thread_id)
             if res.created:
                 r.threads_added += 1
             elif res.messages_added or res.title_changed:

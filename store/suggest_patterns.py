@@ -12,6 +12,7 @@ This module is pure (text in, candidates out) so it can be tested sentence by se
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -85,9 +86,16 @@ _ZH: list[tuple[str, str, str]] = [
     ("zh-have", "fact", r"我有(?:一|两|三|四|\d)"),
     ("zh-plan", "fact", r"我(?:们)?(?:打算|计划|准备)"),
 ]
-_RULES_EN = [(n, c, re.compile(rf"^{_FILLER_EN}({p})", re.I)) for n, c, p in _EN]
-_RULES_EN_ANY = [(n, c, re.compile(rf"(?:^|[,;—–-]\s*(?:and |but |so )?)({p})", re.I)) for n, c, p in _EN]
-_RULES_ZH = [(n, c, re.compile(rf"(?:^{_FILLER_ZH}|[，,；;：:]\s*)({p})")) for n, c, p in _ZH]
+Rule = tuple[str, str, re.Pattern[str]]
+
+
+@functools.cache
+def _rules() -> tuple[list[Rule], list[Rule], list[Rule]]:
+    """Compiled on first use: compiling every rule costs ~0.1 s, which every CLI start would pay."""
+    en = [(n, c, re.compile(rf"^{_FILLER_EN}({p})", re.I)) for n, c, p in _EN]
+    en_any = [(n, c, re.compile(rf"(?:^|[,;—–-]\s*(?:and |but |so )?)({p})", re.I)) for n, c, p in _EN]
+    zh = [(n, c, re.compile(rf"(?:^{_FILLER_ZH}|[，,；;：:]\s*)({p})")) for n, c, p in _ZH]
+    return en, en_any, zh
 
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[。.!！]?\s*$|^(?:do|does|did|can|could|would|should|is|are|am|was|"
                        r"will|shall|may|what|how|why|which|where|who)\b", re.I)
@@ -128,13 +136,14 @@ def _tidy(text: str) -> str:
 def _match(sentence: str) -> tuple[str, str, int] | None:
     """(rule, category, start of the statement) of the best rule, or None."""
     hits: list[tuple[int, str, str]] = []
-    rules = _RULES_EN + (_RULES_ZH if sentences.CJK_CHAR.search(sentence) else [])
+    rules_en, rules_en_any, rules_zh = _rules()
+    rules = rules_en + (rules_zh if sentences.CJK_CHAR.search(sentence) else [])
     for name, cat, pat in rules:
         m = pat.search(sentence)
         if m:
             hits.append((m.start(1), name, cat))
     if not hits:
-        for name, cat, pat in _RULES_EN_ANY:
+        for name, cat, pat in rules_en_any:
             m = pat.search(sentence)
             if m:
                 hits.append((m.start(1), name, cat))

@@ -201,6 +201,31 @@ def test_load_demo_loads_threads_and_memories_with_pins_once(store: Store) -> No
     assert [m.external_id for m in store.get_messages(t.id)] == [m["id"] for m in first["messages"]]
     again = load_demo(store)
     assert (again.threads_added, again.messages_added, again.memories_added, again.skipped) == (0, 0, 0, 0)
+    # Every demo thread arrives summarised, with topics, and its memory suggestions found.
+    from store.suggest import count_pending
+
+    threads = store.list_threads(limit=100)
+    assert all(store.get_summary(t.id) is not None and store.get_topics(t.id) for t in threads)
+    assert count_pending(store) > 0
+
+
+def test_threads_that_grew_past_the_trigger_are_summarised_after_import(store: Store, tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "t.jsonl", [thread("long", 35, words=12), thread("short", 4)])
+    report = import_paths(store, [path])
+    assert report.summaries_updated == 1
+    long_t = store.find_thread("jsonl", "long")
+    short_t = store.find_thread("jsonl", "short")
+    assert long_t is not None and short_t is not None
+    summary = store.get_summary(long_t.id)
+    assert summary is not None and summary.last_message_seq == 34
+    assert store.get_summary(short_t.id) is None
+    assert store._scalar("SELECT count(*) FROM compression_history WHERE thread_id = ?", (long_t.id,)) == 1
+
+
+def test_no_summarize_leaves_summaries_for_later(store: Store, tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "t.jsonl", [thread("long", 35)])
+    assert import_paths(store, [path], summarize=False).summaries_updated == 0
+    assert store.stats()["summaries"] == 0
 
 
 # --- problems ----------------------------------------------------------------------------------------

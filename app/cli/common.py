@@ -7,6 +7,8 @@ Exit codes: 0 ok; 1 the command ran but something failed (a skipped thread, a re
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import sys
 from collections.abc import Callable
@@ -15,6 +17,7 @@ from typing import Any
 
 import apsw
 
+from app.widgets.format import literal
 from store import Store, load_config
 from store import db as chat_db
 from store.config import Config
@@ -50,15 +53,25 @@ class Context:
             self._store.close()
 
     def emit(self, data: Any, human: Callable[[], None] | None = None) -> None:
-        """Print `data` as JSON with --json, else call the human renderer."""
+        """Print `data` as JSON with --json, else call the human renderer.
+
+        The human text is shown literally: control characters in stored text (an ANSI escape in an
+        imported message) are made visible instead of reaching the terminal, which would obey them.
+        """
         if self.json or human is None:
             print(json.dumps(data, ensure_ascii=False, indent=2))
-        else:
-            human()
+            return
+        out, err = io.StringIO(), io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                human()
+        finally:
+            sys.stderr.write(literal(err.getvalue()))
+            sys.stdout.write(literal(out.getvalue()))
 
 
 def fail(message: str) -> None:
-    print(f"memapp: {message}", file=sys.stderr)
+    print(f"memapp: {literal(message)}", file=sys.stderr)
 
 
 def run_command(handler: Callable[[Context], int | None], args: argparse.Namespace) -> int:
