@@ -37,7 +37,7 @@ def binding_rows(app: MemApp, bindings: list[BindingType]) -> list[tuple[str, st
         key = (b.action, b.description)
         rows.setdefault(key, []).append(app.get_key_display(b))
         tips.setdefault(key, b.tooltip)
-    return [(" ".join(keys), desc, tips[(action, desc)]) for (action, desc), keys in rows.items()]
+    return [(" ".join(dict.fromkeys(keys)), desc, tips[(action, desc)]) for (action, desc), keys in rows.items()]
 
 
 def screen_sections(app: MemApp, current: Screen[object]) -> list[tuple[str, list[BindingType]]]:

@@ -95,6 +95,12 @@ class MemoriesScreen(MemappScreen):
 
     # -- loading -------------------------------------------------------------------------------------
 
+    def on_screen_resume(self) -> None:
+        """Always read the first page again when shown: access counts change without a data_changed
+        (a search that shows a memory counts one use), and the page is one cheap query."""
+        self._seen_version = self.memapp.data_version
+        self.reload()
+
     def reload(self) -> None:
         if self._reselect is None:
             self._reselect = self.current_id()

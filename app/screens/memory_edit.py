@@ -71,13 +71,14 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
                 yield Label("Category", classes="field-label")
                 yield Select([(c, c) for c in CATEGORIES], value=self.draft.category, allow_blank=False,
                              id="memory-category")
-                yield Label("Importance", classes="field-label")
+                yield Label("Importance 1-10", classes="field-label")
                 yield Input(str(self.draft.importance), id="memory-importance", type="integer", max_length=2,
                             validators=[Number(minimum=1, maximum=10, failure_description="must be 1-10")])
+            yield Static("", id="memory-errors", markup=False)
+            with Horizontal(id="memory-bottom"):
                 yield Label("Pinned", classes="field-label")
                 yield Switch(self.draft.pinned, id="memory-pinned")
-            yield Static("", id="memory-errors", markup=False)
-            with Horizontal(classes="dialog-buttons"):
+                yield Static("", classes="spacer")
                 yield Button("Save (ctrl+s)", id="save", variant="primary")
                 yield Button("Cancel (esc)", id="cancel")
 

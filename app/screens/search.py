@@ -83,6 +83,7 @@ class SearchScreen(MemappScreen):
         self.shown_query = ""
         self.shown_keyword_only = False
         self.where_width = 18
+        self._found: Found | None = None
         self._timer: Timer | None = None
         self._dwell: Timer | None = None
         self._touched_keys: set[tuple[str, int]] = set()
@@ -172,7 +173,12 @@ class SearchScreen(MemappScreen):
 
     # -- showing results ---------------------------------------------------------------------------------
 
+    def on_resize(self) -> None:
+        if self._found is not None and self._found.query:
+            self._show(self._found)  # the snippet column follows the width
+
     def _show(self, found: Found) -> None:
+        self._found = found
         same = found.query == self.shown_query and found.scope == self.scope and bool(self.results)
         keep = self.table.cursor_row if same else 0
         self.results = found.response.results

@@ -26,6 +26,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import apsw
 import pytest
 from reliability_helpers import (
     REPO,
@@ -41,6 +42,7 @@ from reliability_helpers import (
     write_generic,
 )
 
+from app.cli import main
 from store import Store
 
 pytestmark = pytest.mark.soak
@@ -185,3 +187,25 @@ def test_search_import_and_edits_at_once(tmp_path: Path, soak: bool) -> None:
         for mid, state in loop_model.items():
             assert memory_state(store, mid) == state, f"memory {mid}: an edit of the loop was lost"
         assert thread_contents(store, "generic") == imported
+
+
+def test_a_lock_held_past_the_timeout_is_a_message_not_a_traceback(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """If another process keeps the write lock longer than the busy timeout (15 s; 0.2 s here), the
+    command stops with one line saying so and exit 1; it used to end in an apsw.BusyError traceback."""
+    db = tmp_path / "chat.db"
+    Store(db, embedder=None).close()
+    monkeypatch.setattr("store.db.BUSY_TIMEOUT_MS", 200)
+    holder = apsw.Connection(str(db))
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        code = main(["--db", str(db), "--config", str(no_embed_config(tmp_path)), "memory", "add", "blocked",
+                     "-c", "fact"])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "stayed locked by another memapp process for more than 0.2 s" in err and "Traceback" not in err
+    with Store(db, embedder=None) as store:
+        assert store.list_memories() == []
