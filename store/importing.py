@@ -311,6 +311,7 @@ class _Run:
                 pinned=memory.pinned,
                 origin=memory.origin,
                 created_at=memory.created_at,
+                embed=self.embedding,
             )
         except DuplicateMemoryError as exc:
             self.report.errors.append(

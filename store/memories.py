@@ -126,8 +126,11 @@ class MemoriesMixin(StoreBase):
 
     def add_memory(self, content: str, category: str, *, importance: int = 5, pinned: bool = False,
                    origin: str = "manual", source_thread_id: int | None = None, force: bool = False,
-                   created_at: float | None = None) -> AddResult:
-        """Add a memory, or merge it into a near-duplicate. `force` adds even next to a protected one."""
+                   created_at: float | None = None, embed: bool = True) -> AddResult:
+        """Add a memory, or merge it into a near-duplicate. `force` adds even next to a protected one.
+
+        `embed=False` (imports with --no-embed) skips the model: only exact repeats are detected, and
+        `memapp embed` adds the vector later."""
         validate(content, category, importance)
         content = content.strip()
         digest = content_hash(content)
@@ -141,7 +144,7 @@ class MemoriesMixin(StoreBase):
         if same is not None and not force:
             return AddResult(_row_to_memory(same), "exists", 1.0)
 
-        vec = self._embed([content])
+        vec = self._embed([content]) if embed else None
         vec0 = None if vec is None else vec[0]
         with self.con:
             if vec0 is not None and not force:

@@ -1,16 +1,41 @@
-"""The sqlite-vec side of chat.db: vec0 tables keyed by the canonical rows' integer ids.
+"""The vectors of chat.db: float32 rows for exact scores, bit-quantised vec0 tables for fast search.
 
-The tables are created on the first vector write, with the model's dimension, and the model's name and
-dimension are recorded in `settings`. A store opened with a different model finds the mismatch here and
-gets no vectors (semantic search reports why) until `memapp reindex` rebuilds them: vectors from two
-models are never mixed in one table.
+Layout (created on the first vector write, with the model's dimension; the model's name and dimension
+are recorded in `settings`, and a store opened with a different model gets no vectors until `memapp
+reindex`: vectors from two models are never mixed):
+
+- `vec_memories(memory_id, embedding, category, deleted)` and `vec_chunks(chunk_id, embedding, thread_id,
+  role, created_at, message_id)`: plain tables, one float32 BLOB per row, keyed by the canonical row's id.
+  They are the truth for vectors (export, context building and re-scoring read them).
+- `vec_memories_bits` / `vec_chunks_bits`: vec0 `bit[dim]` tables (the sign of each float) carrying the
+  filter columns as vec0 metadata, so filters apply *inside* the KNN.
+
+Why: sqlite-vec 0.1.9 scans a float vec0 table with scalar cosine code, about 5x slower than numpy's
+`X @ q` on the same rows, and reading one vector back out of it costs a quarter of a millisecond (it
+sits in a 1.5 MB chunk blob), so it can neither be the fast path nor feed re-scoring. A Hamming scan of
+the bit table is an eighth of the bytes and cheap; its nearest few hundred are then re-scored exactly
+from the float rows, and the best k by true cosine are returned (README "Benchmarks" has the numbers).
+
+Two facts about vec0 shape the coarse step. Its per-chunk top-k selection costs chunk_size x k, so a
+deep list (search asks for 300 chunks) would cost ten times a top-10; but rows beyond a `distance <= T`
+bound never enter the selection. So each bit table has a partition key `shard = id % SHARDS`: a probe
+of one shard (1/16 of the rows, same filters) estimates the Hamming radius T that holds the nearest
+`n` rows, and the full scan then selects only among rows within T. A probe that undershoots just means
+a second, unbounded scan: the result never depends on the estimate.
+
+Databases written before this layout (float vec0 tables named vec_memories / vec_chunks) still work:
+they are searched the old way until the next vector write, whose transaction converts them (the float
+rows are copied out, the vec0 tables dropped, never renamed) and fills the bit tables.
 
 sqlite-vec 0.1.9 traps handled here: float32 only (a float64 array is silently misread), no NULL in
-metadata columns (sentinels), no INSERT OR REPLACE (delete, then insert), k capped at 4096.
+metadata columns (sentinels), no INSERT OR REPLACE on vec0 (delete, then insert), k capped at 4096, and
+`pk IN (...)` on a vec0 table is a full scan (deletes go one id at a time).
 """
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,10 +44,20 @@ import numpy as np
 
 K_MAX = 4096
 VEC_TABLES = ("vec_memories", "vec_chunks")
+BIT_TABLES = ("vec_memories_bits", "vec_chunks_bits")
+SHARDS = 16  # partitions of a bit table; shard 0 is the sample that estimates the search radius
+MIN_CANDIDATES = 256  # re-scored at least this many coarse candidates ...
+OVERSAMPLE = 2  # ... or this many per result asked for, whichever is more
+PROBE_SLACK = 1.5  # the radius estimate aims at this many times the candidates wanted
+_LAYOUT_SQL = "SELECT name, sql FROM sqlite_master WHERE name IN (?, ?, ?, ?)"
 
 
 def _f32(vec: Any) -> bytes:
     return np.ascontiguousarray(vec, dtype=np.float32).tobytes()
+
+
+def _json_ids(ids: Sequence[int]) -> str:
+    return json.dumps([int(i) for i in ids])
 
 
 def get_setting(con: apsw.Connection, key: str) -> str | None:
@@ -43,9 +78,23 @@ def recorded_model(con: apsw.Connection) -> tuple[str, int] | None:
     return None if name is None or dim is None else (name, int(dim))
 
 
+def _layout(con: apsw.Connection) -> dict[str, str]:
+    """{table name: its CREATE statement} for the four vector tables that exist."""
+    return {str(n): str(s) for n, s in con.execute(_LAYOUT_SQL, (*VEC_TABLES, *BIT_TABLES))}
+
+
 def tables_exist(con: apsw.Connection) -> bool:
     row = con.execute("SELECT count(*) FROM sqlite_master WHERE name IN ('vec_memories', 'vec_chunks')").fetchone()
     return bool(row and row[0] == 2)
+
+
+def _legacy(layout: dict[str, str]) -> bool:
+    """The float vec0 tables of the first layout (searched by vec0 itself until converted)."""
+    return layout.get("vec_memories", "").upper().startswith("CREATE VIRTUAL TABLE")
+
+
+def _has_bits(layout: dict[str, str]) -> bool:
+    return all(t in layout for t in BIT_TABLES)
 
 
 def mismatch(con: apsw.Connection, name: str, dim: int) -> str | None:
@@ -59,62 +108,123 @@ def mismatch(con: apsw.Connection, name: str, dim: int) -> str | None:
     )
 
 
+# -- creating, converting, dropping -------------------------------------------------------------------
+
+_PLAIN = {
+    "vec_memories": "memory_id INTEGER PRIMARY KEY, embedding BLOB NOT NULL, category TEXT NOT NULL, "
+                    "deleted INTEGER NOT NULL",
+    "vec_chunks": "chunk_id INTEGER PRIMARY KEY, embedding BLOB NOT NULL, thread_id INTEGER NOT NULL, "
+                  "role TEXT NOT NULL, created_at REAL NOT NULL, message_id INTEGER NOT NULL",
+}
+_COLUMNS = {"vec_memories": "memory_id, embedding, category, deleted",
+            "vec_chunks": "chunk_id, embedding, thread_id, role, created_at, message_id"}
+
+
 def ensure_tables(con: apsw.Connection, name: str, dim: int) -> None:
-    """Create the vec0 tables for `dim` and record the model (inside the caller's transaction)."""
-    if tables_exist(con) and recorded_model(con) == (name, dim):
+    """Create (or convert, or complete) the vector tables for `dim` and record the model, inside the
+    caller's transaction."""
+    layout = _layout(con)
+    bits_wanted = dim % 8 == 0  # bit[] needs whole bytes; other sizes are searched exactly
+    if (tables_exist(con) and not _legacy(layout) and _has_bits(layout) == bits_wanted
+            and recorded_model(con) == (name, dim)):
         return
-    con.execute(
-        f"""
-        CREATE VIRTUAL TABLE IF NOT EXISTS vec_memories USING vec0(
-            memory_id INTEGER PRIMARY KEY,
-            embedding float[{int(dim)}] distance_metric=cosine,
-            category TEXT,
-            deleted INTEGER
-        );
-        CREATE VIRTUAL TABLE IF NOT EXISTS vec_chunks USING vec0(
-            chunk_id INTEGER PRIMARY KEY,
-            embedding float[{int(dim)}] distance_metric=cosine,
-            thread_id INTEGER,
-            role TEXT,
-            created_at FLOAT,
-            +message_id INTEGER
-        );
-        """
-    )
+    for table, columns in _PLAIN.items():
+        if table in layout and _legacy(layout):
+            con.execute(f"CREATE TABLE {table}_float({columns})")
+            con.execute(f"INSERT INTO {table}_float({_COLUMNS[table]}) SELECT {_COLUMNS[table]} FROM {table}")
+            con.execute(f"DROP TABLE {table}")  # a vec0 table: dropped, never renamed
+            con.execute(f"ALTER TABLE {table}_float RENAME TO {table}")
+        else:
+            con.execute(f"CREATE TABLE IF NOT EXISTS {table}({columns})")
+    # Small indexes: count(*) reads them instead of every 1.5 KB row, and chunks are found by message.
+    con.execute("CREATE INDEX IF NOT EXISTS vec_chunks_message ON vec_chunks(message_id)")
+    con.execute("CREATE INDEX IF NOT EXISTS vec_memories_deleted ON vec_memories(deleted)")
+    if bits_wanted and not _has_bits(layout):
+        _create_bits(con, dim)
     set_setting(con, "embedding_model", name)
     set_setting(con, "embedding_dim", str(int(dim)))
 
 
+def _create_bits(con: apsw.Connection, dim: int) -> None:
+    """Create the bit tables and fill them from the float rows (a database from before they existed)."""
+    for table in BIT_TABLES:
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+    con.execute(
+        f"""
+        CREATE VIRTUAL TABLE vec_memories_bits USING vec0(
+            memory_id INTEGER PRIMARY KEY, shard INTEGER PARTITION KEY, embedding bit[{int(dim)}],
+            category TEXT, deleted INTEGER
+        );
+        CREATE VIRTUAL TABLE vec_chunks_bits USING vec0(
+            chunk_id INTEGER PRIMARY KEY, shard INTEGER PARTITION KEY, embedding bit[{int(dim)}],
+            thread_id INTEGER, role TEXT, created_at FLOAT
+        );
+        INSERT INTO vec_memories_bits(memory_id, shard, embedding, category, deleted)
+            SELECT memory_id, memory_id % {SHARDS}, vec_quantize_binary(embedding), category, deleted
+            FROM vec_memories ORDER BY memory_id;
+        INSERT INTO vec_chunks_bits(chunk_id, shard, embedding, thread_id, role, created_at)
+            SELECT chunk_id, chunk_id % {SHARDS}, vec_quantize_binary(embedding), thread_id, role, created_at
+            FROM vec_chunks ORDER BY chunk_id;
+        """
+    )
+
+
 def drop_tables(con: apsw.Connection) -> None:
     """Forget every vector and the recorded model (reindex recreates them)."""
-    for table in VEC_TABLES:
+    for table in (*VEC_TABLES, *BIT_TABLES):
         con.execute(f"DROP TABLE IF EXISTS {table}")
     con.execute("DELETE FROM message_chunks")
     con.execute("DELETE FROM settings WHERE key IN ('embedding_model', 'embedding_dim')")
+
+
+def check(con: apsw.Connection) -> list[str]:
+    """Ways the bit tables disagree with the float rows (empty when in step, or before they exist)."""
+    layout = _layout(con)
+    if _legacy(layout) or not _has_bits(layout):
+        return []
+    problems = []
+    for plain, bits in zip(VEC_TABLES, BIT_TABLES, strict=True):
+        n_plain = con.execute(f"SELECT count(*) FROM {plain}").fetchone()[0]
+        n_bits = con.execute(f"SELECT count(*) FROM {bits}").fetchone()[0]
+        if n_plain != n_bits:
+            problems.append(f"{bits} has {n_bits} rows, {plain} has {n_plain}")
+    stale = con.execute(
+        "SELECT count(*) FROM vec_memories_bits b JOIN vec_memories v ON v.memory_id = b.memory_id "
+        "WHERE b.category != v.category OR b.deleted != v.deleted").fetchone()[0]
+    if stale:
+        problems.append(f"{stale} quantised memory vectors disagree with their memory (category/trash)")
+    return problems
 
 
 # -- memories -----------------------------------------------------------------------------------------
 
 
 def put_memory(con: apsw.Connection, memory_id: int, vec: np.ndarray, category: str, deleted: bool) -> None:
-    con.execute("DELETE FROM vec_memories WHERE memory_id = ?", (memory_id,))
-    con.execute(
-        "INSERT INTO vec_memories(memory_id, embedding, category, deleted) VALUES (?, ?, ?, ?)",
-        (memory_id, _f32(vec), category, int(deleted)),
-    )
+    blob = _f32(vec)
+    con.execute("INSERT INTO vec_memories(memory_id, embedding, category, deleted) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(memory_id) DO UPDATE SET embedding = excluded.embedding, "
+                "category = excluded.category, deleted = excluded.deleted",
+                (memory_id, blob, category, int(deleted)))
+    if _has_bits(_layout(con)):
+        con.execute("DELETE FROM vec_memories_bits WHERE memory_id = ?", (memory_id,))
+        con.execute("INSERT INTO vec_memories_bits(memory_id, shard, embedding, category, deleted) "
+                    "VALUES (?, ?, vec_quantize_binary(?), ?, ?)",
+                    (memory_id, memory_id % SHARDS, blob, category, int(deleted)))
 
 
 def update_memory_meta(con: apsw.Connection, memory_id: int, *, category: str, deleted: bool) -> None:
-    if tables_exist(con):
-        con.execute(
-            "UPDATE vec_memories SET category = ?, deleted = ? WHERE memory_id = ?",
-            (category, int(deleted), memory_id),
-        )
+    layout = _layout(con)
+    for table in ("vec_memories", "vec_memories_bits"):
+        if table in layout:
+            con.execute(f"UPDATE {table} SET category = ?, deleted = ? WHERE memory_id = ?",
+                        (category, int(deleted), memory_id))
 
 
 def delete_memory(con: apsw.Connection, memory_id: int) -> None:
-    if tables_exist(con):
-        con.execute("DELETE FROM vec_memories WHERE memory_id = ?", (memory_id,))
+    layout = _layout(con)
+    for table in ("vec_memories", "vec_memories_bits"):
+        if table in layout:
+            con.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))
 
 
 def memory_vector(con: apsw.Connection, memory_id: int) -> np.ndarray | None:
@@ -126,18 +236,18 @@ def memory_vector(con: apsw.Connection, memory_id: int) -> np.ndarray | None:
 
 def knn_memories(con: apsw.Connection, query: np.ndarray, k: int, *, category: str | None = None,
                  include_deleted: bool = False) -> list[tuple[int, float]]:
-    """(memory_id, cosine similarity) of the k nearest, filtered inside the KNN."""
-    if not tables_exist(con) or k <= 0:
+    """(memory_id, cosine similarity) of the k nearest, best first, filtered inside the KNN."""
+    layout = _layout(con)
+    if "vec_memories" not in layout or k <= 0:
         return []
-    where = ["embedding MATCH ?", "k = ?"]
-    args: list[Any] = [_f32(query), min(int(k), K_MAX)]
+    where, args = [], []
     if category is not None:
         where.append("category = ?")
         args.append(category)
     if not include_deleted:
         where.append("deleted = 0")
-    sql = f"SELECT memory_id, distance FROM vec_memories WHERE {' AND '.join(where)} ORDER BY distance"
-    return [(int(mid), 1.0 - float(dist)) for mid, dist in con.execute(sql, args)]
+    hits = _search(con, layout, "vec_memories", "memory_id", "", query, min(int(k), K_MAX), where, args)
+    return [(mid, sim) for mid, _, sim in hits]
 
 
 # -- message chunks -----------------------------------------------------------------------------------
@@ -145,52 +255,123 @@ def knn_memories(con: apsw.Connection, query: np.ndarray, k: int, *, category: s
 
 def put_chunks(con: apsw.Connection, message_id: int, thread_id: int, role: str, created_at: float | None,
                spans: Sequence[tuple[int, int]], vecs: np.ndarray) -> None:
-    con.execute("DELETE FROM vec_chunks WHERE chunk_id IN (SELECT id FROM message_chunks WHERE message_id = ?)",
-                (message_id,))
-    con.execute("DELETE FROM message_chunks WHERE message_id = ?", (message_id,))
+    delete_message_chunks(con, [message_id])
+    bits = _has_bits(_layout(con))
+    when = float(created_at or 0.0)
     for i, ((start, end), vec) in enumerate(zip(spans, vecs, strict=True)):
         con.execute(
             "INSERT INTO message_chunks(message_id, chunk_index, start_char, end_char) VALUES (?, ?, ?, ?)",
             (message_id, i, start, end),
         )
         chunk_id = con.last_insert_rowid()
+        blob = _f32(vec)
         con.execute(
             "INSERT INTO vec_chunks(chunk_id, embedding, thread_id, role, created_at, message_id) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (chunk_id, _f32(vec), thread_id, role, float(created_at or 0.0), message_id),
-        )
+            "VALUES (?, ?, ?, ?, ?, ?)", (chunk_id, blob, thread_id, role, when, message_id))
+        if bits:
+            con.execute(
+                "INSERT INTO vec_chunks_bits(chunk_id, shard, embedding, thread_id, role, created_at) "
+                "VALUES (?, ?, vec_quantize_binary(?), ?, ?, ?)",
+                (chunk_id, chunk_id % SHARDS, blob, thread_id, role, when))
 
 
 def delete_message_chunks(con: apsw.Connection, message_ids: Sequence[int]) -> None:
-    if not message_ids or not tables_exist(con):
+    if not message_ids:
         return
-    for mid in message_ids:
-        con.execute(
-            "DELETE FROM vec_chunks WHERE chunk_id IN (SELECT id FROM message_chunks WHERE message_id = ?)", (mid,)
-        )
-        con.execute("DELETE FROM message_chunks WHERE message_id = ?", (mid,))
+    layout = _layout(con)
+    chunk_ids = [int(r[0]) for r in con.execute(
+        "SELECT id FROM message_chunks WHERE message_id IN (SELECT value FROM json_each(?))",
+        (_json_ids(message_ids),))]
+    if not chunk_ids:
+        return
+    for table in ("vec_chunks", "vec_chunks_bits"):
+        if table in layout:  # one id at a time: `IN (...)` would make vec0 scan the whole table
+            con.executemany(f"DELETE FROM {table} WHERE chunk_id = ?", ((c,) for c in chunk_ids))
+    con.execute("DELETE FROM message_chunks WHERE message_id IN (SELECT value FROM json_each(?))",
+                (_json_ids(message_ids),))
 
 
 def knn_chunks(con: apsw.Connection, query: np.ndarray, k: int, *, thread_id: int | None = None,
                role: str | None = None, since: float | None = None,
                until: float | None = None) -> list[tuple[int, int, float]]:
-    """(chunk_id, message_id, cosine similarity) of the k nearest chunks, filters applied inside the KNN."""
-    if not tables_exist(con) or k <= 0:
+    """(chunk_id, message_id, cosine similarity) of the k nearest chunks, best first, filters applied
+    inside the KNN."""
+    layout = _layout(con)
+    if "vec_chunks" not in layout or k <= 0:
         return []
-    where = ["embedding MATCH ?", "k = ?"]
-    args: list[Any] = [_f32(query), min(int(k), K_MAX)]
-    if thread_id is not None:
-        where.append("thread_id = ?")
-        args.append(thread_id)
-    if role is not None:
-        where.append("role = ?")
-        args.append(role)
-    if since is not None:
-        where.append("created_at >= ?")
-        args.append(float(since))
-    if until is not None:
-        where.append("created_at < ?")
-        args.append(float(until))
-    sql = (f"SELECT chunk_id, message_id, distance FROM vec_chunks WHERE {' AND '.join(where)} "
-           "ORDER BY distance")
-    return [(int(c), int(m), 1.0 - float(d)) for c, m, d in con.execute(sql, args)]
+    where, args = [], []
+    for clause, value in (("thread_id = ?", thread_id), ("role = ?", role), ("created_at >= ?", since),
+                          ("created_at < ?", until)):
+        if value is not None:
+            where.append(clause)
+            args.append(float(value) if "created_at" in clause else value)
+    return _search(con, layout, "vec_chunks", "chunk_id", "message_id", query, min(int(k), K_MAX), where, args)
+
+
+# -- the search itself -------------------------------------------------------------------------------
+
+Hit = tuple[int, int, float]  # (id, extra column or 0, cosine similarity)
+
+
+def _search(con: apsw.Connection, layout: dict[str, str], table: str, pk: str, extra: str, query: np.ndarray,
+            k: int, where: list[str], args: list[Any]) -> list[Hit]:
+    q = np.ascontiguousarray(query, dtype=np.float32)
+    if _legacy(layout):
+        return _vec0_float_knn(con, table, pk, extra, q, k, where, args)
+    if not _has_bits(layout):
+        return _exact_scan(con, table, pk, extra, q, k, where, args)
+    n = min(K_MAX, max(MIN_CANDIDATES, OVERSAMPLE * k))
+    ids = _coarse(con, f"{table}_bits", pk, q, n, where, args)
+    return _rescore(con, table, pk, extra, q, ids, k)
+
+
+def _coarse(con: apsw.Connection, bits: str, pk: str, q: np.ndarray, n: int, where: list[str],
+            args: list[Any]) -> list[int]:
+    """Ids of (about) the n nearest rows by Hamming distance that pass the filters."""
+    cond = "".join(f" AND {w}" for w in where)
+    knn = f"SELECT {pk}, distance FROM {bits} WHERE embedding MATCH vec_quantize_binary(?) AND k = ?{cond}"
+    blob = q.tobytes()
+    probe = min(K_MAX, math.ceil(n * PROBE_SLACK / SHARDS) + 8)
+    sample = con.execute(f"{knn} AND shard = 0 ORDER BY distance", [blob, probe, *args]).fetchall()
+    if len(sample) == probe:  # shard 0 holds enough matches: bound the full scan by their radius
+        rows = con.execute(f"{knn} AND distance <= ? ORDER BY distance",
+                           [blob, n, *args, sample[-1][1]]).fetchall()
+        if len(rows) * 2 >= n:
+            return [int(r[0]) for r in rows]
+    return [int(r[0]) for r in con.execute(f"{knn} ORDER BY distance", [blob, n, *args])]
+
+
+def _rescore(con: apsw.Connection, table: str, pk: str, extra: str, q: np.ndarray, ids: Sequence[int],
+             k: int) -> list[Hit]:
+    """The k best of `ids` by exact cosine against their float rows."""
+    if not ids:
+        return []
+    cols = f"{pk}, {extra or 0}, embedding"
+    rows = con.execute(f"SELECT {cols} FROM {table} WHERE {pk} IN (SELECT value FROM json_each(?))",
+                       (_json_ids(ids),)).fetchall()
+    if not rows:
+        return []
+    mat = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    norms = np.linalg.norm(mat, axis=1) * max(float(np.linalg.norm(q)), 1e-12)
+    sims = (mat @ q) / np.maximum(norms, 1e-12)
+    keys = np.array([r[0] for r in rows])
+    order = np.lexsort((keys, -sims))[:k]
+    return [(int(rows[i][0]), int(rows[i][1]), float(sims[i])) for i in order]
+
+
+def _exact_scan(con: apsw.Connection, table: str, pk: str, extra: str, q: np.ndarray, k: int,
+                where: list[str], args: list[Any]) -> list[Hit]:
+    """Every row scored (a model whose dimension is not a whole number of bytes has no bit table)."""
+    cond = " AND ".join(where) or "1"
+    rows = con.execute(f"SELECT {pk}, {extra or 0}, vec_distance_cosine(embedding, ?) AS d FROM {table} "
+                       f"WHERE {cond} ORDER BY d, {pk} LIMIT ?", [q.tobytes(), *args, k])
+    return [(int(i), int(x), 1.0 - float(d)) for i, x, d in rows]
+
+
+def _vec0_float_knn(con: apsw.Connection, table: str, pk: str, extra: str, q: np.ndarray, k: int,
+                    where: list[str], args: list[Any]) -> list[Hit]:
+    """The first layout's search (float vec0 tables), until a write converts the database."""
+    cond = "".join(f" AND {w}" for w in where)
+    rows = con.execute(f"SELECT {pk}, {extra or 0}, distance FROM {table} WHERE embedding MATCH ? AND k = ?"
+                       f"{cond} ORDER BY distance", [q.tobytes(), k, *args])
+    return [(int(i), int(x), 1.0 - float(d)) for i, x, d in rows]

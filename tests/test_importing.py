@@ -120,6 +120,13 @@ def test_no_embed_writes_no_vectors_and_embed_fills_them_later(store: Store, fak
     assert_vectors_match_their_messages(store, fake_embedder)
 
 
+def test_no_embed_does_not_run_the_model_for_memories_either(store: Store, fake_embedder: FakeEmbedder) -> None:
+    report = import_paths(store, [DEMO], embed=False)
+    assert report.memories_added > 0 and fake_embedder.calls == 0
+    assert store.stats()["embedded_memories"] == 0
+    assert embed_missing(store)["memories"] == report.memories_added
+
+
 # --- idempotency and incremental imports ------------------------------------------------------------
 
 

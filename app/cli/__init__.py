@@ -61,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="memapp: %(levelname)s: %(message)s")
+    if not args.verbose:  # SQLite's own log repeats, less clearly, errors we already explain in one line
+        logging.getLogger("memapp.sqlite").setLevel(logging.CRITICAL)
     if args.command is None:
         return _run_tui(args, parser)
     from app.cli.common import run_command

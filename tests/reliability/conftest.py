@@ -9,4 +9,5 @@ from reliability_helpers import SOAK
 @pytest.fixture
 def soak(request: pytest.FixtureRequest) -> bool:
     """True for the long variant: more kills, bigger exports, longer concurrent runs."""
-    return SOAK or "soak" in (request.config.getoption("-m") or "")
+    markexpr = request.config.getoption("-m") or ""
+    return SOAK or ("soak" in markexpr and "not soak" not in markexpr)

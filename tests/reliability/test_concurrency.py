@@ -178,7 +178,7 @@ def test_search_import_and_edits_at_once(tmp_path: Path, soak: bool) -> None:
     with Store(db, embedder=None) as store:
         assert database_problems(store) == []
         assert history_problems(store) == []
-        counts = {m.id: m.access_count for m in store.list_memories(limit=10**6)}
+        counts = {int(i): int(n) for i, n in store.con.execute("SELECT id, access_count FROM long_term_memories")}
         assert sum(counts.values()) == sum(shown.values())
         assert counts == {mid: shown.get(mid, 0) for mid in counts}, "an access-count increment was lost"
         for mid, want in expected.items():

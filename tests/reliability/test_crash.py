@@ -136,6 +136,7 @@ def _import_series(tmp: Path, *, fmt: str, n_threads: int, per_thread: int, kill
         assert finish.wait() == 0, finish.stderr()
     assert finish.stderr() == ""
     report_json = json.loads(finish.stdout())
+    assert report_json["messages_added"] == spec.messages - stored  # exactly what the kills left undone
     with _check(db) as store:
         assert _thread_states(store, source, spec, before) == ["new"] * n_threads
         assert store._scalar("SELECT count(*) FROM threads") == n_threads

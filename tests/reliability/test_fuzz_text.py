@@ -58,6 +58,8 @@ def fake_model(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def cli(db: Path, *args: str) -> tuple[int, str, str]:
+    """`memapp --db DB ARGS…` in this process. Text that may start with "-" comes after "--", as on any
+    command line (`memapp search -- -x`); otherwise argparse reads it as an option (exit 2)."""
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
         code = main(["--db", str(db), *args])
@@ -75,7 +77,7 @@ def _fresh(path: Path) -> Path:
 @given(text=_nasty)
 def test_memory_text_round_trips_through_the_cli(tmp_path: Path, fake_model: None, text: str) -> None:
     db = _fresh(tmp_path / "chat.db")
-    code, out, err = cli(db, "memory", "add", text, "-c", "fact", "--json")
+    code, out, err = cli(db, "memory", "add", "-c", "fact", "--json", "--", text)
     if not text.strip():
         assert code == 2 and "memory text is empty" in err
         return
@@ -84,7 +86,7 @@ def test_memory_text_round_trips_through_the_cli(tmp_path: Path, fake_model: Non
     assert added["content"] == text.strip()
     code, out, _ = cli(db, "memory", "show", str(added["id"]), "--json")
     assert code == 0 and json.loads(out)["content"] == text.strip()
-    for args in (["memory", "show", str(added["id"])], ["memory", "list"], ["search", text, "-k", "3"]):
+    for args in (["memory", "show", str(added["id"])], ["memory", "list"], ["search", "-k", "3", "--", text]):
         code, out, err = cli(db, *args)
         assert code == 0, err
         assert not _CONTROL.search(out + err), f"a control character reached the terminal from {args}"
@@ -95,7 +97,7 @@ def test_memory_text_round_trips_through_the_cli(tmp_path: Path, fake_model: Non
 def test_nasty_memories_round_trip_and_show_literally(tmp_path: Path, fake_model: None) -> None:
     db = tmp_path / "chat.db"
     for text in NASTY:
-        code, out, err = cli(db, "memory", "add", text, "-c", "preference", "--json")
+        code, out, err = cli(db, "memory", "add", "-c", "preference", "--json", "--", text)
         assert code == 0, err
         mid = json.loads(out)["id"]
         assert json.loads(cli(db, "memory", "show", str(mid), "--json")[1])["content"] == text
@@ -118,11 +120,11 @@ def searchable(tmp_path: Path) -> Path:
 @FUZZ
 @given(query=_nasty)
 def test_any_search_text_answers(searchable: Path, fake_model: None, query: str) -> None:
-    code, out, err = cli(searchable, "search", query, "--json")
+    code, out, err = cli(searchable, "search", "--json", "--", query)
     assert code == 0, err
     resp = json.loads(out)
     assert resp["query"] == query
-    code, out, err = cli(searchable, "search", query, "--scope", "messages")
+    code, out, err = cli(searchable, "search", "--scope", "messages", "--", query)
     assert code == 0, err
     assert not _CONTROL.search(out + err)
 

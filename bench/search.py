@@ -1,0 +1,321 @@
+"""Vector and hybrid search at scale, side by side with the exact numpy scan; prints JSON.
+
+    .venv/bin/python bench/search.py [--quick | --full] [--queries 200]
+
+Builds (once, cached in bench/.data/) a chat.db with 100,000 memories and 200,000 message chunks (about
+143,000 messages in 10,000 threads, a summary each) through the store's own write paths, with synthetic
+384-d vectors and text (bench/_common.py says why they behave like real ones). Then, in one process and
+interleaved query by query so machine noise hits both sides alike:
+
+- vector top-10 per table: `store.vectors.knn_memories` / `knn_chunks` against `X @ q` + argpartition
+  over the same float32 rows read back from the database: p50/p95, and recall@10 against the exact
+  answer; also with a filter (category; role; date range; one thread).
+- hybrid: `Store.search(text, query_vector=q)` (FTS + vectors + fusion + hydration + the access-count
+  update) against vector-only `semantic_candidates(q, n=10)`, both without embedding the query; the
+  query embedding is timed on its own with the real model.
+- scaling: memory tables of 10k and 100k rows (and 1M with --full: about 3 GB on disk, 1.5 GB of RAM
+  for the numpy side, and several minutes to build).
+
+Targets (issue 7): vector p50 <= 1.5x numpy with recall@10 >= 0.95; hybrid p50 <= 2x vector-only p50.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _common import (
+    DIM,
+    MODEL_NAME,
+    Population,
+    Precomputed,
+    Words,
+    World,
+    code_key,
+    data_file,
+    emit,
+    exact_top,
+    layout_key,
+    lengths,
+    remove_db,
+    timed,
+    timing,
+)
+
+from store import Store, db, vectors
+from store.base import fts_put
+from store.records import CATEGORIES, MessageIn, ThreadIn
+from store.search import Filters
+from store.threads import PreparedChunks
+
+BUILD = 1  # bump when the data below changes shape
+PREFIX = {"preference": "I prefer", "project": "I am working on", "skill": "I know how to", "fact": "Note:"}
+
+
+# -- building ------------------------------------------------------------------------------------------
+
+
+def populations(n_mem: int, n_chunks: int, seed: int = 7) -> tuple[Population, Population]:
+    world = World(n_mem + n_chunks, seed)
+    return Population(world, n_mem, seed + 1), Population(world, n_chunks, seed + 2)
+
+
+def build(path: Path, mem: Population, chunks: Population, seed: int = 7) -> float:
+    """Write the threads (with chunk vectors and a summary each) and the memories; seconds taken."""
+    t0 = time.perf_counter()
+    tmp = path.with_suffix(".building")
+    remove_db(tmp)
+    emb = Precomputed()
+    store = Store(tmp, embedder=emb)
+    words = Words()
+    rng = np.random.default_rng(seed)
+    x = chunks.vectors()
+    cuts = [0, *(np.flatnonzero(np.diff(chunks.threads)) + 1).tolist(), chunks.n]
+    base = 1.6e9
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        h = int(chunks.threads[a])
+        start = base + float(rng.random()) * 3 * 365 * 86400
+        messages, spans, i = [], [], a
+        while i < b:
+            c = min(b - i, int(rng.choice([1, 2, 3], p=[0.7, 0.2, 0.1])))
+            pieces = [words.about(chunks, h, rng, int(n)) for n in lengths(rng, c, 60, 0.5, 8, 180)]
+            cuts_in, pos = [], 0
+            for p in pieces:
+                cuts_in.append((pos, pos + len(p)))
+                pos += len(p) + 1
+            seq = len(messages)
+            messages.append(MessageIn("user" if seq % 2 == 0 else "assistant", " ".join(pieces), f"m{i}",
+                                      start + 90 * seq))
+            spans.append(cuts_in)
+            i += c
+        title = " ".join(words.about(chunks, h, rng, 5).rstrip(".").split()[:5])
+        res = store.write_thread(ThreadIn("bench", f"t{h}", title, messages, created_at=start),
+                                 prepared=PreparedChunks(spans, x[a:b]))
+        summary = words.about(chunks, h, rng, 120)
+        with store.con:
+            store.con.execute(
+                "INSERT INTO thread_summaries(thread_id, content, last_message_seq, token_count, created_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (res.thread_id, summary, len(messages) - 1, store.tokens.count(summary), start, start))
+            fts_put(store.con, "fts_summaries", res.thread_id, summary)
+    del x
+    y = mem.vectors()
+    for j in range(mem.n):
+        category = CATEGORIES[int(rng.integers(len(CATEGORIES)))]
+        text = f"{PREFIX[category]} " + words.about(mem, int(mem.threads[j]), rng, int(rng.integers(8, 30)))
+        emb.table = {text: y[j]}
+        store.add_memory(text, category, importance=int(rng.integers(1, 11)), force=True)
+    store.close()
+    os.replace(tmp, path)
+    return time.perf_counter() - t0
+
+
+def build_memories_only(path: Path, pop: Population) -> float:
+    """A database with only the memory vector tables, for the scaling series (knn_memories needs no more)."""
+    t0 = time.perf_counter()
+    remove_db(path)
+    con = db.connect(path)
+    with con:
+        vectors.ensure_tables(con, MODEL_NAME, DIM)
+        for b in range((pop.n + 49_999) // 50_000):
+            for j, v in enumerate(pop.block(b), start=b * 50_000):
+                vectors.put_memory(con, j + 1, v, CATEGORIES[j % 4], False)
+    con.close()
+    return time.perf_counter() - t0
+
+
+# -- measuring -----------------------------------------------------------------------------------------
+
+
+def load_matrix(con: Any, sql: str) -> tuple[np.ndarray, np.ndarray, list[tuple[Any, ...]]]:
+    rows = con.execute(sql).fetchall()
+    ids = np.array([r[0] for r in rows])
+    mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), DIM)
+    return ids, mat, [tuple(r[2:]) for r in rows]
+
+
+def side_by_side(queries: np.ndarray, ours: Callable[[int, np.ndarray], list[int]],
+                 exact: Callable[[int, np.ndarray], list[int]]) -> dict[str, Any]:
+    """Time both on every query (alternating which goes first) and score ours against the exact answer."""
+    t_ours, t_np, recall = [], [], []
+    for i, q in enumerate(queries):
+        if i % 2:
+            tn, want = timed(lambda: exact(i, q))
+            to, got = timed(lambda: ours(i, q))
+        else:
+            to, got = timed(lambda: ours(i, q))
+            tn, want = timed(lambda: exact(i, q))
+        t_ours.append(to)
+        t_np.append(tn)
+        if want:
+            recall.append(len(set(got) & set(want)) / len(want))
+    a, b = timing(t_ours), timing(t_np)
+    return {"ours": a, "numpy": b, "ratio_p50": round(a["p50_ms"] / b["p50_ms"], 3),
+            "recall_at_10": round(float(np.mean(recall)), 4)}
+
+
+def vector_series(store: Store, mem: Population, chunks: Population, nq: int) -> dict[str, Any]:
+    con = store.con
+    m_ids, m_x, m_meta = load_matrix(con, "SELECT memory_id, embedding, category FROM vec_memories "
+                                          "ORDER BY memory_id")
+    c_ids, c_x, c_meta = load_matrix(con, "SELECT chunk_id, embedding, role, created_at, thread_id FROM vec_chunks "
+                                          "ORDER BY chunk_id")
+    qm, _ = mem.queries(nq, seed=1)
+    qc, _ = chunks.queries(nq, seed=2)
+    fact = np.array([m[0] == "fact" for m in m_meta])
+    user = np.array([m[0] == "user" for m in c_meta])
+    when = np.array([m[1] for m in c_meta])
+    thread = np.array([m[2] for m in c_meta])
+    since = float(np.quantile(when, 0.9))
+    top_threads = [int(thread[exact_top(c_x, q, 1)[0]]) for q in qc]
+
+    def ex(ids: np.ndarray, x: np.ndarray, mask: np.ndarray | None = None) -> Callable[[int, np.ndarray], list[int]]:
+        return lambda i, q: ids[exact_top(x, q, 10, mask)].tolist()
+
+    def by_thread(i: int, q: np.ndarray) -> list[int]:
+        mask = thread == top_threads[i]
+        return c_ids[exact_top(c_x, q, min(10, int(mask.sum())), mask)].tolist()
+
+    out = {
+        "memories": side_by_side(qm, lambda i, q: [h[0] for h in vectors.knn_memories(con, q, 10)], ex(m_ids, m_x)),
+        "chunks": side_by_side(qc, lambda i, q: [h[0] for h in vectors.knn_chunks(con, q, 10)], ex(c_ids, c_x)),
+        "memories_category_fact": side_by_side(
+            qm, lambda i, q: [h[0] for h in vectors.knn_memories(con, q, 10, category="fact")],
+            ex(m_ids, m_x, fact)),
+        "chunks_role_user": side_by_side(
+            qc, lambda i, q: [h[0] for h in vectors.knn_chunks(con, q, 10, role="user")], ex(c_ids, c_x, user)),
+        "chunks_last_10pct_of_time": side_by_side(
+            qc, lambda i, q: [h[0] for h in vectors.knn_chunks(con, q, 10, since=since)],
+            ex(c_ids, c_x, when >= since)),
+        "chunks_one_thread": side_by_side(
+            qc, lambda i, q: [h[0] for h in vectors.knn_chunks(con, q, 10, thread_id=top_threads[i])], by_thread),
+    }
+    return out
+
+
+def hybrid_series(store: Store, chunks: Population, nq: int) -> dict[str, Any]:
+    words = Words()
+    rng = np.random.default_rng(5)
+    qc, threads = chunks.queries(nq, seed=3)
+    texts = [words.query(chunks, int(h), rng) for h in threads]
+    out: dict[str, Any] = {}
+    for label, filters, kinds in (("all", Filters(), ("message", "memory")),
+                                  ("role_user", Filters(role="user"), ("message",))):
+        t_h, t_v, modes = [], [], set()
+        for i, q in enumerate(qc):
+            run_h = (lambda: store.search(texts[i], query_vector=q, k=10, filters=filters))  # noqa: B023
+            run_v = (lambda: store.semantic_candidates(q, kinds, filters, 10))  # noqa: B023
+            if i % 2:
+                tv, _ = timed(run_v)
+                th, res = timed(run_h)
+            else:
+                th, res = timed(run_h)
+                tv, _ = timed(run_v)
+            t_h.append(th)
+            t_v.append(tv)
+            modes.add(res.mode)
+        h, v = timing(t_h), timing(t_v)
+        out[label] = {"hybrid": h, "vector_only": v, "ratio_p50": round(h["p50_ms"] / v["p50_ms"], 3),
+                      "modes": sorted(modes)}
+    out["example_query"] = texts[0]
+    return out
+
+
+def query_embedding(chunks: Population, n: int = 50) -> dict[str, Any]:
+    """Timed in a child process: torch's and numpy's thread pools spinning in one process slow each other
+    down (a 12 ms query took 500 ms right after the numpy scans), which would measure the bench, not us."""
+    import json
+    import subprocess
+    import sys
+
+    argv = [sys.executable, __file__, "--embed-only", str(chunks.n), str(n)]
+    return dict(json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout))
+
+
+def _embed_only(chunks: Population, n: int) -> dict[str, Any]:
+    from embeddings import SentenceTransformerEmbedder
+
+    words = Words()
+    rng = np.random.default_rng(11)
+    texts = [words.query(chunks, int(h), rng) for h in chunks.threads[rng.integers(0, chunks.n, n)]]
+    emb = SentenceTransformerEmbedder()
+    load_ms, _ = timed(emb.load)
+    emb.embed_query("warm up")
+    return {"model_load_s": round(load_ms / 1000, 2), **timing([timed(lambda: emb.embed_query(t))[0]
+                                                               for t in texts])}
+
+
+def scaling(sizes: list[int], main: dict[str, Any], n_mem: int, nq: int) -> list[dict[str, Any]]:
+    out = []
+    for n in sizes:
+        if n == n_mem:
+            r, build_s = main["memories"], None
+        else:
+            pop = Population(World(n, 21), n, 22)
+            path = data_file(f"scale-{n}-{code_key('bench/_common.py')}{layout_key()}.db")
+            build_s = None
+            if not path.exists():
+                build_s = round(build_memories_only(path, pop), 1)
+            con = db.connect(path)
+            x = pop.vectors()
+            ids = np.arange(1, n + 1)
+            q, _ = pop.queries(nq, seed=1)
+            r = side_by_side(q, lambda i, q: [h[0] for h in vectors.knn_memories(con, q, 10)],
+                             lambda i, q: ids[exact_top(x, q, 10)].tolist())
+            con.close()
+            del x
+        out.append({"rows": n, "ours_p50_ms": r["ours"]["p50_ms"], "numpy_p50_ms": r["numpy"]["p50_ms"],
+                    "ratio_p50": r["ratio_p50"], "recall_at_10": r["recall_at_10"], "build_s": build_s})
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    size = ap.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="10k memories, 20k chunks (for iterating)")
+    size.add_argument("--full", action="store_true", help="also the 1M-row scaling point")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--embed-only", nargs=2, type=int, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.embed_only:
+        import json
+
+        print(json.dumps(_embed_only(populations(10, a.embed_only[0])[1], a.embed_only[1])))
+        return
+    n_mem, n_chunks = (10_000, 20_000) if a.quick else (100_000, 200_000)
+    sizes = [10_000] if a.quick else [10_000, 100_000] + ([1_000_000] if a.full else [])
+    mem, chunks = populations(n_mem, n_chunks)
+    key = code_key("bench/_common.py") + layout_key()
+    path = data_file(f"search-{n_mem}-{n_chunks}-b{BUILD}-{key}.db")
+    build_s = None if path.exists() else round(build(path, mem, chunks), 1)
+    store = Store(path, embedder=Precomputed())
+    vec = vector_series(store, mem, chunks, a.queries)
+    hyb = hybrid_series(store, chunks, a.queries)
+    emb = query_embedding(chunks)
+    scale = scaling(sizes, vec, n_mem, a.queries)
+    size_mb = round(path.stat().st_size / 1e6, 1)
+    messages = store.stats()["messages"]
+    store.close()
+    worst = max(vec["memories"]["ratio_p50"], vec["chunks"]["ratio_p50"])
+    recall = min(v["recall_at_10"] for v in vec.values())
+    targets = {"vector_p50_le_1.5x_numpy": worst <= 1.5, "recall_at_10_ge_0.95": recall >= 0.95,
+               "hybrid_p50_le_2x_vector": hyb["all"]["ratio_p50"] <= 2.0}
+    summary = (f"search: {n_mem // 1000}k memories {vec['memories']['ours']['p50_ms']:.1f} ms vs numpy "
+               f"{vec['memories']['numpy']['p50_ms']:.1f} ms ({vec['memories']['ratio_p50']:.2f}x), "
+               f"{n_chunks // 1000}k chunks {vec['chunks']['ours']['p50_ms']:.1f} vs "
+               f"{vec['chunks']['numpy']['p50_ms']:.1f} ms ({vec['chunks']['ratio_p50']:.2f}x); min recall@10 "
+               f"{recall:.3f}; hybrid {hyb['all']['hybrid']['p50_ms']:.1f} ms = {hyb['all']['ratio_p50']:.2f}x "
+               f"vector-only; query embedding {emb['p50_ms']:.1f} ms; targets "
+               f"{'met' if all(targets.values()) else 'MISSED: ' + ', '.join(k for k, v in targets.items() if not v)}")
+    emit("search", {"rows": {"memories": n_mem, "chunks": n_chunks, "messages": messages}, "db_mb": size_mb,
+                    "build_s": build_s, "queries": a.queries, "vector": vec, "hybrid": hyb, "query_embedding": emb,
+                    "scaling": scale, "targets": targets}, summary)
+
+
+if __name__ == "__main__":
+    main()
