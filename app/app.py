@@ -57,23 +57,73 @@ class MemApp(App[None]):
     DEFAULT_MODE = "threads"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("1", "go('threads')", "Threads", show=False, id="go-threads",
-                tooltip="Browse imported conversations"),
-        Binding("2", "go('memories')", "Memories", show=False, id="go-memories",
-                tooltip="See, edit, pin and delete long-term memories"),
-        Binding("3", "go('search')", "Search", show=False, id="go-search",
-                tooltip="Search memories, messages and summaries"),
-        Binding("4", "go('cleanup')", "Cleanup", show=False, id="go-cleanup",
-                tooltip="Review unused memories, apply cleanup, restore from the trash"),
-        Binding("5", "go('import')", "Import", show=False, id="go-import",
-                tooltip="Import a chat export (ChatGPT, Claude, llm, Open WebUI, JSON)"),
+        Binding(
+            "1",
+            "go('threads')",
+            "Threads",
+            show=False,
+            id="go-threads",
+            tooltip="Browse imported conversations",
+        ),
+        Binding(
+            "2",
+            "go('memories')",
+            "Memories",
+            show=False,
+            id="go-memories",
+            tooltip="See, edit, pin and delete long-term memories",
+        ),
+        Binding(
+            "3",
+            "go('search')",
+            "Search",
+            show=False,
+            id="go-search",
+            tooltip="Search memories, messages and summaries",
+        ),
+        Binding(
+            "4",
+            "go('cleanup')",
+            "Cleanup",
+            show=False,
+            id="go-cleanup",
+            tooltip="Review unused memories, apply cleanup, restore from the trash",
+        ),
+        Binding(
+            "5",
+            "go('import')",
+            "Import",
+            show=False,
+            id="go-import",
+            tooltip="Import a chat export (ChatGPT, Claude, llm, Open WebUI, JSON)",
+        ),
         Binding("question_mark", "help", "Help", show=False, id="help", tooltip="List every key"),
-        Binding("f1", "help", "Help", show=False, priority=True, id="help-f1",
-                tooltip="List every key (works while typing in a box)"),
-        Binding("ctrl+n", "new_memory", "New memory", show=False, id="new-memory",
-                tooltip="Add a long-term memory from anywhere"),
-        Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit",
-                tooltip="Leave memapp (everything is already saved)"),
+        Binding(
+            "f1",
+            "help",
+            "Help",
+            show=False,
+            priority=True,
+            id="help-f1",
+            tooltip="List every key (works while typing in a box)",
+        ),
+        Binding(
+            "ctrl+n",
+            "new_memory",
+            "New memory",
+            show=False,
+            id="new-memory",
+            tooltip="Add a long-term memory from anywhere",
+        ),
+        Binding(
+            "ctrl+q",
+            "quit",
+            "Quit",
+            show=False,
+            priority=True,
+            id="quit",
+            tooltip="Leave memapp (everything is already saved)",
+        ),
     ]
 
     status: reactive[AppStatus] = reactive(AppStatus, init=False)
@@ -90,8 +140,10 @@ class MemApp(App[None]):
         state = store.semantic_state
         if state == "not loaded":
             state = "loading" if load_model else "unavailable: the model is not loaded in this session"
-        self.set_reactive(MemApp.status, AppStatus(database=short_path(store.path),
-                                                   tokens_exact=store.tokens.exact, semantic=state))
+        self.set_reactive(
+            MemApp.status,
+            AppStatus(database=short_path(store.path), tokens_exact=store.tokens.exact, semantic=state),
+        )
 
     # -- start-up ------------------------------------------------------------------------------------
 
@@ -100,7 +152,9 @@ class MemApp(App[None]):
 
     def on_ready(self) -> None:
         if self.status.semantic == "loading":
-            run_in_thread(self, self._load_model_now, group="model", description="loading the embedding model")
+            run_in_thread(
+                self, self._load_model_now, group="model", description="loading the embedding model"
+            )
 
     def _load_model_now(self) -> None:
         ok = self.store.load_model()
@@ -111,8 +165,13 @@ class MemApp(App[None]):
         self.status = replace(self.status, semantic=message.state)
         if message.state != "ready":
             why = message.state.removeprefix("unavailable:").strip()
-            self.notify(f"Semantic search is off: {why}. Keyword search still works.", title="Search",
-                        severity="warning", markup=False, timeout=10)
+            self.notify(
+                f"Semantic search is off: {why}. Keyword search still works.",
+                title="Search",
+                severity="warning",
+                markup=False,
+                timeout=10,
+            )
 
     # -- counts and data changes ---------------------------------------------------------------------
 
@@ -126,8 +185,9 @@ class MemApp(App[None]):
 
     def on_counts_changed(self, message: CountsChanged) -> None:
         first = self.status.threads is None
-        self.status = replace(self.status, threads=message.threads, messages=message.messages,
-                              memories=message.memories)
+        self.status = replace(
+            self.status, threads=message.threads, messages=message.messages, memories=message.memories
+        )
         empty = not (message.threads or message.memories or message.trash)
         if first and empty and self._greet and not self.screen.is_modal:
             self.push_screen(WelcomeScreen())

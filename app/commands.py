@@ -28,7 +28,11 @@ class MemappCommands(Provider):
         app = cast("MemApp", self.app)
         for mode, _key, label in PLACES:
             yield f"Go to {label}", f"Switch to the {label} screen", partial(app.action_go, mode)
-        yield "New memory", "Write a long-term memory (preference, project, skill or fact)", app.action_new_memory
+        yield (
+            "New memory",
+            "Write a long-term memory (preference, project, skill or fact)",
+            app.action_new_memory,
+        )
         yield "Load the demo data", "Import a few realistic threads and memories", app.action_load_demo
         yield "Help: all keys", "Every key on every screen", app.action_help
         screen = self.screen
@@ -38,8 +42,11 @@ class MemappCommands(Provider):
             if not binding.description or binding.action in seen:
                 continue
             seen.add(binding.action)
-            yield (f"{title}: {binding.description}", binding.tooltip or binding.description,
-                   partial(self._run, screen, binding.action))
+            yield (
+                f"{title}: {binding.description}",
+                binding.tooltip or binding.description,
+                partial(self._run, screen, binding.action),
+            )
 
     @staticmethod
     async def _run(screen: Any, action: str) -> None:

@@ -113,8 +113,11 @@ def build_server(open_store: Callable[[], Store]) -> MCPServer:
         store().touch_memories([m.id for m in mems])
         if not mems:
             return "No memories."
-        return "\n".join(f"[{m.id}]{' 📌' if m.pinned else ''} ({m.category}, importance {m.importance}) "
-                         f"{_flat(m.content)}" for m in mems)
+        return "\n".join(
+            f"[{m.id}]{' 📌' if m.pinned else ''} ({m.category}, importance {m.importance}) "
+            f"{_flat(m.content)}"
+            for m in mems
+        )
 
     @server.tool()
     @guarded
@@ -136,8 +139,10 @@ def build_server(open_store: Callable[[], Store]) -> MCPServer:
             where = f"thread {r.thread_id} “{_flat(t.title, 60)}”" if t else "?"
             if r.kind == "message":
                 m = store().get_message(r.id)
-                lines.append(f"[message {r.id} in {where}, {r.role}, {iso(m.created_at) or 'no date'}] "
-                             f"{_flat(r.content)}")
+                lines.append(
+                    f"[message {r.id} in {where}, {r.role}, {iso(m.created_at) or 'no date'}] "
+                    f"{_flat(r.content)}"
+                )
             else:
                 lines.append(f"[summary of {where}] {_flat(r.content)}")
         head = f"{len(lines)} results for {query!r}" + (f" ({resp.notice})" if resp.notice else "")

@@ -97,8 +97,14 @@ def windows(n_tokens: int, size: int, overlap: int) -> list[tuple[int, int]]:
 class SentenceTransformerEmbedder:
     """all-MiniLM-L6-v2 (or a local sentence-transformers directory), loaded on first use."""
 
-    def __init__(self, model_dir: str | Path | None = None, *, batch_size: int = 32,
-                 chunk_tokens: int = 200, chunk_overlap: int = 40) -> None:
+    def __init__(
+        self,
+        model_dir: str | Path | None = None,
+        *,
+        batch_size: int = 32,
+        chunk_tokens: int = 200,
+        chunk_overlap: int = 40,
+    ) -> None:
         path = Path(model_dir) if model_dir else default_model_dir()
         if path is None or not path.is_dir():
             raise FileNotFoundError(
@@ -204,8 +210,13 @@ class SentenceTransformerEmbedder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         self.load()
         texts = [model_text(t, 32 * self.max_tokens) for t in texts]
-        vecs = self._model.encode(texts, batch_size=self.batch_size, show_progress_bar=False,
-                                  convert_to_numpy=True, normalize_embeddings=True)
+        vecs = self._model.encode(
+            texts,
+            batch_size=self.batch_size,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
         return _normalise(vecs)
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -233,7 +244,7 @@ class FakeEmbedder:
         feats = list(words)
         for w in words:
             padded = f"#{w}#"
-            feats += [padded[i:i + 3] for i in range(max(1, len(padded) - 2))]
+            feats += [padded[i : i + 3] for i in range(max(1, len(padded) - 2))]
         return feats
 
     def _vector(self, text: str) -> np.ndarray:

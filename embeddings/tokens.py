@@ -88,7 +88,9 @@ def _read_encoding(spec: EncodingSpec, path: Path) -> Any:
     raw = path.read_bytes()
     digest = hashlib.sha256(raw).hexdigest()
     if digest != spec.sha256:
-        raise ValueError(f"{path} has sha256 {digest[:12]}…, expected {spec.sha256[:12]}… (corrupt or wrong file)")
+        raise ValueError(
+            f"{path} has sha256 {digest[:12]}…, expected {spec.sha256[:12]}… (corrupt or wrong file)"
+        )
     ranks: dict[bytes, int] = {}
     for line in raw.splitlines():
         if line:

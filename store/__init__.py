@@ -1,8 +1,8 @@
 """Everything about chat.db: connection, migrations, schema, and the Store class with the queries.
 
-    from store import Store, load_config
-    with Store("chat.db") as s:
-        s.add_memory("I prefer tabs", "preference")
+from store import Store, load_config
+with Store("chat.db") as s:
+    s.add_memory("I prefer tabs", "preference")
 """
 
 from store.config import Config, load_config

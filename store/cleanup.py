@@ -32,11 +32,19 @@ class Thresholds:
     older_than_days: float = 90  # ... and were not accessed (or created) for longer than this
 
     @classmethod
-    def from_config(cls, cfg: CleanupConfig, *, min_access: int | None = None, max_importance: int | None = None,
-                    older_than_days: float | None = None) -> Thresholds:
-        t = cls(cfg.min_access if min_access is None else min_access,
-                cfg.max_importance if max_importance is None else max_importance,
-                cfg.older_than_days if older_than_days is None else older_than_days)
+    def from_config(
+        cls,
+        cfg: CleanupConfig,
+        *,
+        min_access: int | None = None,
+        max_importance: int | None = None,
+        older_than_days: float | None = None,
+    ) -> Thresholds:
+        t = cls(
+            cfg.min_access if min_access is None else min_access,
+            cfg.max_importance if max_importance is None else max_importance,
+            cfg.older_than_days if older_than_days is None else older_than_days,
+        )
         t.validate()
         return t
 
@@ -49,8 +57,11 @@ class Thresholds:
             raise InvalidInputError(f"--older-than must be 0 or more days, got {self.older_than_days}")
 
     def to_json(self) -> dict[str, Any]:
-        return {"min_access": self.min_access, "max_importance": self.max_importance,
-                "older_than_days": self.older_than_days}
+        return {
+            "min_access": self.min_access,
+            "max_importance": self.max_importance,
+            "older_than_days": self.older_than_days,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,15 +81,21 @@ def reason(memory: Memory, t: Thresholds, at: float) -> str:
     """Why `memory` is a candidate, in words (shown in the preview and stored with the cleanup event)."""
     last = memory.last_accessed if memory.last_accessed is not None else memory.created_at
     days = int((at - last) // DAY)
-    when = (f"last accessed {iso(memory.last_accessed)}" if memory.last_accessed is not None
-            else f"never accessed, created {iso(memory.created_at)}")
-    return (f"importance {memory.importance} (below {t.max_importance}); "
-            f"accessed {_plural(memory.access_count, 'time')} (fewer than {t.min_access}); "
-            f"{when}, {_plural(days, 'day')} ago (more than {t.older_than_days:g})")
+    when = (
+        f"last accessed {iso(memory.last_accessed)}"
+        if memory.last_accessed is not None
+        else f"never accessed, created {iso(memory.created_at)}"
+    )
+    return (
+        f"importance {memory.importance} (below {t.max_importance}); "
+        f"accessed {_plural(memory.access_count, 'time')} (fewer than {t.min_access}); "
+        f"{when}, {_plural(days, 'day')} ago (more than {t.older_than_days:g})"
+    )
 
 
-def find_candidates(store: Store, thresholds: Thresholds | None = None, *,
-                    at: float | None = None) -> list[Candidate]:
+def find_candidates(
+    store: Store, thresholds: Thresholds | None = None, *, at: float | None = None
+) -> list[Candidate]:
     """The memories cleanup would move to the trash now, oldest activity first. Never a pinned one."""
     t = thresholds or Thresholds.from_config(store.config.cleanup)
     t.validate()
@@ -88,17 +105,20 @@ def find_candidates(store: Store, thresholds: Thresholds | None = None, *,
         "WHERE deleted_at IS NULL AND pinned = 0 AND importance < ? AND access_count < ? "
         "AND coalesce(last_accessed, created_at) < ? "
         "ORDER BY coalesce(last_accessed, created_at), id",
-        (t.max_importance, t.min_access, at - t.older_than_days * DAY))
+        (t.max_importance, t.min_access, at - t.older_than_days * DAY),
+    )
     return [Candidate(m, reason(m, t, at)) for m in map(_row_to_memory, rows)]
 
 
-def apply_cleanup(store: Store, thresholds: Thresholds | None = None, *,
-                  at: float | None = None) -> list[Candidate]:
+def apply_cleanup(
+    store: Store, thresholds: Thresholds | None = None, *, at: float | None = None
+) -> list[Candidate]:
     """Move every candidate to the trash in one transaction (`cleanup` events with the reasons)."""
     with store.con:  # the candidates are chosen and trashed under one write lock
         found = find_candidates(store, thresholds, at=at)
-        store.delete_memories([c.memory.id for c in found], event="cleanup",
-                              reasons={c.memory.id: c.reason for c in found})
+        store.delete_memories(
+            [c.memory.id for c in found], event="cleanup", reasons={c.memory.id: c.reason for c in found}
+        )
     return found
 
 

@@ -49,7 +49,9 @@ if TYPE_CHECKING:
     from store.store import Store
 
 TIER_SHARES = (0.10, 0.35, 0.55)
-RETRIEVE_CHARS = 400  # of a long latest message, the start is what keyword retrieval reads (semantic: all of it)
+RETRIEVE_CHARS = (
+    400  # of a long latest message, the start is what keyword retrieval reads (semantic: all of it)
+)
 MIN_PARTIAL = 24  # a condensed message is cut to fit only when at least this much room is left
 PAGE = 64  # messages read per query, walking back from the end
 
@@ -65,8 +67,15 @@ class TokenStats:
     budget: int
 
     def to_json(self) -> dict[str, int]:
-        return {"system": self.system, "memories": self.memories, "summary": self.summary,
-                "condensed": self.condensed, "recent": self.recent, "total": self.total, "budget": self.budget}
+        return {
+            "system": self.system,
+            "memories": self.memories,
+            "summary": self.summary,
+            "condensed": self.condensed,
+            "recent": self.recent,
+            "total": self.total,
+            "budget": self.budget,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,9 +87,13 @@ class ContextMetadata:
     pinned_memories: int
 
     def to_json(self) -> dict[str, Any]:
-        return {"included_messages": self.included_messages, "summarized_messages": self.summarized_messages,
-                "used_summary": self.used_summary, "retrieved_memories": self.retrieved_memories,
-                "pinned_memories": self.pinned_memories}
+        return {
+            "included_messages": self.included_messages,
+            "summarized_messages": self.summarized_messages,
+            "used_summary": self.used_summary,
+            "retrieved_memories": self.retrieved_memories,
+            "pinned_memories": self.pinned_memories,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +108,11 @@ class ContextResult:
     truncated_seqs: list[int] = field(default_factory=list)  # messages cut to fit
 
     def to_json(self) -> dict[str, Any]:
-        return {"messages": self.messages, "token_stats": self.token_stats.to_json(),
-                "metadata": self.metadata.to_json()}
+        return {
+            "messages": self.messages,
+            "token_stats": self.token_stats.to_json(),
+            "metadata": self.metadata.to_json(),
+        }
 
 
 @dataclass(slots=True)
@@ -118,18 +134,29 @@ def condense(content: str, role: str, tool_chars: int) -> str:
 def _backwards(store: Store, thread_id: int, before_seq: int) -> Iterator[tuple[int, str, str, int]]:
     """(seq, role, content, token_count) from newest to oldest, read a page at a time."""
     while True:
-        rows = list(store.con.execute(
-            "SELECT seq, role, content, token_count FROM messages WHERE thread_id = ? AND seq < ? "
-            "ORDER BY seq DESC LIMIT ?", (thread_id, before_seq, PAGE)))
+        rows = list(
+            store.con.execute(
+                "SELECT seq, role, content, token_count FROM messages WHERE thread_id = ? AND seq < ? "
+                "ORDER BY seq DESC LIMIT ?",
+                (thread_id, before_seq, PAGE),
+            )
+        )
         yield from ((int(s), str(r), str(c), int(t)) for s, r, c, t in rows)
         if len(rows) < PAGE:
             return
         before_seq = int(rows[-1][0])
 
 
-def build_context(store: Store, thread_id: int, budget: int, query: str | None = None,
-                  system: str | None = None, output_reserve: int | None = None, *,
-                  touch: bool = True) -> ContextResult:
+def build_context(
+    store: Store,
+    thread_id: int,
+    budget: int,
+    query: str | None = None,
+    system: str | None = None,
+    output_reserve: int | None = None,
+    *,
+    touch: bool = True,
+) -> ContextResult:
     """The messages to send a chat model for `thread_id` within `budget` tokens (see the module doc).
 
     `query`: what to retrieve memories for (default: the latest user message). `touch`: count the
@@ -150,8 +177,10 @@ def build_context(store: Store, thread_id: int, budget: int, query: str | None =
     counter = Costs(store)
     primer = TOKENS_PER_CONVERSATION
 
-    row = store.con.execute("SELECT seq, role, content, token_count FROM messages WHERE thread_id = ? "
-                            "ORDER BY seq DESC LIMIT 1", (thread_id,)).fetchone()
+    row = store.con.execute(
+        "SELECT seq, role, content, token_count FROM messages WHERE thread_id = ? ORDER BY seq DESC LIMIT 1",
+        (thread_id,),
+    ).fetchone()
     need = primer
     if row is not None:
         marker = counter.tokens.count("\n" + TRUNCATED)
@@ -162,7 +191,8 @@ def build_context(store: Store, thread_id: int, budget: int, query: str | None =
             minimum += 1
         raise InvalidInputError(
             f"a budget of {budget} tokens is too small for thread {thread_id}: with the {margin:.0%} safety "
-            f"margin and a {reserve}-token output reserve it needs at least {minimum}")
+            f"margin and a {reserve}-token output reserve it needs at least {minimum}"
+        )
 
     truncated: list[int] = []
     last: _Msg | None = None
@@ -170,7 +200,10 @@ def build_context(store: Store, thread_id: int, budget: int, query: str | None =
         seq, role, content, tc = int(row[0]), str(row[1]), str(row[2]), int(row[3])
         cost = counter.cost(role, content, tc)
         if primer + cost > limit:
-            content, cost = counter.fit(role, content, limit - primer) or (TRUNCATED, counter.cost(role, TRUNCATED))
+            content, cost = counter.fit(role, content, limit - primer) or (
+                TRUNCATED,
+                counter.cost(role, TRUNCATED),
+            )
             truncated.append(seq)
         last = _Msg(seq, role, content, cost)
     last_cost = last.cost if last else 0
@@ -197,8 +230,11 @@ def build_context(store: Store, thread_id: int, budget: int, query: str | None =
     if block.cost < t1_cap and has_unpinned(store):
         text, message_id = query, None
         if not (query and query.strip()):
-            urow = store.con.execute("SELECT id, content FROM messages WHERE thread_id = ? AND role = 'user' "
-                                     "ORDER BY seq DESC LIMIT 1", (thread_id,)).fetchone()
+            urow = store.con.execute(
+                "SELECT id, content FROM messages WHERE thread_id = ? AND role = 'user' "
+                "ORDER BY seq DESC LIMIT 1",
+                (thread_id,),
+            ).fetchone()
             text, message_id = (str(urow[1])[:RETRIEVE_CHARS], int(urow[0])) if urow else (None, None)
         if text and text.strip():
             qvec = query_vector(store, message_id) if message_id is not None else None
@@ -255,17 +291,38 @@ def build_context(store: Store, thread_id: int, budget: int, query: str | None =
         messages.append({"role": "system", "content": sum_text})
     included = condensed[::-1] + recent[::-1]
     messages += [{"role": m.role, "content": m.content} for m in included]
-    stats = TokenStats(primer + sys_cost, block.cost, sum_cost, used2, used3,
-                       primer + sys_cost + block.cost + sum_cost + used2 + used3, budget)
-    meta = ContextMetadata(len(included), max(0, thread.message_count - len(included)), used_summary,
-                           len(block.ids) - n_pinned, n_pinned)
+    stats = TokenStats(
+        primer + sys_cost,
+        block.cost,
+        sum_cost,
+        used2,
+        used3,
+        primer + sys_cost + block.cost + sum_cost + used2 + used3,
+        budget,
+    )
+    meta = ContextMetadata(
+        len(included),
+        max(0, thread.message_count - len(included)),
+        used_summary,
+        len(block.ids) - n_pinned,
+        n_pinned,
+    )
     if touch and block.ids:
         store.touch_memories(block.ids)
-    return ContextResult(messages, stats, meta, limit, list(block.ids), [m.seq for m in condensed[::-1]],
-                         [m.seq for m in recent[::-1]], sorted(truncated))
+    return ContextResult(
+        messages,
+        stats,
+        meta,
+        limit,
+        list(block.ids),
+        [m.seq for m in condensed[::-1]],
+        [m.seq for m in recent[::-1]],
+        sorted(truncated),
+    )
 
 
-def _chain(first: tuple[int, str, str, int], rest: Iterator[tuple[int, str, str, int]]
-           ) -> Iterator[tuple[int, str, str, int]]:
+def _chain(
+    first: tuple[int, str, str, int], rest: Iterator[tuple[int, str, str, int]]
+) -> Iterator[tuple[int, str, str, int]]:
     yield first
     yield from rest

@@ -35,7 +35,9 @@ class Costs:
         return self._role[role]
 
     def cost(self, role: str, content: str, content_tokens: int | None = None) -> int:
-        return self.overhead(role) + (self.tokens.count(content) if content_tokens is None else content_tokens)
+        return self.overhead(role) + (
+            self.tokens.count(content) if content_tokens is None else content_tokens
+        )
 
     def fit(self, role: str, content: str, room: int) -> tuple[str, int] | None:
         """`content` cut (with the truncation marker) so the message costs at most `room`, or None."""
@@ -66,8 +68,9 @@ def query_vector(store: Store, message_id: int) -> np.ndarray | None:
     return np.asarray(mean / max(float(np.linalg.norm(mean)), 1e-12), dtype=np.float32)
 
 
-def retrieve_memories(store: Store, text: str, *, exclude: set[int], k: int = RETRIEVE_K,
-                      qvec: np.ndarray | None = None) -> list[tuple[int, str, str]]:
+def retrieve_memories(
+    store: Store, text: str, *, exclude: set[int], k: int = RETRIEVE_K, qvec: np.ndarray | None = None
+) -> list[tuple[int, str, str]]:
     """(id, category, content) of up to k active memories relevant to `text`, best first.
 
     Keyword and semantic candidates come from the search engine and are fused the same way; a memory
@@ -81,8 +84,11 @@ def retrieve_memories(store: Store, text: str, *, exclude: set[int], k: int = RE
     kw = store.keyword_candidates(text, kinds, Filters(), depth)
     if qvec is None and store.vector_problem is None and vectors.tables_exist(store.con) and text.strip():
         qvec = store._query_vector(text)  # the search engine's cache: a preview repeats its query
-    sem = [(key, s) for key, s, _ in store.semantic_candidates(qvec, kinds, Filters(), depth)] \
-        if qvec is not None else []
+    sem = (
+        [(key, s) for key, s, _ in store.semantic_candidates(qvec, kinds, Filters(), depth)]
+        if qvec is not None
+        else []
+    )
     sims = dict(sem)
     fused = fuse(kw, sem, Fusion(rrf_k=store.config.search.rrf_k), text)
     chosen: list[int] = []
@@ -92,8 +98,10 @@ def retrieve_memories(store: Store, text: str, *, exclude: set[int], k: int = RE
             continue
         sim = sims.get(key)
         keyword_hit = "keyword" in matched
-        if sem and not ((sim is not None and sim >= MIN_SIMILARITY)
-                        or (keyword_hit and sim is not None and sim >= MIN_SIMILARITY / 2)):
+        if sem and not (
+            (sim is not None and sim >= MIN_SIMILARITY)
+            or (keyword_hit and sim is not None and sim >= MIN_SIMILARITY / 2)
+        ):
             continue
         if not sem and not keyword_hit:
             continue
@@ -102,9 +110,14 @@ def retrieve_memories(store: Store, text: str, *, exclude: set[int], k: int = RE
             break
     if not chosen:
         return []
-    rows = {int(r[0]): (str(r[1]), str(r[2])) for r in store.con.execute(
-        "SELECT id, category, content FROM long_term_memories WHERE deleted_at IS NULL "
-        "AND id IN (SELECT value FROM json_each(?))", (str(chosen),))}
+    rows = {
+        int(r[0]): (str(r[1]), str(r[2]))
+        for r in store.con.execute(
+            "SELECT id, category, content FROM long_term_memories WHERE deleted_at IS NULL "
+            "AND id IN (SELECT value FROM json_each(?))",
+            (str(chosen),),
+        )
+    }
     return [(mid, *rows[mid]) for mid in chosen if mid in rows]
 
 
@@ -126,14 +139,22 @@ def summary_text(summary: str, topics: list[str]) -> str:
 
 
 def pinned_memories(store: Store) -> list[tuple[int, str, str]]:
-    return [(int(i), str(c), str(t)) for i, c, t in store.con.execute(
-        "SELECT id, category, content FROM long_term_memories WHERE deleted_at IS NULL AND pinned "
-        "ORDER BY importance DESC, updated_at DESC, id")]
+    return [
+        (int(i), str(c), str(t))
+        for i, c, t in store.con.execute(
+            "SELECT id, category, content FROM long_term_memories WHERE deleted_at IS NULL AND pinned "
+            "ORDER BY importance DESC, updated_at DESC, id"
+        )
+    ]
 
 
 def has_unpinned(store: Store) -> bool:
-    return store.con.execute(
-        "SELECT 1 FROM long_term_memories WHERE deleted_at IS NULL AND NOT pinned LIMIT 1").fetchone() is not None
+    return (
+        store.con.execute(
+            "SELECT 1 FROM long_term_memories WHERE deleted_at IS NULL AND NOT pinned LIMIT 1"
+        ).fetchone()
+        is not None
+    )
 
 
 class MemoryBlock:

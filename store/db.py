@@ -13,6 +13,7 @@ schema before WAL is switched on or any migration runs.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from pathlib import Path
@@ -34,10 +35,9 @@ _log_routed = False
 def _route_sqlite_log() -> None:
     global _log_routed
     if not _log_routed:
-        try:
+        # MisuseError: SQLite was already initialised by someone else; keep their setting.
+        with contextlib.suppress(apsw.MisuseError):
             apsw.ext.log_sqlite(logger=_log, level=logging.WARNING)
-        except apsw.MisuseError:  # SQLite already initialised by someone else: keep its setting
-            pass
         _log_routed = True
 
 

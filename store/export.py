@@ -36,10 +36,14 @@ FTS_SOURCES = {
 
 
 def canonical_tables(store: Store) -> list[str]:
-    names = [str(r[0]) for r in store.con.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-        "AND name NOT LIKE 'fts\\_%' ESCAPE '\\' AND name NOT LIKE 'vec\\_%' ESCAPE '\\' "
-        "AND sql NOT LIKE 'CREATE VIRTUAL%'")]
+    names = [
+        str(r[0])
+        for r in store.con.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "AND name NOT LIKE 'fts\\_%' ESCAPE '\\' AND name NOT LIKE 'vec\\_%' ESCAPE '\\' "
+            "AND sql NOT LIKE 'CREATE VIRTUAL%'"
+        )
+    ]
     rest = sorted(n for n in names if n not in FIRST and n not in SKIP)
     return [n for n in FIRST if n in names] + rest
 
@@ -54,7 +58,9 @@ def _rows(store: Store, table: str, where: str = "", args: tuple[Any, ...] = ())
     return [dict(zip(cols, row, strict=True)) for row in store.con.execute(sql, args)]
 
 
-def _scope(table: str, cols: list[str], thread: int | None, category: str | None) -> tuple[str, tuple[Any, ...]]:
+def _scope(
+    table: str, cols: list[str], thread: int | None, category: str | None
+) -> tuple[str, tuple[Any, ...]]:
     """The WHERE clause that limits `table` to one thread and/or one category of memories."""
     if thread is not None:
         if table == "threads":
@@ -73,8 +79,9 @@ def _scope(table: str, cols: list[str], thread: int | None, category: str | None
     return "", ()
 
 
-def export_json(store: Store, *, thread: int | None = None, category: str | None = None,
-                include_embeddings: bool = False) -> dict[str, Any]:
+def export_json(
+    store: Store, *, thread: int | None = None, category: str | None = None, include_embeddings: bool = False
+) -> dict[str, Any]:
     if thread is not None:
         store.get_thread(thread)
     if category is not None and category not in CATEGORIES:
@@ -86,8 +93,11 @@ def export_json(store: Store, *, thread: int | None = None, category: str | None
             tables[table] = _rows(store, table, where, args)
         if thread is not None or category is not None:
             _detach_missing_parents(store, tables)
-        data: dict[str, Any] = {"format": FORMAT, "schema_version": current_version(store.con),
-                                "tables": tables}
+        data: dict[str, Any] = {
+            "format": FORMAT,
+            "schema_version": current_version(store.con),
+            "tables": tables,
+        }
         if include_embeddings:
             data["embeddings"] = _export_vectors(store, tables)
     return data
@@ -118,13 +128,17 @@ def _export_vectors(store: Store, tables: dict[str, list[dict[str, Any]]]) -> di
         return None
     memory_ids = {r["id"] for r in tables.get("long_term_memories", [])}
     message_ids = {r["id"] for r in tables.get("messages", [])}
-    mems = {str(mid): _b64(blob) for mid, blob in store.con.execute(
-        "SELECT memory_id, embedding FROM vec_memories") if mid in memory_ids}
+    mems = {
+        str(mid): _b64(blob)
+        for mid, blob in store.con.execute("SELECT memory_id, embedding FROM vec_memories")
+        if mid in memory_ids
+    }
     chunks = [
         {"message_id": mid, "chunk_index": ci, "start_char": a, "end_char": b, "vector": _b64(blob)}
         for mid, ci, a, b, blob in store.con.execute(
             "SELECT c.message_id, c.chunk_index, c.start_char, c.end_char, v.embedding FROM message_chunks c "
-            "JOIN vec_chunks v ON v.chunk_id = c.id ORDER BY c.id")
+            "JOIN vec_chunks v ON v.chunk_id = c.id ORDER BY c.id"
+        )
         if mid in message_ids
     ]
     return {"model": rec[0], "dimension": rec[1], "memories": mems, "chunks": chunks}
@@ -137,7 +151,7 @@ def is_export(data: Any) -> bool:
 def restore_json(store: Store, data: dict[str, Any]) -> dict[str, int]:
     """Restore an export into an empty chat.db, ids and all. Returns rows restored per table."""
     if not is_export(data) or not isinstance(data.get("tables"), dict):
-        raise StoreError("not a memapp export (expected {\"format\": \"memapp-export\", \"tables\": …})")
+        raise StoreError('not a memapp export (expected {"format": "memapp-export", "tables": …})')
     version = data.get("schema_version")
     if not isinstance(version, int) or version > LATEST:
         raise StoreError(f"this export has schema version {version}; this memapp knows up to {LATEST}")
@@ -148,8 +162,10 @@ def restore_json(store: Store, data: dict[str, Any]) -> dict[str, int]:
             raise StoreError(f"the export has an unknown table {name!r}; nothing was restored")
     non_empty = [t for t in known if store._scalar(f"SELECT count(*) FROM {t}")]
     if non_empty:
-        raise StoreError(f"{store.path} is not empty ({', '.join(non_empty)}); restore a memapp export into a "
-                         "new database (--db NEW.db), then copy what you need")
+        raise StoreError(
+            f"{store.path} is not empty ({', '.join(non_empty)}); restore a memapp export into a "
+            "new database (--db NEW.db), then copy what you need"
+        )
     counts: dict[str, int] = {}
     with store.con:
         for table in known:
@@ -158,11 +174,14 @@ def restore_json(store: Store, data: dict[str, Any]) -> dict[str, int]:
             for row in rows:
                 if not isinstance(row, dict) or not set(row) <= cols:
                     extra = set(row) - cols if isinstance(row, dict) else {"?"}
-                    raise StoreError(f"{table}: a row has unknown columns {sorted(extra)}; nothing was restored")
+                    raise StoreError(
+                        f"{table}: a row has unknown columns {sorted(extra)}; nothing was restored"
+                    )
                 names = list(row)
                 store.con.execute(
                     f"INSERT INTO {table}({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-                    [row[n] for n in names])
+                    [row[n] for n in names],
+                )
             counts[table] = len(rows)
             if table in FTS_SOURCES:
                 fts, key, text = FTS_SOURCES[table]
@@ -190,8 +209,15 @@ def _restore_vectors(store: Store, emb: Any) -> None:
         msg = store.get_message(mid)
         chunks.sort(key=lambda c: c["chunk_index"])
         vecs = np.stack([np.frombuffer(base64.b64decode(c["vector"]), dtype=np.float32) for c in chunks])
-        vectors.put_chunks(store.con, mid, msg.thread_id, msg.role, msg.created_at,
-                           [(c["start_char"], c["end_char"]) for c in chunks], vecs)
+        vectors.put_chunks(
+            store.con,
+            mid,
+            msg.thread_id,
+            msg.role,
+            msg.created_at,
+            [(c["start_char"], c["end_char"]) for c in chunks],
+            vecs,
+        )
 
 
 # -- Markdown --------------------------------------------------------------------------------------------
@@ -208,23 +234,36 @@ def _fence(text: str) -> str:
     return text.rstrip() + "\n"
 
 
-def markdown_files(store: Store, *, thread: int | None = None,
-                   category: str | None = None) -> Iterator[tuple[str, str]]:
+def markdown_files(
+    store: Store, *, thread: int | None = None, category: str | None = None
+) -> Iterator[tuple[str, str]]:
     """(relative path, content) of a file per thread and one for memories, by category."""
     if category is None:
-        threads = [store.get_thread(thread)] if thread is not None else store.list_threads(sort="created",
-                                                                                            limit=10**9)
+        threads = (
+            [store.get_thread(thread)]
+            if thread is not None
+            else store.list_threads(sort="created", limit=10**9)
+        )
         for t in sorted(threads, key=lambda t: t.id):
-            lines = [f"# {t.title}", "", f"- source: {t.source}" + (f" ({t.external_id})" if t.external_id else ""),
-                     f"- created: {iso(t.created_at)}", f"- last active: {iso(t.updated_at)}",
-                     f"- messages: {t.message_count}, tokens: {t.token_count}", ""]
+            lines = [
+                f"# {t.title}",
+                "",
+                f"- source: {t.source}" + (f" ({t.external_id})" if t.external_id else ""),
+                f"- created: {iso(t.created_at)}",
+                f"- last active: {iso(t.updated_at)}",
+                f"- messages: {t.message_count}, tokens: {t.token_count}",
+                "",
+            ]
             summary = store.get_summary(t.id)
             if summary is not None:
                 lines += ["## Summary", "", summary.content.rstrip(), ""]
             lines += ["## Messages", ""]
             for msg in store.get_messages(t.id, limit=10**9):
-                lines += [f"### {msg.role}" + (f" · {iso(msg.created_at)}" if msg.created_at else ""), "",
-                          _fence(msg.content)]
+                lines += [
+                    f"### {msg.role}" + (f" · {iso(msg.created_at)}" if msg.created_at else ""),
+                    "",
+                    _fence(msg.content),
+                ]
             yield f"threads/{t.id:05d}-{_slug(t.title)}.md", "\n".join(lines)
     if thread is None:
         lines = ["# Memories", ""]

@@ -26,8 +26,10 @@ BATCH = 256
 def doctor(store: Store, *, load_model: bool = True) -> dict[str, Any]:
     integrity = store.integrity_check()
     problems = store.check_indexes()
-    model: dict[str, Any] = {"name": getattr(store.embedder, "name", None),
-                             "dimension": getattr(store.embedder, "dimension", None)}
+    model: dict[str, Any] = {
+        "name": getattr(store.embedder, "name", None),
+        "dimension": getattr(store.embedder, "dimension", None),
+    }
     if load_model and not store.vector_problem:
         t0 = time.monotonic()
         store.load_model()
@@ -37,7 +39,8 @@ def doctor(store: Store, *, load_model: bool = True) -> dict[str, Any]:
     model["recorded_in_database"] = None if rec is None else {"name": rec[0], "dimension": rec[1]}
     missing_messages = store._scalar(
         "SELECT count(*) FROM messages m WHERE trim(content) != '' AND NOT EXISTS "
-        "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)")
+        "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
+    )
     return {
         "database": str(store.path),
         "schema_version": store.schema_version(),
@@ -46,8 +49,10 @@ def doctor(store: Store, *, load_model: bool = True) -> dict[str, Any]:
         "tokenizer": store.tokens.status,
         "tokenizer_exact": store.tokens.exact,
         "model": model,
-        "missing_vectors": {"messages": missing_messages,
-                            "memories": len(store.memories_missing_vectors(limit=10**9))},
+        "missing_vectors": {
+            "messages": missing_messages,
+            "memories": len(store.memories_missing_vectors(limit=10**9)),
+        },
         "config": store.config.source or None,
         "counts": store.stats(),
         "ok": integrity == "ok" and not problems,
@@ -58,9 +63,12 @@ def embed_missing(store: Store, *, progress: Progress = None) -> dict[str, Any]:
     """Embed every message and memory that has no vector yet, a batch per transaction."""
     if store.vector_problem:
         return {"messages": 0, "memories": 0, "error": store.vector_problem}
-    total = int(store._scalar(
-        "SELECT count(*) FROM messages m WHERE trim(content) != '' AND NOT EXISTS "
-        "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"))
+    total = int(
+        store._scalar(
+            "SELECT count(*) FROM messages m WHERE trim(content) != '' AND NOT EXISTS "
+            "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
+        )
+    )
     total += len(store.memories_missing_vectors(limit=10**9))
     done_messages = done_memories = 0
     while batch := store.messages_missing_vectors(BATCH):

@@ -39,9 +39,19 @@ def content_hash(text: str) -> str:
 
 def _row_to_memory(row: Sequence[Any]) -> Memory:
     return Memory(
-        id=row[0], category=row[1], content=row[2], importance=row[3], access_count=row[4],
-        last_accessed=row[5], pinned=bool(row[6]), user_edited=bool(row[7]), origin=row[8],
-        source_thread_id=row[9], token_count=row[10], created_at=row[11], updated_at=row[12],
+        id=row[0],
+        category=row[1],
+        content=row[2],
+        importance=row[3],
+        access_count=row[4],
+        last_accessed=row[5],
+        pinned=bool(row[6]),
+        user_edited=bool(row[7]),
+        origin=row[8],
+        source_thread_id=row[9],
+        token_count=row[10],
+        created_at=row[11],
+        updated_at=row[12],
         deleted_at=row[13],
     )
 
@@ -54,8 +64,9 @@ def validate(content: str | None = None, category: str | None = None, importance
     if content is not None and not content.strip():
         raise InvalidInputError("memory text is empty")
     if content is not None and (at := unpaired_surrogate(content)) is not None:
-        raise InvalidInputError(f"memory text is not valid Unicode (an unpaired surrogate at character {at}); "
-                                "nothing was stored")
+        raise InvalidInputError(
+            f"memory text is not valid Unicode (an unpaired surrogate at character {at}); nothing was stored"
+        )
     if category is not None and category not in CATEGORIES:
         raise InvalidInputError(f"unknown category {category!r}: use one of {', '.join(CATEGORIES)}")
     if importance is not None and (isinstance(importance, bool) or not 1 <= int(importance) <= 10):
@@ -73,14 +84,23 @@ class MemoriesMixin(StoreBase):
     # -- reads ---------------------------------------------------------------------------------------
 
     def get_memory(self, memory_id: int) -> Memory:
-        row = self.con.execute(f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE id = ?",
-                               (memory_id,)).fetchone()
+        row = self.con.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE id = ?", (memory_id,)
+        ).fetchone()
         if row is None:
             raise NotFoundError(f"no memory with id {memory_id}")
         return _row_to_memory(row)
 
-    def list_memories(self, *, category: str | None = None, pinned: bool | None = None, trash: bool = False,
-                      text: str | None = None, limit: int = 1000, offset: int = 0) -> list[Memory]:
+    def list_memories(
+        self,
+        *,
+        category: str | None = None,
+        pinned: bool | None = None,
+        trash: bool = False,
+        text: str | None = None,
+        limit: int = 1000,
+        offset: int = 0,
+    ) -> list[Memory]:
         """Active memories (or the trash), pinned first, then by category and importance."""
         where = ["deleted_at IS NOT NULL" if trash else "deleted_at IS NULL"]
         args: list[Any] = []
@@ -95,25 +115,41 @@ class MemoriesMixin(StoreBase):
             where.append("instr(lower(content), lower(?)) > 0")
             args.append(text)
         order = "deleted_at DESC" if trash else "pinned DESC, category, importance DESC, updated_at DESC, id"
-        sql = (f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE {' AND '.join(where)} "
-               f"ORDER BY {order} LIMIT ? OFFSET ?")
+        sql = (
+            f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE {' AND '.join(where)} "
+            f"ORDER BY {order} LIMIT ? OFFSET ?"
+        )
         return [_row_to_memory(r) for r in self.con.execute(sql, [*args, limit, offset])]
 
     def memory_history(self, memory_id: int) -> list[HistoryEvent]:
         rows = self.con.execute(
             "SELECT id, memory_id, event, old, new, at FROM memory_history WHERE memory_id = ? ORDER BY id",
-            (memory_id,))
-        return [HistoryEvent(r[0], r[1], r[2], json_loads(r[3]) or None, json_loads(r[4]) or None, r[5])
-                for r in rows]
+            (memory_id,),
+        )
+        return [
+            HistoryEvent(r[0], r[1], r[2], json_loads(r[3]) or None, json_loads(r[4]) or None, r[5])
+            for r in rows
+        ]
 
     # -- helpers inside a transaction -----------------------------------------------------------------
 
-    def _history(self, memory_id: int, event: str, old: dict[str, Any] | None, new: dict[str, Any] | None,
-                 at: float | None = None) -> None:
+    def _history(
+        self,
+        memory_id: int,
+        event: str,
+        old: dict[str, Any] | None,
+        new: dict[str, Any] | None,
+        at: float | None = None,
+    ) -> None:
         self.con.execute(
             "INSERT INTO memory_history(memory_id, event, old, new, at) VALUES (?, ?, ?, ?, ?)",
-            (memory_id, event, None if old is None else json_dumps(old),
-             None if new is None else json_dumps(new), at or now()),
+            (
+                memory_id,
+                event,
+                None if old is None else json_dumps(old),
+                None if new is None else json_dumps(new),
+                at or now(),
+            ),
         )
 
     def _put_vector(self, memory: Memory, vec: Any) -> None:
@@ -124,9 +160,19 @@ class MemoriesMixin(StoreBase):
 
     # -- add / merge ---------------------------------------------------------------------------------
 
-    def add_memory(self, content: str, category: str, *, importance: int = 5, pinned: bool = False,
-                   origin: str = "manual", source_thread_id: int | None = None, force: bool = False,
-                   created_at: float | None = None, embed: bool = True) -> AddResult:
+    def add_memory(
+        self,
+        content: str,
+        category: str,
+        *,
+        importance: int = 5,
+        pinned: bool = False,
+        origin: str = "manual",
+        source_thread_id: int | None = None,
+        force: bool = False,
+        created_at: float | None = None,
+        embed: bool = True,
+    ) -> AddResult:
         """Add a memory, or merge it into a near-duplicate. `force` adds even next to a protected one.
 
         `embed=False` (imports with --no-embed) skips the model: only exact repeats are detected, and
@@ -140,7 +186,8 @@ class MemoriesMixin(StoreBase):
         same = self.con.execute(
             f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE content_hash = ? AND category = ? "
             f"AND (deleted_at IS NULL{trash_clause}) ORDER BY deleted_at IS NOT NULL, id LIMIT 1",
-            (digest, category)).fetchone()
+            (digest, category),
+        ).fetchone()
         if same is not None and not force:
             return AddResult(_row_to_memory(same), "exists", 1.0)
 
@@ -156,7 +203,9 @@ class MemoriesMixin(StoreBase):
                         raise DuplicateMemoryError(
                             f"near-duplicate of memory {existing.id} ({why}, similarity {nearest[0][1]:.2f}); "
                             "it is not changed automatically: edit it, or add anyway with --force",
-                            existing.id, nearest[0][1])
+                            existing.id,
+                            nearest[0][1],
+                        )
                     merged = self._merge_into(existing, content, digest, importance, pinned, vec0)
                     return AddResult(merged, "merged", nearest[0][1])
             t = created_at or now()
@@ -167,8 +216,18 @@ class MemoriesMixin(StoreBase):
                 "content_hash, token_count, created_at, updated_at) VALUES ("
                 "1 + max(coalesce((SELECT max(id) FROM long_term_memories), 0), "
                 "coalesce((SELECT max(memory_id) FROM memory_history), 0)), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (category, content, int(importance), int(pinned), origin, source_thread_id, digest,
-                 self.tokens.count(content), t, t),
+                (
+                    category,
+                    content,
+                    int(importance),
+                    int(pinned),
+                    origin,
+                    source_thread_id,
+                    digest,
+                    self.tokens.count(content),
+                    t,
+                    t,
+                ),
             )
             memory = self.get_memory(self.con.last_insert_rowid())
             fts_put(self.con, "fts_memories", memory.id, content)
@@ -176,14 +235,22 @@ class MemoriesMixin(StoreBase):
             self._history(memory.id, "add", None, {**_fields(memory), "origin": origin})
             return AddResult(memory, "added")
 
-    def _merge_into(self, existing: Memory, content: str, digest: str, importance: int, pinned: bool,
-                    vec: Any) -> Memory:
+    def _merge_into(
+        self, existing: Memory, content: str, digest: str, importance: int, pinned: bool, vec: Any
+    ) -> Memory:
         new_importance = max(existing.importance, int(importance))
         self.con.execute(
             "UPDATE long_term_memories SET content = ?, content_hash = ?, importance = ?, pinned = ?, "
             "token_count = ?, updated_at = ? WHERE id = ?",
-            (content, digest, new_importance, int(existing.pinned or pinned), self.tokens.count(content), now(),
-             existing.id),
+            (
+                content,
+                digest,
+                new_importance,
+                int(existing.pinned or pinned),
+                self.tokens.count(content),
+                now(),
+                existing.id,
+            ),
         )
         merged = self.get_memory(existing.id)
         fts_put(self.con, "fts_memories", merged.id, content)
@@ -193,8 +260,15 @@ class MemoriesMixin(StoreBase):
 
     # -- edits ---------------------------------------------------------------------------------------
 
-    def edit_memory(self, memory_id: int, *, content: str | None = None, category: str | None = None,
-                    importance: int | None = None, pinned: bool | None = None) -> Memory:
+    def edit_memory(
+        self,
+        memory_id: int,
+        *,
+        content: str | None = None,
+        category: str | None = None,
+        importance: int | None = None,
+        pinned: bool | None = None,
+    ) -> Memory:
         """Change any of the fields by hand. A content change marks the memory hand-edited."""
         validate(content, category, importance)
         old = self.get_memory(memory_id)
@@ -223,12 +297,16 @@ class MemoriesMixin(StoreBase):
             if pinned is not None and bool(pinned) != old.pinned:
                 sets.append("pinned = ?")
                 args.append(int(pinned))
-                events.append(("pin" if pinned else "unpin", {"pinned": old.pinned}, {"pinned": bool(pinned)}))
+                events.append(
+                    ("pin" if pinned else "unpin", {"pinned": old.pinned}, {"pinned": bool(pinned)})
+                )
             if not sets:
                 return old
             sets.append("updated_at = ?")
             args.append(now())
-            self.con.execute(f"UPDATE long_term_memories SET {', '.join(sets)} WHERE id = ?", [*args, memory_id])
+            self.con.execute(
+                f"UPDATE long_term_memories SET {', '.join(sets)} WHERE id = ?", [*args, memory_id]
+            )
             memory = self.get_memory(memory_id)
             if new_content is not None:
                 fts_put(self.con, "fts_memories", memory_id, memory.content)
@@ -266,8 +344,9 @@ class MemoriesMixin(StoreBase):
             self._history(memory_id, event, {"deleted_at": None}, new, t)
             return self.get_memory(memory_id)
 
-    def delete_memories(self, memory_ids: Iterable[int], *, event: str = "delete",
-                        reasons: dict[int, str] | None = None) -> list[Memory]:
+    def delete_memories(
+        self, memory_ids: Iterable[int], *, event: str = "delete", reasons: dict[int, str] | None = None
+    ) -> list[Memory]:
         """Trash several memories in one transaction (cleanup --apply)."""
         with self.con:
             return [self.delete_memory(i, event=event, reason=(reasons or {}).get(i)) for i in memory_ids]
@@ -282,12 +361,16 @@ class MemoriesMixin(StoreBase):
             self._history(memory_id, "restore", {"deleted_at": old.deleted_at}, {"deleted_at": None})
             return self.get_memory(memory_id)
 
-    def purge_trash(self, *, older_than_days: float | None = None, ids: Sequence[int] | None = None) -> list[int]:
+    def purge_trash(
+        self, *, older_than_days: float | None = None, ids: Sequence[int] | None = None
+    ) -> list[int]:
         """Delete for good what has been in the trash longer than the retention. Never a pinned memory."""
         days = self.config.cleanup.trash_retention_days if older_than_days is None else older_than_days
         cutoff = now() - days * 86400
-        sql = ("SELECT id FROM long_term_memories WHERE deleted_at IS NOT NULL AND deleted_at <= ? "
-               "AND pinned = 0")
+        sql = (
+            "SELECT id FROM long_term_memories WHERE deleted_at IS NOT NULL AND deleted_at <= ? "
+            "AND pinned = 0"
+        )
         args: list[Any] = [cutoff]
         if ids is not None:
             sql += " AND id IN (SELECT value FROM json_each(?))"
@@ -321,7 +404,8 @@ class MemoriesMixin(StoreBase):
         has = vectors.tables_exist(self.con)
         missing = "id NOT IN (SELECT memory_id FROM vec_memories)" if has else "1"
         rows = self.con.execute(
-            f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE {missing} ORDER BY id LIMIT ?", (limit,))
+            f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE {missing} ORDER BY id LIMIT ?", (limit,)
+        )
         return [_row_to_memory(r) for r in rows]
 
     def embed_memories(self, memories: Sequence[Memory]) -> int:

@@ -140,8 +140,14 @@ class HistoryEvent:
     at: float
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "memory_id": self.memory_id, "event": self.event,
-                "old": self.old, "new": self.new, "at": iso(self.at)}
+        return {
+            "id": self.id,
+            "memory_id": self.memory_id,
+            "event": self.event,
+            "old": self.old,
+            "new": self.new,
+            "at": iso(self.at),
+        }
 
 
 # --- inputs (what importers produce) -------------------------------------------------------------

@@ -61,9 +61,17 @@ class SearchResult:
     # only with Fusion(neighbours > 0): a turn next to a hit, matched by neither retriever
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "id": self.id, "thread_id": self.thread_id, "external_id": self.external_id,
-                "role": self.role, "category": self.category, "content": self.content,
-                "score": round(self.score, 6), "matched": list(self.matched)}
+        return {
+            "kind": self.kind,
+            "id": self.id,
+            "thread_id": self.thread_id,
+            "external_id": self.external_id,
+            "role": self.role,
+            "category": self.category,
+            "content": self.content,
+            "score": round(self.score, 6),
+            "matched": list(self.matched),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +82,12 @@ class SearchResponse:
     notice: str | None = None  # one line for the user, e.g. why results are keyword-only
 
     def to_json(self) -> dict[str, Any]:
-        return {"query": self.query, "mode": self.mode, "notice": self.notice,
-                "results": [r.to_json() for r in self.results]}
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "notice": self.notice,
+            "results": [r.to_json() for r in self.results],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +116,8 @@ class Filters:
         if not kinds:
             raise InvalidInputError(
                 f"no {scope if scope != 'all' else 'item'} can match these filters together "
-                "(--category/--pinned apply to memories, --role to messages, --thread to messages and summaries)")
+                "(--category/--pinned apply to memories, --role to messages, --thread to messages and summaries)"
+            )
         return tuple(k for k in KINDS if k in kinds)
 
 
@@ -118,9 +131,19 @@ class SearchMixin(StoreBase):
 
         def touch_memories(self, memory_ids: Sequence[int]) -> None: ...
 
-    def search(self, query: str, *, scope: str = "all", k: int = 10, filters: Filters | None = None,
-               keyword_only: bool = False, touch: bool = True, prefix: bool = False,
-               fusion: Fusion | None = None, query_vector: np.ndarray | None = None) -> SearchResponse:
+    def search(
+        self,
+        query: str,
+        *,
+        scope: str = "all",
+        k: int = 10,
+        filters: Filters | None = None,
+        keyword_only: bool = False,
+        touch: bool = True,
+        prefix: bool = False,
+        fusion: Fusion | None = None,
+        query_vector: np.ndarray | None = None,
+    ) -> SearchResponse:
         """Search memories, messages and/or summaries. Never raises on any query text.
 
         keyword_only: skip the model entirely (fast; for search-as-you-type). prefix: the last word also
@@ -159,8 +182,9 @@ class SearchMixin(StoreBase):
 
     # -- retrievers (public for the evaluation) ------------------------------------------------------
 
-    def keyword_candidates(self, query: str, kinds: Sequence[str], filters: Filters, n: int, *,
-                           prefix: bool = False) -> list[tuple[Key, float]]:
+    def keyword_candidates(
+        self, query: str, kinds: Sequence[str], filters: Filters, n: int, *, prefix: bool = False
+    ) -> list[tuple[Key, float]]:
         """(key, -bm25) best first, over every kind in `kinds`, filters applied before the LIMIT."""
         expr = keyword_expression(query, prefix_last=prefix)
         if expr is None or n <= 0:
@@ -172,20 +196,29 @@ class SearchMixin(StoreBase):
         out.sort(key=lambda h: -h[1])
         return out[:n]
 
-    def semantic_candidates(self, qvec: np.ndarray, kinds: Sequence[str], filters: Filters,
-                            n: int) -> list[tuple[Key, float, tuple[int, int] | None]]:
+    def semantic_candidates(
+        self, qvec: np.ndarray, kinds: Sequence[str], filters: Filters, n: int
+    ) -> list[tuple[Key, float, tuple[int, int] | None]]:
         """(key, cosine, best chunk span) best first; messages score as their best chunk."""
         out: list[tuple[Key, float, tuple[int, int] | None]] = []
         if "message" in kinds:
-            chunks = vectors.knn_chunks(self.con, qvec, min(vectors.K_MAX, n * 3), thread_id=filters.thread_id,
-                                        role=filters.role, since=filters.since, until=filters.until)
+            chunks = vectors.knn_chunks(
+                self.con,
+                qvec,
+                min(vectors.K_MAX, n * 3),
+                thread_id=filters.thread_id,
+                role=filters.role,
+                since=filters.since,
+                until=filters.until,
+            )
             best: dict[int, tuple[int, float]] = {}
             for chunk_id, mid, sim in chunks:
                 if mid not in best:
                     best[mid] = (chunk_id, sim)
             span_rows = self.con.execute(
                 "SELECT id, start_char, end_char FROM message_chunks WHERE id IN (SELECT value FROM json_each(?))",
-                (_json_ids([c for c, _ in best.values()]),))
+                (_json_ids([c for c, _ in best.values()]),),
+            )
             spans = {int(i): (int(a), int(b)) for i, a, b in span_rows}
             out += [(("message", mid), sim, spans.get(cid)) for mid, (cid, sim) in best.items()]
         if "memory" in kinds:
@@ -237,7 +270,8 @@ class SearchMixin(StoreBase):
         rows = self.con.execute(
             "SELECT v.memory_id, vec_distance_cosine(v.embedding, ?) AS d FROM long_term_memories m "
             f"JOIN vec_memories v ON v.memory_id = m.id WHERE {' AND '.join(where)} ORDER BY d LIMIT ?",
-            [np.ascontiguousarray(qvec, dtype=np.float32).tobytes(), *args, n])
+            [np.ascontiguousarray(qvec, dtype=np.float32).tobytes(), *args, n],
+        )
         return [(int(mid), 1.0 - float(d)) for mid, d in rows]
 
     def message_neighbours(self, message_ids: Sequence[int], filters: Filters) -> dict[int, list[int]]:
@@ -246,14 +280,17 @@ class SearchMixin(StoreBase):
         rows = self.con.execute(
             "SELECT m.id, n.id FROM messages m JOIN messages n ON n.thread_id = m.thread_id "
             "AND n.seq IN (m.seq - 1, m.seq + 1) WHERE m.id IN (SELECT value FROM json_each(?)) "
-            f"AND {' AND '.join(where)}", [_json_ids(message_ids), *args])
+            f"AND {' AND '.join(where)}",
+            [_json_ids(message_ids), *args],
+        )
         out: dict[int, list[int]] = {}
         for mid, nid in rows:
             out.setdefault(int(mid), []).append(int(nid))
         return out
 
-    def _hydrate(self, fused: Sequence[Fused], query: str,
-                 spans: dict[Key, tuple[int, int] | None]) -> list[SearchResult]:
+    def _hydrate(
+        self, fused: Sequence[Fused], query: str, spans: dict[Key, tuple[int, int] | None]
+    ) -> list[SearchResult]:
         ids: dict[str, list[int]] = {kind: [] for kind in KINDS}
         for (kind, rid), _, _ in fused:
             ids[kind].append(rid)
@@ -265,16 +302,28 @@ class SearchMixin(StoreBase):
         ):
             if ids[kind]:
                 id_col = "thread_id" if kind == "summary" else "id"
-                for row in self.con.execute(f"{sql} WHERE {id_col} IN (SELECT value FROM json_each(?))",
-                                            (_json_ids(ids[kind]),)):
+                for row in self.con.execute(
+                    f"{sql} WHERE {id_col} IN (SELECT value FROM json_each(?))", (_json_ids(ids[kind]),)
+                ):
                     rows[(kind, int(row[0]))] = row
         out = []
         for key, score, matched in fused:
             row = rows.get(key)
             if row is None:
                 continue
-            out.append(SearchResult(key[0], key[1], row[1], row[2], row[3], row[4],
-                                    snippet(row[5], query, spans.get(key)), score, matched))
+            out.append(
+                SearchResult(
+                    key[0],
+                    key[1],
+                    row[1],
+                    row[2],
+                    row[3],
+                    row[4],
+                    snippet(row[5], query, spans.get(key)),
+                    score,
+                    matched,
+                )
+            )
         return out
 
 
@@ -287,8 +336,12 @@ def _json_ids(ids: Sequence[int]) -> str:
 
 def _message_where(f: Filters, alias: str = "m") -> tuple[list[str], list[Any]]:
     where, args = ["1"], []
-    for col, op, value in (("thread_id", "=", f.thread_id), ("role", "=", f.role),
-                           ("created_at", ">=", f.since), ("created_at", "<", f.until)):
+    for col, op, value in (
+        ("thread_id", "=", f.thread_id),
+        ("role", "=", f.role),
+        ("created_at", ">=", f.since),
+        ("created_at", "<", f.until),
+    ):
         if value is not None:
             where.append(f"{alias}.{col} {op} ?")
             args.append(value)
@@ -297,8 +350,12 @@ def _message_where(f: Filters, alias: str = "m") -> tuple[list[str], list[Any]]:
 
 def _memory_where(f: Filters) -> tuple[list[str], list[Any]]:
     where, args = ["m.deleted_at IS NULL"], []
-    for col, op, value in (("category", "=", f.category), ("pinned", "=", None if f.pinned is None else int(f.pinned)),
-                           ("created_at", ">=", f.since), ("created_at", "<", f.until)):
+    for col, op, value in (
+        ("category", "=", f.category),
+        ("pinned", "=", None if f.pinned is None else int(f.pinned)),
+        ("created_at", ">=", f.since),
+        ("created_at", "<", f.until),
+    ):
         if value is not None:
             where.append(f"m.{col} {op} ?")
             args.append(value)
@@ -310,22 +367,34 @@ def _keyword_sql(kind: str, f: Filters) -> tuple[str, list[Any]]:
         if f == Filters():  # no join: FTS5 can stop after the best n
             return "SELECT rowid, rank FROM fts_messages WHERE fts_messages MATCH ? ORDER BY rank LIMIT ?", []
         where, args = _message_where(f)
-        return (f"SELECT m.id, fts_messages.rank FROM fts_messages JOIN messages m ON m.id = fts_messages.rowid "
-                f"WHERE fts_messages MATCH ? AND {' AND '.join(where)} ORDER BY fts_messages.rank LIMIT ?", args)
+        return (
+            f"SELECT m.id, fts_messages.rank FROM fts_messages JOIN messages m ON m.id = fts_messages.rowid "
+            f"WHERE fts_messages MATCH ? AND {' AND '.join(where)} ORDER BY fts_messages.rank LIMIT ?",
+            args,
+        )
     if kind == "memory":
         where, args = _memory_where(f)
-        return (f"SELECT m.id, fts_memories.rank FROM fts_memories JOIN long_term_memories m "
-                f"ON m.id = fts_memories.rowid WHERE fts_memories MATCH ? AND {' AND '.join(where)} "
-                "ORDER BY fts_memories.rank LIMIT ?", args)
+        return (
+            f"SELECT m.id, fts_memories.rank FROM fts_memories JOIN long_term_memories m "
+            f"ON m.id = fts_memories.rowid WHERE fts_memories MATCH ? AND {' AND '.join(where)} "
+            "ORDER BY fts_memories.rank LIMIT ?",
+            args,
+        )
     where, args = ["1"], []
-    for col, op, value in (("thread_id", "=", f.thread_id), ("updated_at", ">=", f.since),
-                           ("updated_at", "<", f.until)):
+    for col, op, value in (
+        ("thread_id", "=", f.thread_id),
+        ("updated_at", ">=", f.since),
+        ("updated_at", "<", f.until),
+    ):
         if value is not None:
             where.append(f"s.{col} {op} ?")
             args.append(value)
-    return (f"SELECT s.thread_id, fts_summaries.rank FROM fts_summaries JOIN thread_summaries s "
-            f"ON s.thread_id = fts_summaries.rowid WHERE fts_summaries MATCH ? AND {' AND '.join(where)} "
-            "ORDER BY fts_summaries.rank LIMIT ?", args)
+    return (
+        f"SELECT s.thread_id, fts_summaries.rank FROM fts_summaries JOIN thread_summaries s "
+        f"ON s.thread_id = fts_summaries.rowid WHERE fts_summaries MATCH ? AND {' AND '.join(where)} "
+        "ORDER BY fts_summaries.rank LIMIT ?",
+        args,
+    )
 
 
 __all__ = ["DEPTH", "SCOPES", "Filters", "Fusion", "SearchMixin", "SearchResponse", "SearchResult"]

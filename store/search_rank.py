@@ -32,13 +32,67 @@ Fused = tuple[Key, float, tuple[str, ...]]  # (key, score, matched)
 SNIPPET_CHARS = 200
 NEIGHBOUR_SOURCES = 20  # how many top hits may lift their neighbours
 MIN_PREFIX = 3  # a shorter last word is matched whole: "a*" would expand to half the vocabulary
-_CJK1 = re.compile(r"^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f]$")
-STOPWORDS = frozenset((
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "did", "do", "does", "for", "from", "had",
-    "has", "have", "how", "i", "in", "is", "it", "its", "me", "my", "of", "on", "or", "our", "so", "than",
-    "that", "the", "their", "them", "then", "there", "they", "this", "to", "was", "we", "were", "what", "when",
-    "where", "which", "who", "why", "will", "with", "you", "your",
-))
+_CJK1 = re.compile(
+    r"^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f]$"
+)
+STOPWORDS = frozenset(
+    (
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "can",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "they",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+    )
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +138,13 @@ def keyword_expression(text: str, *, prefix_last: bool = False, drop_stopwords: 
     """
     phrases = _phrases(text)
     # The word being typed (no space after it yet) may be the start of a longer word: match it as a prefix.
-    typing = prefix_last and bool(phrases) and bool(text[-1:].strip()) and not _CJK1.match(phrases[-1][-1:]) \
+    typing = (
+        prefix_last
+        and bool(phrases)
+        and bool(text[-1:].strip())
+        and not _CJK1.match(phrases[-1][-1:])
         and len(phrases[-1]) >= MIN_PREFIX
+    )
     last = phrases[-1] if typing else None
     unique = list(dict.fromkeys(phrases))
     if drop_stopwords and any(p.casefold() not in STOPWORDS for p in unique):
@@ -110,8 +169,14 @@ def _scaled(hits: Sequence[tuple[Key, float]]) -> dict[Key, float]:
     return {key: s / best if best > 0 else 1.0 for key, s in hits}
 
 
-def fuse(keyword: Sequence[tuple[Key, float]], semantic: Sequence[tuple[Key, float]], fusion: Fusion,
-         query: str = "", *, unembedded: Collection[str] = ("summary",)) -> list[Fused]:
+def fuse(
+    keyword: Sequence[tuple[Key, float]],
+    semantic: Sequence[tuple[Key, float]],
+    fusion: Fusion,
+    query: str = "",
+    *,
+    unembedded: Collection[str] = ("summary",),
+) -> list[Fused]:
     """Merge two best-first lists of (key, score) into (key, fused score, matched), best first.
 
     "convex": alpha * cosine + (1 - alpha) * bm25 / best bm25. Both are measured from their natural
@@ -144,8 +209,7 @@ def fuse(keyword: Sequence[tuple[Key, float]], semantic: Sequence[tuple[Key, flo
     return [(k, scores.get(k, 0.0), tuple(matched[k])) for k in order]
 
 
-def expand_neighbours(fused: Sequence[Fused], neighbours: dict[int, list[int]],
-                      factor: float) -> list[Fused]:
+def expand_neighbours(fused: Sequence[Fused], neighbours: dict[int, list[int]], factor: float) -> list[Fused]:
     """Lift the turns around a strong message hit (the question before an answer, the answer after a
     question) to `factor` times its score, unless they already score higher."""
     scores = {key: (s, m) for key, s, m in fused}

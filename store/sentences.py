@@ -45,7 +45,8 @@ def _words(text: str) -> list[str]:
     return text.split()
 
 
-STOPWORDS = frozenset(_words("""
+STOPWORDS = frozenset(
+    _words("""
 a about above after again against all almost also although always am an and another any anyone anything
 are aren't around as at be because been before being below between both but by can can't cannot could
 couldn't did didn't do does doesn't doing don't done down during each either else enough etc even ever
@@ -67,17 +68,22 @@ makes case cases point idea fine big small little long short high low old true f
 question problem issue option reason change step number value result results tb gb mb kb ms add adds added
 handle handles handled people person include includes provide provides allow allows help helps helped give
 gives given takes took taken tell told said show shows shown create created called
-"""))
+""")
+)
 
 # Two-character Chinese function words and fillers: an n-gram containing one is not a topic.
-CJK_STOPWORDS = tuple(_words("""
+CJK_STOPWORDS = tuple(
+    _words("""
 可以 什么 怎么 这个 那个 就是 还是 已经 一下 一点 时候 出来 起来 下来 比较 非常 应该 需要 觉得 知道
 如何 其实 然后 但是 所以 因为 如果 或者 而且 以后 现在 今天 明天 大家 自己 东西 问题 方面 部分 建议
 可能 一些
-"""))
+""")
+)
 
 # Characters that glue Chinese words together rather than carry a topic (function words, pronouns).
-CJK_STOP_CHARS = frozenset("的了是在我你他她它们这那和与就不也都要会吗呢吧啊把被给很太还又再从到说让能没么什怎样些得地着过为而及或等但因所然个一有该哪呀嗯哦")
+CJK_STOP_CHARS = frozenset(
+    "的了是在我你他她它们这那和与就不也都要会吗呢吧啊把被给很太还又再从到说让能没么什怎样些得地着过为而及或等但因所然个一有该哪呀嗯哦"
+)
 
 
 def strip_reasoning(text: str) -> str:
@@ -148,7 +154,7 @@ def features(text: str) -> list[str]:
     for seg in CJK_RUN.findall(text):
         if len(seg) == 1:
             feats.append(seg)
-        feats += [seg[i:i + 2] for i in range(len(seg) - 1)]
+        feats += [seg[i : i + 2] for i in range(len(seg) - 1)]
     return feats
 
 

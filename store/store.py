@@ -12,6 +12,7 @@ embed` fills them in later.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Sequence
@@ -80,10 +81,8 @@ class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
     def close(self) -> None:
         with self._all_lock:
             for con in self._all:
-                try:
+                with contextlib.suppress(apsw.Error):  # closing is best effort
                     con.close()
-                except apsw.Error:  # pragma: no cover - closing is best effort
-                    pass
             self._all.clear()
         self._local = threading.local()
 

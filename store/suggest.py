@@ -33,8 +33,10 @@ if TYPE_CHECKING:
     from store.store import Store
 
 STATUSES = ("pending", "accepted", "rejected")
-COLUMNS = ("id, thread_id, message_id, category, content, importance, pattern, status, merge_with, similarity, "
-           "memory_id, created_at, decided_at")
+COLUMNS = (
+    "id, thread_id, message_id, category, content, importance, pattern, status, merge_with, similarity, "
+    "memory_id, created_at, decided_at"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,13 +57,20 @@ class Suggestion:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "id": self.id, "thread_id": self.thread_id, "message_id": self.message_id,
-            "category": self.category, "content": self.content, "importance": self.importance,
-            "pattern": self.pattern, "status": self.status,
+            "id": self.id,
+            "thread_id": self.thread_id,
+            "message_id": self.message_id,
+            "category": self.category,
+            "content": self.content,
+            "importance": self.importance,
+            "pattern": self.pattern,
+            "status": self.status,
             "action": "merge" if self.merge_with is not None else "add",
             "merge_with": self.merge_with,
             "similarity": None if self.similarity is None else round(self.similarity, 4),
-            "memory_id": self.memory_id, "created_at": iso(self.created_at), "decided_at": iso(self.decided_at),
+            "memory_id": self.memory_id,
+            "created_at": iso(self.created_at),
+            "decided_at": iso(self.decided_at),
         }
 
 
@@ -76,8 +85,13 @@ class ExtractResult:
     already_decided: int = 0  # suggested before: pending elsewhere, accepted or rejected
 
     def to_json(self) -> dict[str, Any]:
-        return {"thread_id": self.thread_id, "new": len(self.new), "already_memories": self.already_memories,
-                "already_decided": self.already_decided, "pending": [s.to_json() for s in self.pending]}
+        return {
+            "thread_id": self.thread_id,
+            "new": len(self.new),
+            "already_memories": self.already_memories,
+            "already_decided": self.already_decided,
+            "pending": [s.to_json() for s in self.pending],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +102,12 @@ class AcceptResult:
     similarity: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"suggestion": self.suggestion.to_json(), "action": self.action,
-                "similarity": None if self.similarity is None else round(self.similarity, 4),
-                "memory": self.memory.to_json()}
+        return {
+            "suggestion": self.suggestion.to_json(),
+            "action": self.action,
+            "similarity": None if self.similarity is None else round(self.similarity, 4),
+            "memory": self.memory.to_json(),
+        }
 
 
 @dataclass(slots=True)
@@ -99,26 +116,38 @@ class BulkResult:
     failed: list[tuple[Suggestion, str]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"accepted": [a.to_json() for a in self.accepted],
-                "failed": [{"suggestion": s.to_json(), "error": e} for s, e in self.failed]}
+        return {
+            "accepted": [a.to_json() for a in self.accepted],
+            "failed": [{"suggestion": s.to_json(), "error": e} for s, e in self.failed],
+        }
 
 
 def _row(r: Sequence[Any]) -> Suggestion:
-    return Suggestion(int(r[0]), r[1], r[2], r[3], r[4], int(r[5]), r[6], r[7], r[8], r[9], r[10], r[11], r[12])
+    return Suggestion(
+        int(r[0]), r[1], r[2], r[3], r[4], int(r[5]), r[6], r[7], r[8], r[9], r[10], r[11], r[12]
+    )
 
 
 # -- reads ---------------------------------------------------------------------------------------------
 
 
 def get_suggestion(store: Store, suggestion_id: int) -> Suggestion:
-    row = store.con.execute(f"SELECT {COLUMNS} FROM memory_suggestions WHERE id = ?", (suggestion_id,)).fetchone()
+    row = store.con.execute(
+        f"SELECT {COLUMNS} FROM memory_suggestions WHERE id = ?", (suggestion_id,)
+    ).fetchone()
     if row is None:
         raise NotFoundError(f"no suggestion with id {suggestion_id}")
     return _row(row)
 
 
-def list_suggestions(store: Store, *, thread_id: int | None = None, status: str | None = "pending",
-                     limit: int = 500, offset: int = 0) -> list[Suggestion]:
+def list_suggestions(
+    store: Store,
+    *,
+    thread_id: int | None = None,
+    status: str | None = "pending",
+    limit: int = 500,
+    offset: int = 0,
+) -> list[Suggestion]:
     """Suggestions in the order they were said (thread, message); `status=None` lists every status."""
     if status is not None and status not in STATUSES:
         raise InvalidInputError(f"unknown status {status!r}: use one of {', '.join(STATUSES)}")
@@ -132,15 +161,20 @@ def list_suggestions(store: Store, *, thread_id: int | None = None, status: str 
         args.append(status)
     rows = store.con.execute(
         f"SELECT {COLUMNS} FROM memory_suggestions WHERE {' AND '.join(where)} "
-        "ORDER BY thread_id, coalesce(message_id, 0), id LIMIT ? OFFSET ?", [*args, limit, offset])
+        "ORDER BY thread_id, coalesce(message_id, 0), id LIMIT ? OFFSET ?",
+        [*args, limit, offset],
+    )
     return [_row(r) for r in rows]
 
 
 def count_pending(store: Store, thread_id: int | None = None) -> int:
     if thread_id is None:
         return int(store._scalar("SELECT count(*) FROM memory_suggestions WHERE status = 'pending'"))
-    return int(store._scalar("SELECT count(*) FROM memory_suggestions WHERE status = 'pending' AND thread_id = ?",
-                             (thread_id,)))
+    return int(
+        store._scalar(
+            "SELECT count(*) FROM memory_suggestions WHERE status = 'pending' AND thread_id = ?", (thread_id,)
+        )
+    )
 
 
 # -- finding -------------------------------------------------------------------------------------------
@@ -149,7 +183,8 @@ def count_pending(store: Store, thread_id: int | None = None) -> int:
 def _known_hashes(store: Store, table: str, hashes: list[str]) -> set[str]:
     rows = store.con.execute(
         f"SELECT content_hash FROM {table} WHERE content_hash IN (SELECT value FROM json_each(?))",
-        (json_dumps(hashes),))
+        (json_dumps(hashes),),
+    )
     return {str(r[0]) for r in rows}
 
 
@@ -157,7 +192,9 @@ def extract_suggestions(store: Store, thread_id: int) -> ExtractResult:
     """Scan the thread's user messages and store the new candidates as pending suggestions. Idempotent."""
     store.get_thread(thread_id)
     rows = store.con.execute(
-        "SELECT id, seq, content FROM messages WHERE thread_id = ? AND role = 'user' ORDER BY seq", (thread_id,))
+        "SELECT id, seq, content FROM messages WHERE thread_id = ? AND role = 'user' ORDER BY seq",
+        (thread_id,),
+    )
     found = find_candidates((int(i), int(s), str(c)) for i, s, c in rows)
     hashes = [content_hash(c.content) for c in found]
     as_memory = _known_hashes(store, "long_term_memories", hashes)
@@ -172,13 +209,29 @@ def extract_suggestions(store: Store, thread_id: int) -> ExtractResult:
                 "INSERT INTO memory_suggestions(thread_id, message_id, category, content, content_hash, importance, "
                 "pattern, merge_with, similarity, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT(content_hash) DO NOTHING",
-                (thread_id, c.message_id, c.category, c.content, h, c.importance, c.pattern, merge_with, sim, t))
+                (
+                    thread_id,
+                    c.message_id,
+                    c.category,
+                    c.content,
+                    h,
+                    c.importance,
+                    c.pattern,
+                    merge_with,
+                    sim,
+                    t,
+                ),
+            )
             if store.con.changes():
                 new_ids.append(store.con.last_insert_rowid())
     new = [get_suggestion(store, i) for i in new_ids]
-    return ExtractResult(thread_id, new, list_suggestions(store, thread_id=thread_id),
-                         sum(1 for h in hashes if h in as_memory),
-                         sum(1 for h in hashes if h in decided and h not in as_memory))
+    return ExtractResult(
+        thread_id,
+        new,
+        list_suggestions(store, thread_id=thread_id),
+        sum(1 for h in hashes if h in as_memory),
+        sum(1 for h in hashes if h in decided and h not in as_memory),
+    )
 
 
 def _near_duplicates(store: Store, found: list[Candidate]) -> list[tuple[int | None, float | None]]:
@@ -207,9 +260,15 @@ def _pending(store: Store, suggestion_id: int) -> Suggestion:
     return s
 
 
-def accept_suggestion(store: Store, suggestion_id: int, *, content: str | None = None,
-                      category: str | None = None, importance: int | None = None,
-                      force: bool = False) -> AcceptResult:
+def accept_suggestion(
+    store: Store,
+    suggestion_id: int,
+    *,
+    content: str | None = None,
+    category: str | None = None,
+    importance: int | None = None,
+    force: bool = False,
+) -> AcceptResult:
     """Make the suggestion a memory (optionally edited first) through `Store.add_memory`.
 
     Raises DuplicateMemoryError when it nearly duplicates a pinned or hand-edited memory (nothing is
@@ -218,13 +277,19 @@ def accept_suggestion(store: Store, suggestion_id: int, *, content: str | None =
     s = _pending(store, suggestion_id)
     text = s.content if content is None else content
     validate(text, category, importance)
-    res: AddResult = store.add_memory(text, category or s.category,
-                                      importance=s.importance if importance is None else int(importance),
-                                      origin="extract", source_thread_id=s.thread_id, force=force)
+    res: AddResult = store.add_memory(
+        text,
+        category or s.category,
+        importance=s.importance if importance is None else int(importance),
+        origin="extract",
+        source_thread_id=s.thread_id,
+        force=force,
+    )
     with store.con:
         store.con.execute(
             "UPDATE memory_suggestions SET status = 'accepted', memory_id = ?, decided_at = ? WHERE id = ?",
-            (res.memory.id, now(), s.id))
+            (res.memory.id, now(), s.id),
+        )
     return AcceptResult(get_suggestion(store, s.id), res.memory, res.action, res.similarity)
 
 
@@ -243,8 +308,11 @@ def reject_suggestions(store: Store, suggestion_ids: Sequence[int]) -> list[Sugg
                 raise InvalidInputError(f"suggestion {s.id} is already accepted (memory {s.memory_id})")
         t = now()
         for s in found:
-            store.con.execute("UPDATE memory_suggestions SET status = 'rejected', decided_at = ? WHERE id = ? "
-                              "AND status = 'pending'", (t, s.id))
+            store.con.execute(
+                "UPDATE memory_suggestions SET status = 'rejected', decided_at = ? WHERE id = ? "
+                "AND status = 'pending'",
+                (t, s.id),
+            )
         return [get_suggestion(store, s.id) for s in found]
 
 

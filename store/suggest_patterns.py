@@ -21,65 +21,109 @@ from store import sentences
 
 BASE_IMPORTANCE = {"preference": 6, "project": 6, "skill": 5, "fact": 5}
 
-_FILLER_EN = (r"(?:(?:btw|by the way|also|and|but|so|well|oh|ok(?:ay)?|actually|fyi|for context|for the record|"
-              r"just so you know|note|anyway|honestly|personally|in general|generally|thanks|thank you|"
-              r"makes sense|got it|great|cool|sure|right)[,:.!]?\s+)*")
+_FILLER_EN = (
+    r"(?:(?:btw|by the way|also|and|but|so|well|oh|ok(?:ay)?|actually|fyi|for context|for the record|"
+    r"just so you know|note|anyway|honestly|personally|in general|generally|thanks|thank you|"
+    r"makes sense|got it|great|cool|sure|right)[,:.!]?\s+)*"
+)
 _FILLER_ZH = r"(?:(?:顺便(?:说|记|提)?一下|顺便|对了|另外|还有|其实|补充一下|记一下|提醒一下|说明一下|背景)[：:，,]?\s*)*"
 
 # (rule name, category, regex). Order matters only for ties at the same position.
 _EN: list[tuple[str, str, str]] = [
-    ("prefer", "preference",
-     r"i (?:really |strongly |generally |usually |much |definitely )?(?:prefer|like|love|enjoy|hate|dislike|"
-     r"can't stand)\b(?! (?:it|that|this|the idea|your|how|what|when|you)\b)"),
+    (
+        "prefer",
+        "preference",
+        r"i (?:really |strongly |generally |usually |much |definitely )?(?:prefer|like|love|enjoy|hate|dislike|"
+        r"can't stand)\b(?! (?:it|that|this|the idea|your|how|what|when|you)\b)",
+    ),
     ("habit", "preference", r"i (?:always|never|usually|tend to|typically|normally|rarely)\b"),
     ("rather", "preference", r"i(?:'d| would) (?:rather|prefer)\b"),
     ("dont-want", "preference", r"i (?:don't|do not|never) (?:like|want|use|enjoy|care for)\b"),
     ("favourite", "preference", r"my (?:favou?rite|preferred|go-to)\b"),
-    ("instruction", "preference",
-     r"(?:please )?(?:don't|do not|never|always|avoid)\b(?! (?:worry|mind|know|think|forget that)\b)"),
+    (
+        "instruction",
+        "preference",
+        r"(?:please )?(?:don't|do not|never|always|avoid)\b(?! (?:worry|mind|know|think|forget that)\b)",
+    ),
     ("uses", "preference", r"i (?:use|mostly use|mainly use)\b(?! (?:it|that|this|them)\b)"),
-    ("building", "project",
-     r"i(?:'m| am) (?:currently |now |also )?(?:building|developing|writing|working on|making|creating|"
-     r"designing|maintaining|migrating|porting|shipping|leading|running)\b"),
-    ("we-are", "project",
-     r"we(?:'re| are) (?:currently |now )?(?:building|developing|using|running|migrating|moving|deploying)\b"),
-    ("our-stack", "project",
-     r"(?:our|my) (?:repo|repository|codebase|project|app|team|company|stack|backend|frontend|service|product|"
-     r"startup|monorepo|pipeline|infra|infrastructure|ci) (?:uses|is built|runs|relies|targets|deploys|is on)\b"),
+    (
+        "building",
+        "project",
+        r"i(?:'m| am) (?:currently |now |also )?(?:building|developing|writing|working on|making|creating|"
+        r"designing|maintaining|migrating|porting|shipping|leading|running)\b",
+    ),
+    (
+        "we-are",
+        "project",
+        r"we(?:'re| are) (?:currently |now )?(?:building|developing|using|running|migrating|moving|deploying)\b",
+    ),
+    (
+        "our-stack",
+        "project",
+        r"(?:our|my) (?:repo|repository|codebase|project|app|team|company|stack|backend|frontend|service|product|"
+        r"startup|monorepo|pipeline|infra|infrastructure|ci) (?:uses|is built|runs|relies|targets|deploys|is on)\b",
+    ),
     ("we-use", "project", r"we (?:use|run|deploy|ship|host)\b(?! (?:it|that|this|them)\b)"),
     ("decided", "project", r"(?:we|i)(?:'ve| have)? (?:decided|agreed|settled on|chose)\b"),
-    ("know", "skill", r"i (?:know|understand)\b(?! (?:that|it|this|what|why|how(?! to)|you|your|about|right|i|if|"
-                      r"the answer|where|when|who)\b)"),
-    ("learning", "skill",
-     r"i(?:'m| am) (?:currently |still |now )?(?:learning|studying|new to|a beginner|familiar with|comfortable "
-     r"with|good at|fluent in|proficient in|an expert|experienced with|not familiar with|self-taught)\b"),
-    ("experience", "skill",
-     r"i(?:'ve| have) (?:been (?:using|writing|coding|programming|working with|doing)|(?:never )?used|"
-     r"(?:never )?worked with|experience with|\d+ years)\b"),
+    (
+        "know",
+        "skill",
+        r"i (?:know|understand)\b(?! (?:that|it|this|what|why|how(?! to)|you|your|about|right|i|if|"
+        r"the answer|where|when|who)\b)",
+    ),
+    (
+        "learning",
+        "skill",
+        r"i(?:'m| am) (?:currently |still |now )?(?:learning|studying|new to|a beginner|familiar with|comfortable "
+        r"with|good at|fluent in|proficient in|an expert|experienced with|not familiar with|self-taught)\b",
+    ),
+    (
+        "experience",
+        "skill",
+        r"i(?:'ve| have) (?:been (?:using|writing|coding|programming|working with|doing)|(?:never )?used|"
+        r"(?:never )?worked with|experience with|\d+ years)\b",
+    ),
     ("can", "skill", r"i (?:can|can't|cannot) (?:read|write|speak|code|program)\b"),
     ("role", "fact", r"i(?:'m| am) (?:a|an) (?!bit\b|little\b|lot\b|fan\b|big fan\b)\w+"),
     ("work", "fact", r"i work (?:at|for|as|in|on|with)\b"),
     ("did", "fact", r"i (?:built|led|lead|manage|managed|founded|maintain|wrote|reduced|cut|shipped)\b"),
     ("live", "fact", r"i (?:live|grew up) in\b|i(?:'m| am) (?:based|located) in\b|i(?:'m| am) from\b"),
     ("name", "fact", r"my name is\b|call me\b"),
-    ("mine", "fact",
-     r"my (?:wife|husband|partner|kids?|son|daughter|dog|cat|family|job|role|title|timezone|time zone|birthday|"
-     r"employer|manager|team is|company is|home ?lab|setup|laptop|machine)\b"),
-    ("have", "fact", r"i have (?:a|an|two|three|four|\d+)\b(?! (?:question|problem|issue|idea|bug|error|doubt|"
-                     r"feeling|quick|follow-up|few questions)\b)"),
+    (
+        "mine",
+        "fact",
+        r"my (?:wife|husband|partner|kids?|son|daughter|dog|cat|family|job|role|title|timezone|time zone|birthday|"
+        r"employer|manager|team is|company is|home ?lab|setup|laptop|machine)\b",
+    ),
+    (
+        "have",
+        "fact",
+        r"i have (?:a|an|two|three|four|\d+)\b(?! (?:question|problem|issue|idea|bug|error|doubt|"
+        r"feeling|quick|follow-up|few questions)\b)",
+    ),
     ("plan", "fact", r"i(?:'m| am) planning (?:to|a|on)\b|i plan to\b"),
 ]
 _ZH: list[tuple[str, str, str]] = [
-    ("zh-like", "preference",
-     r"我(?:很|比较|更|特别|非常|一直|还是|不太|不)?(?:喜欢|偏好|偏爱|倾向于?|习惯|讨厌|爱用|更愿意)"),
+    (
+        "zh-like",
+        "preference",
+        r"我(?:很|比较|更|特别|非常|一直|还是|不太|不)?(?:喜欢|偏好|偏爱|倾向于?|习惯|讨厌|爱用|更愿意)",
+    ),
     ("zh-habit", "preference", r"我(?:总是|一直都?|从不|从来不|通常|一般都?)"),
     ("zh-instruction", "preference", r"(?:请|以后|记得)?(?:不要|别|尽量别|尽量不要|千万别|务必|一定要|始终)"),
     ("zh-building", "project", r"我(?:正|现在)?在(?:做|开发|写|搞|构建|维护|设计|迁移|负责)"),
-    ("zh-our", "project", r"我们(?:的)?(?:项目|仓库|代码库|团队|公司|产品|系统|服务)(?:用|使用|是|基于|采用|跑在|部署)"),
+    (
+        "zh-our",
+        "project",
+        r"我们(?:的)?(?:项目|仓库|代码库|团队|公司|产品|系统|服务)(?:用|使用|是|基于|采用|跑在|部署)",
+    ),
     ("zh-we-use", "project", r"我们(?:用|使用|采用|在用)"),
     ("zh-decided", "project", r"我(?:们)?(?:决定|选定|定了)"),
-    ("zh-know", "skill",
-     r"我(?:会|懂|熟悉|精通|擅长|学过|了解)(?!在|去|再|尽|把|给|先|帮|跟|和|让|被|用|来|说|告诉|回|想|不会|的)"),
+    (
+        "zh-know",
+        "skill",
+        r"我(?:会|懂|熟悉|精通|擅长|学过|了解)(?!在|去|再|尽|把|给|先|帮|跟|和|让|被|用|来|说|告诉|回|想|不会|的)",
+    ),
     ("zh-learning", "skill", r"我(?:正)?在学|我(?:是|算)?(?:新手|初学者)|我(?:不会|不懂|不熟悉)"),
     ("zh-am", "fact", r"我(?:是(?!说|不是|在)|叫|住在|来自|的名字是)|我在\S{1,12}(?:工作|上班|上学)"),
     ("zh-family", "fact", r"我(?:家|家里|们家)(?:人|里)?(?:都|有|不|是)"),
@@ -97,17 +141,34 @@ def _rules() -> tuple[list[Rule], list[Rule], list[Rule]]:
     zh = [(n, c, re.compile(rf"(?:^{_FILLER_ZH}|[，,；;：:]\s*)({p})")) for n, c, p in _ZH]
     return en, en_any, zh
 
-_QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[。.!！]?\s*$|^(?:do|does|did|can|could|would|should|is|are|am|was|"
-                       r"will|shall|may|what|how|why|which|where|who)\b", re.I)
-_HYPOTHETICAL = re.compile(r"^(?:if|what if|suppose|imagine|when you)\b|^如果|^假如|^要是|you said|你说", re.I)
-_STRONG = re.compile(r"\b(?:always|never|must|really|strongly|hate|love|important|definitely|every time)\b|"
-                     r"一定|务必|千万|总是|从不|绝对|必须", re.I)
-_HEDGE = re.compile(r"\b(?:maybe|might|sometimes|i think|probably|for now|kind of|sort of|at the moment|"
-                    r"right now|this time)\b|可能|有时|暂时|这次|也许", re.I)
-_INSTRUCTION = re.compile(r"\b(?:don't|do not|never|avoid|please)\b|不要|别放|别用|尽量别|尽量不要|千万别|务必|请勿", re.I)
+
+_QUESTION = re.compile(
+    r"[?？]\s*$|[吗呢]\s*[。.!！]?\s*$|^(?:do|does|did|can|could|would|should|is|are|am|was|"
+    r"will|shall|may|what|how|why|which|where|who)\b",
+    re.I,
+)
+_HYPOTHETICAL = re.compile(
+    r"^(?:if|what if|suppose|imagine|when you)\b|^如果|^假如|^要是|you said|你说", re.I
+)
+_STRONG = re.compile(
+    r"\b(?:always|never|must|really|strongly|hate|love|important|definitely|every time)\b|"
+    r"一定|务必|千万|总是|从不|绝对|必须",
+    re.I,
+)
+_HEDGE = re.compile(
+    r"\b(?:maybe|might|sometimes|i think|probably|for now|kind of|sort of|at the moment|"
+    r"right now|this time)\b|可能|有时|暂时|这次|也许",
+    re.I,
+)
+_INSTRUCTION = re.compile(
+    r"\b(?:don't|do not|never|avoid|please)\b|不要|别放|别用|尽量别|尽量不要|千万别|务必|请勿", re.I
+)
 _VAGUE_END = re.compile(r"\b(?:it|this|that|them|one|so|too)[.!]?$|[它这那][。！]?$", re.I)
-_SUBORDINATE = re.compile(r"^(?:when|whenever|for|in|on|with|if|while|at|during|since|after|before|as|"
-                          r"unless|because)\b", re.I)
+_SUBORDINATE = re.compile(
+    r"^(?:when|whenever|for|in|on|with|if|while|at|during|since|after|before|as|"
+    r"unless|because)\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,8 +260,14 @@ def find_candidates(messages: Iterable[tuple[int | None, int, str]]) -> list[Can
             if key in out:
                 prev = out[key]
                 if prev.message_id != message_id:
-                    out[key] = Candidate(prev.content, prev.category, min(10, prev.importance + 1), prev.pattern,
-                                         prev.message_id, prev.seq)
+                    out[key] = Candidate(
+                        prev.content,
+                        prev.category,
+                        min(10, prev.importance + 1),
+                        prev.pattern,
+                        prev.message_id,
+                        prev.seq,
+                    )
                 continue
             out[key] = Candidate(c.content, c.category, c.importance, c.pattern, message_id, seq)
     return list(out.values())

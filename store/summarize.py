@@ -47,36 +47,106 @@ _LINE = re.compile(r"^- (system|user|assistant|tool): (.*)$")
 # remark, because that is what a reader of the summary comes back for. Matched against lowercased
 # text (case-insensitive matching of these alternations is several times slower).
 _CUES: list[tuple[float, re.Pattern[str]]] = [
-    (1.0, re.compile(
-        r"\b(?:we|i)(?:'ll| will| have| had|'ve)? (?:decided|agreed|chose|settled on|picked|went with|"
-        r"are going with|'re going with|will go with|'ll go with|'ll use|will use|'re using|are using)\b"
-        r"|\blet'?s (?:use|go with|stick with|switch to|keep|drop)\b|\bdecision\b|\bdecided\b|"
-        r"\bgoing with\b|\bfinal(?:ly)? (?:choice|plan)\b|\bsettled\b|决定|就用|选定|采用|确定|定了|最终")),
-    (0.8, re.compile(
-        r"\btodo\b|\bto-do\b|\bnext steps?\b|\baction items?\b|\bfollow[- ]up\b|\bremaining\b|\bstill need|"
-        r"\b(?:i|we) (?:need|have) to\b|\b(?:i|we)(?:'ll| will) (?:add|write|fix|implement|test|check|try|set up|move)\b|"
-        r"\bdeadline\b|\bby (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|next week)\b|"
-        r"待办|下一步|还要|还需要|记得|计划|打算|截止")),
-    (0.8, re.compile(
-        r"\bi (?:prefer|always|never|usually|like|love|hate|want|don't want|do not want)\b|\bmy favou?rite\b|"
-        r"^(?:please )?(?:don't|do not|never|always|avoid)\b|我喜欢|我更喜欢|偏好|习惯|不要|别放|尽量|总是|从不")),
-    (0.15, re.compile(r"\b(?:because|so that|the reason|trade-?off|instead of|rather than)\b|因为|所以|而不是")),
+    (
+        1.0,
+        re.compile(
+            r"\b(?:we|i)(?:'ll| will| have| had|'ve)? (?:decided|agreed|chose|settled on|picked|went with|"
+            r"are going with|'re going with|will go with|'ll go with|'ll use|will use|'re using|are using)\b"
+            r"|\blet'?s (?:use|go with|stick with|switch to|keep|drop)\b|\bdecision\b|\bdecided\b|"
+            r"\bgoing with\b|\bfinal(?:ly)? (?:choice|plan)\b|\bsettled\b|决定|就用|选定|采用|确定|定了|最终"
+        ),
+    ),
+    (
+        0.8,
+        re.compile(
+            r"\btodo\b|\bto-do\b|\bnext steps?\b|\baction items?\b|\bfollow[- ]up\b|\bremaining\b|\bstill need|"
+            r"\b(?:i|we) (?:need|have) to\b|\b(?:i|we)(?:'ll| will) (?:add|write|fix|implement|test|check|try|set up|move)\b|"
+            r"\bdeadline\b|\bby (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|next week)\b|"
+            r"待办|下一步|还要|还需要|记得|计划|打算|截止"
+        ),
+    ),
+    (
+        0.8,
+        re.compile(
+            r"\bi (?:prefer|always|never|usually|like|love|hate|want|don't want|do not want)\b|\bmy favou?rite\b|"
+            r"^(?:please )?(?:don't|do not|never|always|avoid)\b|我喜欢|我更喜欢|偏好|习惯|不要|别放|尽量|总是|从不"
+        ),
+    ),
+    (
+        0.15,
+        re.compile(r"\b(?:because|so that|the reason|trade-?off|instead of|rather than)\b|因为|所以|而不是"),
+    ),
 ]
 # Every cue pattern needs one of these fragments: most sentences have none and skip the regexes.
-_CUE_HINTS = ("we", "i ", "i'", "let", "decid", "decision", "final", "settled", "going with", "todo", "to-do",
-              "next step", "action item", "follow", "remaining", "still need", "deadline", "by ", "don't",
-              "do not", "never", "always", "avoid", "my fav", "because", "so that", "reason", "trade",
-              "instead of", "rather than", "决定", "就用", "选定", "采用", "确定", "定了", "最终", "待办", "下一步",
-              "还要", "还需要", "记得", "计划", "打算", "截止", "喜欢", "偏好", "习惯", "不要", "别放", "尽量", "总是",
-              "从不", "因为", "所以", "而不是")
+_CUE_HINTS = (
+    "we",
+    "i ",
+    "i'",
+    "let",
+    "decid",
+    "decision",
+    "final",
+    "settled",
+    "going with",
+    "todo",
+    "to-do",
+    "next step",
+    "action item",
+    "follow",
+    "remaining",
+    "still need",
+    "deadline",
+    "by ",
+    "don't",
+    "do not",
+    "never",
+    "always",
+    "avoid",
+    "my fav",
+    "because",
+    "so that",
+    "reason",
+    "trade",
+    "instead of",
+    "rather than",
+    "决定",
+    "就用",
+    "选定",
+    "采用",
+    "确定",
+    "定了",
+    "最终",
+    "待办",
+    "下一步",
+    "还要",
+    "还需要",
+    "记得",
+    "计划",
+    "打算",
+    "截止",
+    "喜欢",
+    "偏好",
+    "习惯",
+    "不要",
+    "别放",
+    "尽量",
+    "总是",
+    "从不",
+    "因为",
+    "所以",
+    "而不是",
+)
 # Named things: `code`, CamelCase and ALLCAPS names, a capitalised word after a lowercase one (a proper
 # noun), numbers.
-_NAMED = re.compile(r"`[^`]+`|\b[A-Z][a-z]*[A-Z][\w-]*|\b[A-Z]{2,}\w*|(?<=[a-z,;:] )[A-Z][a-z]+\b|\b\d+(?:[.,]\d+)*")
+_NAMED = re.compile(
+    r"`[^`]+`|\b[A-Z][a-z]*[A-Z][\w-]*|\b[A-Z]{2,}\w*|(?<=[a-z,;:] )[A-Z][a-z]+\b|\b\d+(?:[.,]\d+)*"
+)
 _FILLER = re.compile(
     r"^(?:sure|ok(?:ay)?|thanks?|thank you|great|cool|nice|got it|hi|hello|hey|yes|no|right|perfect|"
     r"great question|good question|happy to help|i hope this helps|hope this helps|let me know\b.*|"
     r"here(?:'s| is) (?:a|an|the|how)\b.*:|certainly|of course|absolutely|好的|谢谢|明白了?|收到|没问题)[.!。！]*$",
-    re.I)
+    re.I,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,8 +242,10 @@ def _prefilter(units: list[Unit], limit: int) -> list[Unit]:
     feats = [sentences.features(u.text) for u in units]
     counts = Counter(f for fs in feats for f in fs)
     total = sum(counts.values()) or 1
-    cheap = {id(u): (sum(counts[f] for f in fs) / (len(fs) * total) if fs else 0.0) * 100 + u.cue
-             for u, fs in zip(units, feats, strict=True)}
+    cheap = {
+        id(u): (sum(counts[f] for f in fs) / (len(fs) * total) if fs else 0.0) * 100 + u.cue
+        for u, fs in zip(units, feats, strict=True)
+    }
     blocks: dict[int, list[Unit]] = {}
     for u in units:
         blocks.setdefault(u.order[0] // BLOCK_MESSAGES, []).append(u)
@@ -248,7 +320,9 @@ def unsummarised_count(store: Store, thread_id: int) -> int:
     """Messages after the summary's last_message_seq (all of them when there is no summary)."""
     summary = store.get_summary(thread_id)
     last = -1 if summary is None else summary.last_message_seq
-    return int(store._scalar("SELECT count(*) FROM messages WHERE thread_id = ? AND seq > ?", (thread_id, last)))
+    return int(
+        store._scalar("SELECT count(*) FROM messages WHERE thread_id = ? AND seq > ?", (thread_id, last))
+    )
 
 
 def threads_to_summarize(store: Store, *, min_new: int = 1) -> list[int]:
@@ -256,7 +330,9 @@ def threads_to_summarize(store: Store, *, min_new: int = 1) -> list[int]:
     rows = store.con.execute(
         "SELECT t.id FROM threads t LEFT JOIN thread_summaries s ON s.thread_id = t.id "
         "WHERE (SELECT count(*) FROM messages m WHERE m.thread_id = t.id "
-        "       AND m.seq > coalesce(s.last_message_seq, -1)) >= ? ORDER BY t.id", (max(1, min_new),))
+        "       AND m.seq > coalesce(s.last_message_seq, -1)) >= ? ORDER BY t.id",
+        (max(1, min_new),),
+    )
     return [int(r[0]) for r in rows]
 
 
@@ -277,9 +353,12 @@ def summarize_thread(store: Store, thread_id: int, force: bool = False) -> Summa
     existing = store.get_summary(thread_id)
     old = None if force else existing
     last_seq = -1 if old is None else old.last_message_seq
-    rows = list(store.con.execute(
-        "SELECT seq, role, content, token_count FROM messages WHERE thread_id = ? AND seq > ? ORDER BY seq",
-        (thread_id, last_seq)))
+    rows = list(
+        store.con.execute(
+            "SELECT seq, role, content, token_count FROM messages WHERE thread_id = ? AND seq > ? ORDER BY seq",
+            (thread_id, last_seq),
+        )
+    )
     if not rows:
         return SummaryResult(thread_id, "unchanged", existing, topics=store.get_topics(thread_id))
 
@@ -297,9 +376,15 @@ def summarize_thread(store: Store, thread_id: int, force: bool = False) -> Summa
     vecs, method = _vectors(store, [u.text for u in candidates])
     part = select(candidates, vecs, part_cap)
     details: dict[str, Any] = {
-        "from_seq": int(rows[0][0]), "to_seq": int(rows[-1][0]), "sentences": len(units),
-        "candidates": len(candidates), "selected": len(part), "part_tokens": store.tokens.count(_render(part)),
-        "old_tokens": store.tokens.count(old_text), "method": method, "passes": 0,
+        "from_seq": int(rows[0][0]),
+        "to_seq": int(rows[-1][0]),
+        "sentences": len(units),
+        "candidates": len(candidates),
+        "selected": len(part),
+        "part_tokens": store.tokens.count(_render(part)),
+        "old_tokens": store.tokens.count(old_text),
+        "method": method,
+        "passes": 0,
     }
     strategy = "extractive"
     content = _render(part)
@@ -319,12 +404,23 @@ def summarize_thread(store: Store, thread_id: int, force: bool = False) -> Summa
                 details["passes"] = 2
     content = _fit(store, content, cap)
     before = details["old_tokens"] + source_tokens
-    return _write(store, thread_id, existing, content, int(rows[-1][0]), len(rows), before, strategy, method,
-                  details)
+    return _write(
+        store, thread_id, existing, content, int(rows[-1][0]), len(rows), before, strategy, method, details
+    )
 
 
-def _write(store: Store, thread_id: int, existing: Summary | None, content: str, last_seq: int, covered: int,
-           before: int, strategy: str, method: str, details: dict[str, Any]) -> SummaryResult:
+def _write(
+    store: Store,
+    thread_id: int,
+    existing: Summary | None,
+    content: str,
+    last_seq: int,
+    covered: int,
+    before: int,
+    strategy: str,
+    method: str,
+    details: dict[str, Any],
+) -> SummaryResult:
     after = store.tokens.count(content)
     terms = topics.thread_topics(store, thread_id)
     t = now()
@@ -332,30 +428,63 @@ def _write(store: Store, thread_id: int, existing: Summary | None, content: str,
         # Another process may have summarised this thread meanwhile: its summary stands, ours is dropped.
         current = store.get_summary(thread_id)
         if (current is None) != (existing is None) or (
-                current is not None and existing is not None and current.updated_at != existing.updated_at):
+            current is not None and existing is not None and current.updated_at != existing.updated_at
+        ):
             return SummaryResult(thread_id, "unchanged", current, topics=store.get_topics(thread_id))
         store.con.execute(
             "INSERT INTO thread_summaries(thread_id, content, last_message_seq, token_count, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(thread_id) DO UPDATE SET content = excluded.content, "
             "last_message_seq = excluded.last_message_seq, token_count = excluded.token_count, "
             "updated_at = excluded.updated_at",
-            (thread_id, content, last_seq, after, t, t))
+            (thread_id, content, last_seq, after, t, t),
+        )
         fts_put(store.con, "fts_summaries", thread_id, content)
         store.con.execute(
             "INSERT INTO compression_history(thread_id, before_tokens, after_tokens, ratio, messages_compressed, "
             "strategy, created_at, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (thread_id, before, after, round(after / before, 4) if before else 0.0, covered, strategy, t,
-             json_dumps(details)))
+            (
+                thread_id,
+                before,
+                after,
+                round(after / before, 4) if before else 0.0,
+                covered,
+                strategy,
+                t,
+                json_dumps(details),
+            ),
+        )
         topics.write_topics(store.con, thread_id, terms)
     summary = store.get_summary(thread_id)
-    return SummaryResult(thread_id, "created" if existing is None else "updated", summary, covered, strategy, method,
-                         before, after, [(x.topic, x.mention_count) for x in terms])
+    return SummaryResult(
+        thread_id,
+        "created" if existing is None else "updated",
+        summary,
+        covered,
+        strategy,
+        method,
+        before,
+        after,
+        [(x.topic, x.mention_count) for x in terms],
+    )
 
 
 def compression_history(store: Store, thread_id: int, limit: int = 20) -> list[dict[str, Any]]:
     """The thread's summarise runs, newest first (for the TUI and `summarize --json`)."""
     rows = store.con.execute(
         "SELECT id, before_tokens, after_tokens, ratio, messages_compressed, strategy, created_at, details "
-        "FROM compression_history WHERE thread_id = ? ORDER BY id DESC LIMIT ?", (thread_id, limit))
-    return [{"id": r[0], "before_tokens": r[1], "after_tokens": r[2], "ratio": r[3], "messages_compressed": r[4],
-             "strategy": r[5], "created_at": iso(r[6]), "details": json_loads(r[7])} for r in rows]
+        "FROM compression_history WHERE thread_id = ? ORDER BY id DESC LIMIT ?",
+        (thread_id, limit),
+    )
+    return [
+        {
+            "id": r[0],
+            "before_tokens": r[1],
+            "after_tokens": r[2],
+            "ratio": r[3],
+            "messages_compressed": r[4],
+            "strategy": r[5],
+            "created_at": iso(r[6]),
+            "details": json_loads(r[7]),
+        }
+        for r in rows
+    ]

@@ -61,8 +61,10 @@ class _DocFreq:
 
     def __init__(self, con: apsw.Connection) -> None:
         self.con = con
-        con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_messages "
-                    "USING fts5vocab(main, 'fts_messages', 'row')")
+        con.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_messages "
+            "USING fts5vocab(main, 'fts_messages', 'row')"
+        )
         row = con.execute("SELECT count(*) FROM messages").fetchone()
         self.n = cast(int, row[0]) if row else 0
         self.max_idf = math.log(self.n + 1) + 1.0
@@ -100,7 +102,7 @@ def _latin_counts(texts: list[str]) -> tuple[Counter[str], dict[str, Counter[str
                 for w, low_w in zip(run, low, strict=True):
                     forms[low_w][w] += 1
                 for n in range(1, min(MAX_WORDS, len(run)) + 1):
-                    counts.update(" ".join(low[i:i + n]) for i in range(len(run) - n + 1))
+                    counts.update(" ".join(low[i : i + n]) for i in range(len(run) - n + 1))
                 run = []
     # "task" and "tasks" are one topic, counted under the form used more often.
     for key in [k for k in counts if k.endswith("s") and not k.endswith("ss") and k[:-1] in counts]:
@@ -117,8 +119,11 @@ def _cjk_counts(texts: list[str]) -> Counter[str]:
     for text in texts:
         for seg in sentences.cjk_segments(text):
             for n in range(2, min(MAX_CJK_CHARS, len(seg)) + 1):
-                counts.update(g for g in (seg[i:i + n] for i in range(len(seg) - n + 1))
-                              if not any(w in g for w in sentences.CJK_STOPWORDS))
+                counts.update(
+                    g
+                    for g in (seg[i : i + n] for i in range(len(seg) - n + 1))
+                    if not any(w in g for w in sentences.CJK_STOPWORDS)
+                )
     return counts
 
 
@@ -159,11 +164,18 @@ def extract_topics(store: Store, texts: list[tuple[str, float]], limit: int = MA
     cjk = _cjk_counts(prose)
     # Rank by count first and look up document frequencies only for the front runners: a thread has
     # thousands of distinct phrases, and each lookup is an index read.
-    weighted = sorted(((c * (1.0 + 0.3 * k.count(" ")), k, c)
-                       for k, c in _without_fragments(latin, min_count, " ").items()), reverse=True)
+    weighted = sorted(
+        (
+            (c * (1.0 + 0.3 * k.count(" ")), k, c)
+            for k, c in _without_fragments(latin, min_count, " ").items()
+        ),
+        reverse=True,
+    )
     df = _DocFreq(store.con)
-    scored = [(w * df.idf(k), _display(k, forms), c) for w, k, c in weighted[:limit * 8]]
-    scored += [(c * 0.8 * (1 + 0.1 * (len(g) - 2)), g, c) for g, c in _without_fragments(cjk, min_count, "").items()]
+    scored = [(w * df.idf(k), _display(k, forms), c) for w, k, c in weighted[: limit * 8]]
+    scored += [
+        (c * 0.8 * (1 + 0.1 * (len(g) - 2)), g, c) for g, c in _without_fragments(cjk, min_count, "").items()
+    ]
     scored.sort(key=lambda t: (-t[0], -t[2], t[1]))
     dated = list(zip(prose, (at for _, at in texts), strict=True))
     return [Topic(name, c, _last_seen(name, dated), score) for score, name, c in scored[:limit]]
@@ -177,16 +189,22 @@ def thread_topics(store: Store, thread_id: int, limit: int = MAX_TOPICS) -> list
     million tokens each time would cost seconds for a ranking that the sample already gives.
     """
     where = "thread_id = ? AND role IN ('user', 'assistant')"
-    row = store.con.execute(f"SELECT count(*), coalesce(sum(length(content)), 0) FROM messages WHERE {where}",
-                            (thread_id,)).fetchone()
+    row = store.con.execute(
+        f"SELECT count(*), coalesce(sum(length(content)), 0) FROM messages WHERE {where}", (thread_id,)
+    ).fetchone()
     n, chars = (cast(int, row[0]), cast(int, row[1])) if row else (0, 0)
     step = max(1, math.ceil(chars / SAMPLE_CHARS))
-    rows = list(store.con.execute(
-        f"SELECT content, coalesce(created_at, 0) FROM messages WHERE {where} ORDER BY seq", (thread_id,)
-    ) if step == 1 else store.con.execute(
-        f"SELECT content, coalesce(created_at, 0) FROM (SELECT content, created_at, seq, "
-        f"row_number() OVER (ORDER BY seq) AS i FROM messages WHERE {where}) WHERE i % ? = 0 ORDER BY seq",
-        (thread_id, step)))
+    rows = list(
+        store.con.execute(
+            f"SELECT content, coalesce(created_at, 0) FROM messages WHERE {where} ORDER BY seq", (thread_id,)
+        )
+        if step == 1
+        else store.con.execute(
+            f"SELECT content, coalesce(created_at, 0) FROM (SELECT content, created_at, seq, "
+            f"row_number() OVER (ORDER BY seq) AS i FROM messages WHERE {where}) WHERE i % ? = 0 ORDER BY seq",
+            (thread_id, step),
+        )
+    )
     found = extract_topics(store, [(str(c), float(at)) for c, at in rows], limit)
     if step == 1 or not rows:
         return found
@@ -201,7 +219,8 @@ def write_topics(con: apsw.Connection, thread_id: int, topics: list[Topic]) -> N
         con.execute(
             "INSERT INTO memory_topics(thread_id, topic, mention_count, last_seen_at) VALUES (?, ?, ?, ?) "
             "ON CONFLICT(thread_id, topic) DO UPDATE SET mention_count = max(mention_count, excluded.mention_count)",
-            (thread_id, t.topic, t.mention_count, t.last_seen_at))
+            (thread_id, t.topic, t.mention_count, t.last_seen_at),
+        )
 
 
 def update_topics(store: Store, thread_id: int) -> list[tuple[str, int]]:

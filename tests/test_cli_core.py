@@ -11,8 +11,18 @@ from app.cli import main
 from store import Store, ThreadIn
 from store.records import MessageIn
 
-MEMORY_KEYS = {"id", "category", "content", "importance", "pinned", "access_count", "last_accessed",
-               "created_at", "updated_at", "source_thread_id"}
+MEMORY_KEYS = {
+    "id",
+    "category",
+    "content",
+    "importance",
+    "pinned",
+    "access_count",
+    "last_accessed",
+    "created_at",
+    "updated_at",
+    "source_thread_id",
+}
 
 
 @pytest.fixture
@@ -38,11 +48,25 @@ def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> object:
 
 def test_memory_lifecycle_from_the_cli(capsys, no_model_config, db_path) -> None:  # type: ignore[no-untyped-def]
     db = ["--db", str(db_path)]
-    added = run_json(capsys, *db, "memory", "add", "I prefer [bold]uv[/bold] over pip", "--category", "preference",
-                     "--importance", "7", "--pin")
+    added = run_json(
+        capsys,
+        *db,
+        "memory",
+        "add",
+        "I prefer [bold]uv[/bold] over pip",
+        "--category",
+        "preference",
+        "--importance",
+        "7",
+        "--pin",
+    )
     assert isinstance(added, dict) and MEMORY_KEYS <= added.keys()
     assert (added["content"], added["importance"], added["pinned"], added["action"]) == (
-        "I prefer [bold]uv[/bold] over pip", 7, True, "added")
+        "I prefer [bold]uv[/bold] over pip",
+        7,
+        True,
+        "added",
+    )
     mid = str(added["id"])
     listed = run_json(capsys, *db, "memory", "list")
     assert isinstance(listed, list) and [m["id"] for m in listed] == [added["id"]]
@@ -56,7 +80,14 @@ def test_memory_lifecycle_from_the_cli(capsys, no_model_config, db_path) -> None
     assert run_json(capsys, *db, "memory", "restore", mid)["deleted_at"] is None  # type: ignore[index]
     shown = run_json(capsys, *db, "memory", "show", mid)
     assert isinstance(shown, dict)
-    assert [h["event"] for h in shown["history"]] == ["add", "edit", "recategorise", "unpin", "delete", "restore"]
+    assert [h["event"] for h in shown["history"]] == [
+        "add",
+        "edit",
+        "recategorise",
+        "unpin",
+        "delete",
+        "restore",
+    ]
     code, out, _ = run(capsys, *db, "memory", "list")
     assert "I prefer uv" in out and code == 0
 
@@ -88,17 +119,28 @@ def test_bad_arguments_exit_2_with_one_line_and_write_nothing(capsys, no_model_c
 
 def test_threads_list_and_show_json(capsys, no_model_config, db_path) -> None:  # type: ignore[no-untyped-def]
     s = Store(db_path, embedder=None)
-    s.write_thread(ThreadIn("generic", "conv-1", "Planning backups", [
-        MessageIn("user", "How should I back up my NAS?", "m-1", 1_700_000_000.0),
-        MessageIn("assistant", "Use **restic** with two repos.", "m-2", 1_700_000_060.0),
-    ]))
+    s.write_thread(
+        ThreadIn(
+            "generic",
+            "conv-1",
+            "Planning backups",
+            [
+                MessageIn("user", "How should I back up my NAS?", "m-1", 1_700_000_000.0),
+                MessageIn("assistant", "Use **restic** with two repos.", "m-2", 1_700_000_060.0),
+            ],
+        )
+    )
     s.close()
     threads = run_json(capsys, "--db", str(db_path), "threads", "list")
     assert isinstance(threads, list) and len(threads) == 1
     t = threads[0]
     assert {"id", "external_id", "source", "title", "message_count", "token_count", "updated_at"} <= t.keys()
-    assert (t["external_id"], t["source"], t["title"], t["message_count"]) == ("conv-1", "generic",
-                                                                               "Planning backups", 2)
+    assert (t["external_id"], t["source"], t["title"], t["message_count"]) == (
+        "conv-1",
+        "generic",
+        "Planning backups",
+        2,
+    )
     shown = run_json(capsys, "--db", str(db_path), "threads", "show", str(t["id"]))
     assert isinstance(shown, dict)
     msgs = shown["messages"]
@@ -136,8 +178,12 @@ def test_doctor_on_a_broken_file_is_a_clear_error(capsys, no_model_config, tmp_p
 def test_real_model_end_to_end_offline(capsys, db_path) -> None:  # type: ignore[no-untyped-def]
     """The newcomer's path: add with the real model, list, doctor, all with sockets refused."""
     db = ["--db", str(db_path)]
-    a = run_json(capsys, *db, "memory", "add", "I use Neovim with the LazyVim distribution", "-c", "preference")
-    b = run_json(capsys, *db, "memory", "add", "I use Neovim, with the LazyVim distribution", "-c", "preference")
+    a = run_json(
+        capsys, *db, "memory", "add", "I use Neovim with the LazyVim distribution", "-c", "preference"
+    )
+    b = run_json(
+        capsys, *db, "memory", "add", "I use Neovim, with the LazyVim distribution", "-c", "preference"
+    )
     assert isinstance(a, dict) and isinstance(b, dict)
     assert b["action"] == "merged" and b["id"] == a["id"]
     c = run_json(capsys, *db, "memory", "add", "My daughter starts school in September", "-c", "fact")

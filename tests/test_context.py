@@ -14,7 +14,18 @@ from store.context import TRUNCATED, build_context
 from store.records import MessageIn
 from store.summarize import summarize_thread
 
-WORDS = ["restic", "snapshot", "offsite", "schedule", "retention", "prune", "encryption", "repository", "drill", "storage"]
+WORDS = [
+    "restic",
+    "snapshot",
+    "offsite",
+    "schedule",
+    "retention",
+    "prune",
+    "encryption",
+    "repository",
+    "drill",
+    "storage",
+]
 
 
 def body(i: int, n_words: int = 40) -> str:
@@ -50,9 +61,22 @@ def test_json_shape_and_exact_accounting(store: Store) -> None:
     r = build_context(store, tid, 2000, system="You are terse.")
     data = json.loads(json.dumps(r.to_json()))
     assert set(data) == {"messages", "token_stats", "metadata"}
-    assert set(data["token_stats"]) == {"system", "memories", "summary", "condensed", "recent", "total", "budget"}
-    assert set(data["metadata"]) == {"included_messages", "summarized_messages", "used_summary",
-                                     "retrieved_memories", "pinned_memories"}
+    assert set(data["token_stats"]) == {
+        "system",
+        "memories",
+        "summary",
+        "condensed",
+        "recent",
+        "total",
+        "budget",
+    }
+    assert set(data["metadata"]) == {
+        "included_messages",
+        "summarized_messages",
+        "used_summary",
+        "retrieved_memories",
+        "pinned_memories",
+    }
     assert all(set(m) == {"role", "content"} for m in data["messages"])
     assert data["messages"][0] == {"role": "system", "content": "You are terse."}
     check_invariants(store, r, tid)
@@ -68,12 +92,24 @@ def test_json_shape_and_exact_accounting(store: Store) -> None:
 
 def test_condensing_rules_apply_to_older_messages_only(store: Store) -> None:
     tool_output = "row " * 400
-    msgs = [("user", "Run the report."), ("assistant", "<think>private reasoning " * 30 + "</think>Running it now."),
-            ("tool", tool_output)] + chat(12) + [("tool", tool_output)]
+    msgs = (
+        [
+            ("user", "Run the report."),
+            ("assistant", "<think>private reasoning " * 30 + "</think>Running it now."),
+            ("tool", tool_output),
+        ]
+        + chat(12)
+        + [("tool", tool_output)]
+    )
     tid = write(store, msgs)
     r = build_context(store, tid, 6000)
-    by_seq = dict(zip(r.condensed_seqs + r.recent_seqs, r.messages[-(len(r.condensed_seqs) + len(r.recent_seqs)):],
-                      strict=True))
+    by_seq = dict(
+        zip(
+            r.condensed_seqs + r.recent_seqs,
+            r.messages[-(len(r.condensed_seqs) + len(r.recent_seqs)) :],
+            strict=True,
+        )
+    )
     assert {1, 2} <= set(r.condensed_seqs) and 15 in r.recent_seqs
     assert by_seq[1]["content"] == "Running it now."
     assert by_seq[2]["content"] == tool_output[:200] + "... (truncated)"
@@ -115,8 +151,12 @@ def test_output_reserve_and_margin(db_path: Path) -> None:
 
 def test_pinned_memories_come_first_and_may_exceed_tier_one(store: Store) -> None:
     tid = write(store, chat(40))
-    pinned = [store.add_memory(f"Pinned rule number {i}: always answer about {WORDS[i]} carefully.", "preference",
-                               pinned=True).memory for i in range(6)]
+    pinned = [
+        store.add_memory(
+            f"Pinned rule number {i}: always answer about {WORDS[i]} carefully.", "preference", pinned=True
+        ).memory
+        for i in range(6)
+    ]
     store.add_memory("Allergic to hazelnuts.", "fact")
     r = build_context(store, tid, 800)
     assert r.metadata.pinned_memories == 6 and sorted(r.memory_ids) == [m.id for m in pinned]
@@ -140,9 +180,15 @@ def test_memories_retrieved_for_the_query_are_touched(store: Store) -> None:
 
 def test_latest_user_message_is_the_default_query(store: Store) -> None:
     hit = store.add_memory("Prefers Hetzner storage boxes for offsite backups.", "preference").memory
-    tid = write(store, [("user", "hello"), ("assistant", "hi"),
-                        ("user", "How should I pick a Hetzner storage box for offsite backups?"),
-                        ("assistant", "Pick the smallest tier that fits.")])
+    tid = write(
+        store,
+        [
+            ("user", "hello"),
+            ("assistant", "hi"),
+            ("user", "How should I pick a Hetzner storage box for offsite backups?"),
+            ("assistant", "Pick the smallest tier that fits."),
+        ],
+    )
     r = build_context(store, tid, 3000, touch=False)
     assert r.memory_ids == [hit.id]
     assert "Hetzner storage boxes" in r.messages[0]["content"]
@@ -168,8 +214,9 @@ def test_an_empty_thread_and_no_system_prompt(store: Store) -> None:
     assert r.messages == [] and r.token_stats.total == 2 and r.metadata.included_messages == 0
 
 
-def test_context_cli(capsys: pytest.CaptureFixture[str], db_path: Path, tmp_path: Path,
-                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_context_cli(
+    capsys: pytest.CaptureFixture[str], db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from app.cli import main
 
     cfg = tmp_path / "config.toml"
@@ -179,8 +226,23 @@ def test_context_cli(capsys: pytest.CaptureFixture[str], db_path: Path, tmp_path
     tid = write(s, chat(30))
     s.close()
     db = ["--db", str(db_path)]
-    assert main([*db, "context", str(tid), "--budget", "1500", "--system", "Be brief.", "--output-reserve",
-                 "200", "--json"]) == 0
+    assert (
+        main(
+            [
+                *db,
+                "context",
+                str(tid),
+                "--budget",
+                "1500",
+                "--system",
+                "Be brief.",
+                "--output-reserve",
+                "200",
+                "--json",
+            ]
+        )
+        == 0
+    )
     data = json.loads(capsys.readouterr().out)
     assert data["token_stats"]["budget"] == 1500 and data["token_stats"]["total"] <= 1150
     assert data["messages"][0] == {"role": "system", "content": "Be brief."}
@@ -197,8 +259,14 @@ def test_memories_are_retrieved_by_meaning_with_the_real_model(db_path: Path, re
     s = Store(db_path, embedder=real_embedder)
     related = s.add_memory("Uses restic for laptop backups to a Hetzner storage box.", "project").memory
     s.add_memory("Allergic to peanuts.", "fact")
-    tid = write(s, [("user", "Hi!"), ("assistant", "Hello."),
-                    ("user", "How often should I schedule backups of my laptop?")])
+    tid = write(
+        s,
+        [
+            ("user", "Hi!"),
+            ("assistant", "Hello."),
+            ("user", "How often should I schedule backups of my laptop?"),
+        ],
+    )
     r = build_context(s, tid, 4000)
     assert r.memory_ids == [related.id] and r.metadata.retrieved_memories == 1
     assert "restic" in r.messages[0]["content"] and "peanuts" not in r.messages[0]["content"]

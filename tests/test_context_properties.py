@@ -18,8 +18,24 @@ from store.context_tier1 import memory_line, memory_text
 from store.records import MessageIn
 from store.sentences import strip_reasoning
 
-WORDS = ["backup", "restic", "schedule", "parser", "lifetime", "token", "budget", "红烧肉", "京都", "🙂",
-         "[red]", "c++", "don't", "the", "a", "is"]
+WORDS = [
+    "backup",
+    "restic",
+    "schedule",
+    "parser",
+    "lifetime",
+    "token",
+    "budget",
+    "红烧肉",
+    "京都",
+    "🙂",
+    "[red]",
+    "c++",
+    "don't",
+    "the",
+    "a",
+    "is",
+]
 
 message = st.tuples(
     st.sampled_from(["user", "assistant", "tool", "system"]),
@@ -32,12 +48,16 @@ message = st.tuples(
 def scenario(draw: st.DrawFn) -> dict[str, object]:
     msgs = draw(st.lists(message, min_size=0, max_size=40))
     return {
-        "messages": [(role, f"<think>{text[:80]}</think>{text}" if think and text else text)
-                     for role, text, think in msgs],
-        "pinned": draw(st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=30).map(" ".join),
-                                max_size=5)),
-        "other": draw(st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join),
-                               max_size=5)),
+        "messages": [
+            (role, f"<think>{text[:80]}</think>{text}" if think and text else text)
+            for role, text, think in msgs
+        ],
+        "pinned": draw(
+            st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=30).map(" ".join), max_size=5)
+        ),
+        "other": draw(
+            st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join), max_size=5)
+        ),
         "system": draw(st.one_of(st.none(), st.lists(st.sampled_from(WORDS), max_size=60).map(" ".join))),
         "budget": draw(st.integers(min_value=1, max_value=6000)),
         "reserve": draw(st.one_of(st.none(), st.integers(min_value=0, max_value=500))),
@@ -69,22 +89,27 @@ def check(store: Store, sc: dict) -> None:  # type: ignore[type-arg]
     for text in sc["other"]:
         store.add_memory(text, "preference", force=True)
     try:
-        r = build_context(store, tid, sc["budget"], query=sc["query"], system=sc["system"],
-                          output_reserve=sc["reserve"])
+        r = build_context(
+            store, tid, sc["budget"], query=sc["query"], system=sc["system"], output_reserve=sc["reserve"]
+        )
     except InvalidInputError as exc:
         assert "too small" in str(exc)
         minimum = int(str(exc).rsplit(" ", 1)[1])
         assert minimum > sc["budget"]
-        r = build_context(store, tid, minimum, query=sc["query"], system=sc["system"], output_reserve=sc["reserve"])
+        r = build_context(
+            store, tid, minimum, query=sc["query"], system=sc["system"], output_reserve=sc["reserve"]
+        )
     stats = r.token_stats
     exact = store.tokens.count_messages(r.messages)
     # Never over budget; the tiers add up.
     assert exact <= r.available <= stats.budget
-    assert stats.system + stats.memories + stats.summary + stats.condensed + stats.recent == stats.total == exact
+    assert (
+        stats.system + stats.memories + stats.summary + stats.condensed + stats.recent == stats.total == exact
+    )
     stored = store.get_messages(tid, limit=1000)
     by_seq = {m.seq: m for m in stored}
     n_included = len(r.condensed_seqs) + len(r.recent_seqs)
-    tail = r.messages[len(r.messages) - n_included:]
+    tail = r.messages[len(r.messages) - n_included :]
     # The last message is always there (cut to fit when it alone is too long).
     if stored:
         assert r.recent_seqs and r.recent_seqs[-1] == stored[-1].seq

@@ -15,12 +15,16 @@ def test_facts_read_without_loading_torch() -> None:
 
 
 @pytest.mark.model
-def test_real_model_embeds_offline_and_similar_scores_higher(real_embedder: SentenceTransformerEmbedder) -> None:
-    vecs = real_embedder.embed_documents([
-        "How do I back up my photos to an external drive?",
-        "What is the best way to make a backup copy of my pictures on a USB disk?",
-        "The recipe needs two eggs and a cup of flour.",
-    ])
+def test_real_model_embeds_offline_and_similar_scores_higher(
+    real_embedder: SentenceTransformerEmbedder,
+) -> None:
+    vecs = real_embedder.embed_documents(
+        [
+            "How do I back up my photos to an external drive?",
+            "What is the best way to make a backup copy of my pictures on a USB disk?",
+            "The recipe needs two eggs and a cup of flour.",
+        ]
+    )
     assert vecs.dtype == np.float32 and vecs.shape == (3, 384)
     assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
     similar = float(vecs[0] @ vecs[1])

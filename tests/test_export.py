@@ -14,19 +14,36 @@ from store.records import MessageIn
 
 
 def _fill(s: Store) -> None:
-    w = s.write_thread(ThreadIn("chatgpt", "c-1", "Backups [red]plan[/red]", [
-        MessageIn("user", "How do I back up my NAS?", "n1", 1_700_000_000.0, {"model": "gpt-4o"}),
-        MessageIn("assistant", "Use **restic** with two repositories.\n\n```sh\nrestic backup ~\n```", "n2",
-                  1_700_000_060.0, {"attachments": ["plan.pdf"]}),
-    ], metadata={"gizmo": None}))
+    w = s.write_thread(
+        ThreadIn(
+            "chatgpt",
+            "c-1",
+            "Backups [red]plan[/red]",
+            [
+                MessageIn("user", "How do I back up my NAS?", "n1", 1_700_000_000.0, {"model": "gpt-4o"}),
+                MessageIn(
+                    "assistant",
+                    "Use **restic** with two repositories.\n\n```sh\nrestic backup ~\n```",
+                    "n2",
+                    1_700_000_060.0,
+                    {"attachments": ["plan.pdf"]},
+                ),
+            ],
+            metadata={"gizmo": None},
+        )
+    )
     s.write_thread(ThreadIn("claude", "k-2", "中文 thread", [MessageIn("user", "我喜欢红烧肉", "k2m1")]))
     with s.con:
-        s.con.execute("INSERT INTO thread_summaries VALUES (?, 'Decided on restic.', 1, 4, 1.0, 2.0)",
-                      (w.thread_id,))
+        s.con.execute(
+            "INSERT INTO thread_summaries VALUES (?, 'Decided on restic.', 1, 4, 1.0, 2.0)", (w.thread_id,)
+        )
         s.con.execute("INSERT INTO memory_topics VALUES (?, 'restic', 3, 5.0)", (w.thread_id,))
-        s.con.execute("INSERT INTO compression_history(thread_id, before_tokens, after_tokens, ratio, "
-                      "messages_compressed, strategy, created_at, details) VALUES (?, 100, 10, 0.1, 2, 'x', 3.0, "
-                      "'{\"a\": 1}')", (w.thread_id,))
+        s.con.execute(
+            "INSERT INTO compression_history(thread_id, before_tokens, after_tokens, ratio, "
+            "messages_compressed, strategy, created_at, details) VALUES (?, 100, 10, 0.1, 2, 'x', 3.0, "
+            "'{\"a\": 1}')",
+            (w.thread_id,),
+        )
     a = s.add_memory("I prefer restic for backups", "preference", importance=7, pinned=True).memory
     b = s.add_memory("Works at a bakery", "fact", importance=2).memory
     s.add_memory("Knows Rust", "skill")
@@ -66,8 +83,10 @@ def test_round_trip_with_embeddings_keeps_vectors(tmp_path: Path) -> None:
     restore_json(dst, data)
     q = "SELECT memory_id, embedding, category, deleted FROM vec_memories ORDER BY memory_id"
     assert list(dst.con.execute(q)) == list(src.con.execute(q))
-    q2 = ("SELECT c.message_id, c.chunk_index, c.start_char, c.end_char, v.embedding FROM message_chunks c "
-          "JOIN vec_chunks v ON v.chunk_id = c.id ORDER BY c.message_id, c.chunk_index")
+    q2 = (
+        "SELECT c.message_id, c.chunk_index, c.start_char, c.end_char, v.embedding FROM message_chunks c "
+        "JOIN vec_chunks v ON v.chunk_id = c.id ORDER BY c.message_id, c.chunk_index"
+    )
     assert list(dst.con.execute(q2)) == list(src.con.execute(q2))
     assert dst.check_indexes() == []
 
@@ -89,8 +108,10 @@ def test_restore_rejects_unknown_tables_and_columns(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="unknown table"):
         restore_json(dst, {"format": "memapp-export", "schema_version": 1, "tables": {"nope": []}})
     with pytest.raises(StoreError, match="unknown columns"):
-        restore_json(dst, {"format": "memapp-export", "schema_version": 1,
-                           "tables": {"threads": [{"id": 1, "bogus": 2}]}})
+        restore_json(
+            dst,
+            {"format": "memapp-export", "schema_version": 1, "tables": {"threads": [{"id": 1, "bogus": 2}]}},
+        )
     with pytest.raises(StoreError, match="schema version"):
         restore_json(dst, {"format": "memapp-export", "schema_version": 999, "tables": {}})
     assert dst.stats()["threads"] == 0
@@ -116,10 +137,18 @@ def test_scoped_export(tmp_path: Path) -> None:
 
 def test_markdown_export_matches_expected(tmp_path: Path) -> None:
     s = Store(tmp_path / "a.db", embedder=None)
-    s.write_thread(ThreadIn("generic", "g1", "Tea & [b]notes[/b]", [
-        MessageIn("user", "Which tea for mornings?", "1", 1_700_000_000.0),
-        MessageIn("assistant", "Try **sencha**.", "2", 1_700_000_030.0),
-    ], created_at=1_699_999_990.0))
+    s.write_thread(
+        ThreadIn(
+            "generic",
+            "g1",
+            "Tea & [b]notes[/b]",
+            [
+                MessageIn("user", "Which tea for mornings?", "1", 1_700_000_000.0),
+                MessageIn("assistant", "Try **sencha**.", "2", 1_700_000_030.0),
+            ],
+            created_at=1_699_999_990.0,
+        )
+    )
     s.add_memory("Likes sencha", "preference", pinned=True)
     s.add_memory("Lives in Porto", "fact", importance=6)
     files = dict(markdown_files(s))

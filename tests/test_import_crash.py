@@ -33,19 +33,35 @@ def make_export(path: Path, rng: random.Random) -> dict[str, int]:
         for i in range(N_THREADS):
             n = rng.randint(3, 12)
             expected[f"t{i}"] = n
-            fp.write(json.dumps({
-                "id": f"t{i}", "title": f"Thread {i}",
-                "messages": [{"id": f"t{i}-m{j}", "role": ("user", "assistant")[j % 2],
-                              "content": f"message {j} of thread {i}: " + "lorem ipsum dolor " * rng.randint(1, 40)}
-                             for j in range(n)],
-            }) + "\n")
+            fp.write(
+                json.dumps(
+                    {
+                        "id": f"t{i}",
+                        "title": f"Thread {i}",
+                        "messages": [
+                            {
+                                "id": f"t{i}-m{j}",
+                                "role": ("user", "assistant")[j % 2],
+                                "content": f"message {j} of thread {i}: "
+                                + "lorem ipsum dolor " * rng.randint(1, 40),
+                            }
+                            for j in range(n)
+                        ],
+                    }
+                )
+                + "\n"
+            )
     return expected
 
 
 def spawn(db: Path, export: Path, config: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "MEMAPP_CONFIG": str(config)}
-    return subprocess.Popen([sys.executable, "-c", ENTRY, "--db", str(db), "import", str(export), "--no-embed",
-                             "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-c", ENTRY, "--db", str(db), "import", str(export), "--no-embed", "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 class ThreadCounter:

@@ -32,8 +32,12 @@ def thread(tid: str, n: int, *, title: str | None = None, words: int = 6) -> dic
         "title": title or f"Thread {tid}",
         "created_at": "2025-01-01T10:00:00Z",
         "messages": [
-            {"id": f"{tid}-m{i}", "role": "user" if i % 2 == 0 else "assistant",
-             "content": " ".join(f"{tid}w{i}x{k}" for k in range(words)), "created_at": 1735725600 + 60 * i}
+            {
+                "id": f"{tid}-m{i}",
+                "role": "user" if i % 2 == 0 else "assistant",
+                "content": " ".join(f"{tid}w{i}x{k}" for k in range(words)),
+                "created_at": 1735725600 + 60 * i,
+            }
             for i in range(n)
         ],
     }
@@ -49,13 +53,26 @@ def snapshot(store: Store) -> dict[str, Any]:
     con = store.con
     return {
         "stats": store.stats(),
-        "threads": list(con.execute("SELECT id, source, external_id, title, message_count, token_count, updated_at "
-                                    "FROM threads ORDER BY id")),
-        "messages": list(con.execute("SELECT id, thread_id, seq, role, content, external_id FROM messages ORDER BY id")),
-        "memories": list(con.execute("SELECT id, category, content, importance, pinned, origin, updated_at "
-                                     "FROM long_term_memories ORDER BY id")),
-        "chunks": list(con.execute("SELECT id, message_id, chunk_index, start_char, end_char FROM message_chunks "
-                                   "ORDER BY id")),
+        "threads": list(
+            con.execute(
+                "SELECT id, source, external_id, title, message_count, token_count, updated_at "
+                "FROM threads ORDER BY id"
+            )
+        ),
+        "messages": list(
+            con.execute("SELECT id, thread_id, seq, role, content, external_id FROM messages ORDER BY id")
+        ),
+        "memories": list(
+            con.execute(
+                "SELECT id, category, content, importance, pinned, origin, updated_at "
+                "FROM long_term_memories ORDER BY id"
+            )
+        ),
+        "chunks": list(
+            con.execute(
+                "SELECT id, message_id, chunk_index, start_char, end_char FROM message_chunks ORDER BY id"
+            )
+        ),
         "history": store._scalar("SELECT count(*) FROM memory_history"),
     }
 
@@ -64,14 +81,20 @@ def assert_vectors_match_their_messages(store: Store, embedder: FakeEmbedder) ->
     """Every message with text has chunk vectors, and each is the vector of *its own* chunk text
     (batching several threads into one model call must never shift a vector onto another message)."""
     checked = 0
-    for mid, content in store.con.execute("SELECT id, content FROM messages WHERE trim(content) != ''").fetchall():
+    for mid, content in store.con.execute(
+        "SELECT id, content FROM messages WHERE trim(content) != ''"
+    ).fetchall():
         rows = store.con.execute(
             "SELECT c.start_char, c.end_char, v.embedding FROM message_chunks c JOIN vec_chunks v "
-            "ON v.chunk_id = c.id WHERE c.message_id = ? ORDER BY c.chunk_index", (mid,)).fetchall()
+            "ON v.chunk_id = c.id WHERE c.message_id = ? ORDER BY c.chunk_index",
+            (mid,),
+        ).fetchall()
         assert [(a, b) for a, b, _ in rows] == embedder.chunk(content), f"message {mid} chunks"
         for a, b, blob in rows:
             want = embedder.embed_documents([content[a:b]])[0]
-            assert np.allclose(np.frombuffer(blob, dtype=np.float32), want, atol=1e-6), f"message {mid} vector"
+            assert np.allclose(np.frombuffer(blob, dtype=np.float32), want, atol=1e-6), (
+                f"message {mid} vector"
+            )
             checked += 1
     assert store.check_indexes() == []
     return checked
@@ -88,13 +111,22 @@ def build_llm_db(tmp_path: Path) -> Path:
 # --- writing -----------------------------------------------------------------------------------------
 
 
-def test_batched_import_keeps_every_vector_on_its_message(store: Store, fake_embedder: FakeEmbedder,
-                                                          tmp_path: Path) -> None:
+def test_batched_import_keeps_every_vector_on_its_message(
+    store: Store, fake_embedder: FakeEmbedder, tmp_path: Path
+) -> None:
     threads = [thread("a", 3), thread("b", 5, words=300), thread("c", 1), thread("d", 4)]  # b: multi-chunk
     export = write_jsonl(tmp_path / "x.jsonl", threads)
-    report = import_paths(store, [export], batch_chunks=4)  # several batches, encoded while others are written
-    assert report.to_json() == {"threads_added": 4, "threads_updated": 0, "messages_added": 13,
-                                "memories_added": 0, "skipped": 0, "errors": []}
+    report = import_paths(
+        store, [export], batch_chunks=4
+    )  # several batches, encoded while others are written
+    assert report.to_json() == {
+        "threads_added": 4,
+        "threads_updated": 0,
+        "messages_added": 13,
+        "memories_added": 0,
+        "skipped": 0,
+        "errors": [],
+    }
     assert assert_vectors_match_their_messages(store, fake_embedder) > 13
     t = store.find_thread("jsonl", "b")
     assert t is not None
@@ -104,15 +136,18 @@ def test_batched_import_keeps_every_vector_on_its_message(store: Store, fake_emb
     assert t.message_count == 5 and t.token_count == sum(m.token_count for m in msgs) > 0
 
 
-def test_many_small_threads_share_one_model_call(store: Store, fake_embedder: FakeEmbedder, tmp_path: Path) -> None:
+def test_many_small_threads_share_one_model_call(
+    store: Store, fake_embedder: FakeEmbedder, tmp_path: Path
+) -> None:
     export = write_jsonl(tmp_path / "x.jsonl", [thread(f"t{i}", 3) for i in range(40)])
     import_paths(store, [export])
     assert fake_embedder.calls == 1  # 120 chunks in one encode call, not 40 (one per thread)
     assert store.stats()["embedded_chunks"] == 120
 
 
-def test_no_embed_writes_no_vectors_and_embed_fills_them_later(store: Store, fake_embedder: FakeEmbedder,
-                                                               tmp_path: Path) -> None:
+def test_no_embed_writes_no_vectors_and_embed_fills_them_later(
+    store: Store, fake_embedder: FakeEmbedder, tmp_path: Path
+) -> None:
     export = write_jsonl(tmp_path / "x.jsonl", [thread("a", 4), thread("b", 2)])
     report = import_paths(store, [export], embed=False)
     assert (report.messages_added, fake_embedder.calls, store.stats()["embedded_chunks"]) == (6, 0, 0)
@@ -120,7 +155,9 @@ def test_no_embed_writes_no_vectors_and_embed_fills_them_later(store: Store, fak
     assert_vectors_match_their_messages(store, fake_embedder)
 
 
-def test_no_embed_does_not_run_the_model_for_memories_either(store: Store, fake_embedder: FakeEmbedder) -> None:
+def test_no_embed_does_not_run_the_model_for_memories_either(
+    store: Store, fake_embedder: FakeEmbedder
+) -> None:
     report = import_paths(store, [DEMO], embed=False)
     assert report.memories_added > 0 and fake_embedder.calls == 0
     assert store.stats()["embedded_memories"] == 0
@@ -130,10 +167,19 @@ def test_no_embed_does_not_run_the_model_for_memories_either(store: Store, fake_
 # --- idempotency and incremental imports ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", [
-    "chatgpt/conversations.json", "chatgpt/split", "claude", "generic/bundle.json", "generic/threads.jsonl",
-    "generic/finetune.jsonl", "openwebui/chat-export-1720000000000.json", "llm",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "chatgpt/conversations.json",
+        "chatgpt/split",
+        "claude",
+        "generic/bundle.json",
+        "generic/threads.jsonl",
+        "generic/finetune.jsonl",
+        "openwebui/chat-export-1720000000000.json",
+        "llm",
+    ],
+)
 def test_importing_the_same_export_twice_changes_nothing(store: Store, tmp_path: Path, name: str) -> None:
     path = build_llm_db(tmp_path) if name == "llm" else FIXTURES / name
     first = import_paths(store, [path])
@@ -142,20 +188,32 @@ def test_importing_the_same_export_twice_changes_nothing(store: Store, tmp_path:
     assert store.stats()["messages"] == first.messages_added
     before = snapshot(store)
     second = import_paths(store, [path])
-    assert (second.threads_added, second.threads_updated, second.messages_added, second.memories_added) == (0, 0, 0, 0)
+    assert (second.threads_added, second.threads_updated, second.messages_added, second.memories_added) == (
+        0,
+        0,
+        0,
+        0,
+    )
     assert second.errors == first.errors  # the same malformed parts, reported again, nothing else
     assert snapshot(store) == before
 
 
 def test_a_newer_export_adds_only_new_threads_and_messages_and_updates_titles(
-        store: Store, fake_embedder: FakeEmbedder, tmp_path: Path) -> None:
+    store: Store, fake_embedder: FakeEmbedder, tmp_path: Path
+) -> None:
     v1 = write_jsonl(tmp_path / "v1.jsonl", [thread("a", 2), thread("b", 2)])
     v2 = write_jsonl(tmp_path / "v2.jsonl", [thread("a", 4, title="Renamed"), thread("b", 2), thread("c", 3)])
     import_paths(store, [v1])
     a_before = store.get_messages(store.find_thread("jsonl", "a").id)  # type: ignore[union-attr]
     report = import_paths(store, [v2])
-    assert report.to_json() == {"threads_added": 1, "threads_updated": 1, "messages_added": 5,
-                                "memories_added": 0, "skipped": 0, "errors": []}
+    assert report.to_json() == {
+        "threads_added": 1,
+        "threads_updated": 1,
+        "messages_added": 5,
+        "memories_added": 0,
+        "skipped": 0,
+        "errors": [],
+    }
     assert report.threads_unchanged == 1
     a = store.find_thread("jsonl", "a")
     assert a is not None and (a.title, a.message_count) == ("Renamed", 4)
@@ -173,16 +231,25 @@ def test_old_and_new_export_in_one_run(store: Store, fake_embedder: FakeEmbedder
     report = import_paths(store, [v1, v2], batch_chunks=1000)
     assert (report.threads_added, report.threads_updated, report.messages_added) == (2, 2, 8)
     assert [m.external_id for m in store.get_messages(store.find_thread("jsonl", "a").id)] == [  # type: ignore[union-attr]
-        f"a-m{i}" for i in range(5)]
+        f"a-m{i}" for i in range(5)
+    ]
     assert_vectors_match_their_messages(store, fake_embedder)
 
 
-def test_chunks_prepared_for_an_older_read_are_not_misaligned(store: Store, fake_embedder: FakeEmbedder) -> None:
+def test_chunks_prepared_for_an_older_read_are_not_misaligned(
+    store: Store, fake_embedder: FakeEmbedder
+) -> None:
     """write_thread gets chunks prepared before another writer added part of the thread: it must not
     attach message 1's vector to message 3."""
+
     def t(n: int) -> ThreadIn:
-        return ThreadIn("generic", "t", "T", [MessageIn("user", f"text number {i} about topic{i}", f"m{i}")
-                                              for i in range(n)])
+        return ThreadIn(
+            "generic",
+            "t",
+            "T",
+            [MessageIn("user", f"text number {i} about topic{i}", f"m{i}") for i in range(n)],
+        )
+
     stale = store.prepare_chunks(store._new_messages(t(4)))
     store.write_thread(t(2))
     res = store.write_thread(t(4), prepared=stale)
@@ -269,10 +336,17 @@ def test_malformed_inputs_are_reported_and_the_rest_imports(store: Store, tmp_pa
 def test_near_duplicate_of_a_pinned_memory_is_skipped_not_merged(store: Store, tmp_path: Path) -> None:
     kept = store.add_memory("I prefer uv over pip for Python packaging", "preference", pinned=True).memory
     export = tmp_path / "mem.json"
-    export.write_text(json.dumps({"threads": [], "memories": [
-        {"category": "preference", "content": "I prefer uv over pip for Python packaging!"},
-        {"category": "fact", "content": "Lives in Porto"},
-    ]}))
+    export.write_text(
+        json.dumps(
+            {
+                "threads": [],
+                "memories": [
+                    {"category": "preference", "content": "I prefer uv over pip for Python packaging!"},
+                    {"category": "fact", "content": "Lives in Porto"},
+                ],
+            }
+        )
+    )
     report = import_paths(store, [export])
     assert report.memories_added == 1 and report.skipped == 1
     err = report.errors[0]
@@ -313,7 +387,8 @@ def test_progress_is_reported_after_every_thread_with_totals(store: Store, tmp_p
 
 
 def test_an_interrupt_between_threads_leaves_whole_threads_and_a_rerun_completes(
-        store: Store, fake_embedder: FakeEmbedder, tmp_path: Path) -> None:
+    store: Store, fake_embedder: FakeEmbedder, tmp_path: Path
+) -> None:
     export = write_jsonl(tmp_path / "x.jsonl", [thread(f"t{i}", 3) for i in range(10)])
 
     def stop_after_four(p: ImportProgress) -> None:
@@ -346,6 +421,8 @@ def test_demo_import_with_the_real_model_finds_messages_by_meaning(db_path: Path
         for mid, content in s.con.execute("SELECT id, content FROM messages ORDER BY id LIMIT 5").fetchall():
             a, b, blob = s.con.execute(
                 "SELECT c.start_char, c.end_char, v.embedding FROM message_chunks c JOIN vec_chunks v "
-                "ON v.chunk_id = c.id WHERE c.message_id = ? AND c.chunk_index = 0", (mid,)).fetchone()
+                "ON v.chunk_id = c.id WHERE c.message_id = ? AND c.chunk_index = 0",
+                (mid,),
+            ).fetchone()
             alone = real_embedder.embed_documents([content[a:b]])[0]
             assert float(np.dot(np.frombuffer(blob, dtype=np.float32), alone)) > 0.999

@@ -42,20 +42,35 @@ def test_json_report_and_a_second_run_adding_nothing(capsys, no_model_config, db
     assert set(report) == REPORT_KEYS and report["threads_added"] > 0 and report["errors"] == []
     code, again, _ = import_json(capsys, db_path, str(FIXTURES / "generic" / "list.json"))
     assert code == 0
-    assert again == {"threads_added": 0, "threads_updated": 0, "messages_added": 0, "memories_added": 0,
-                     "skipped": 0, "errors": []}
+    assert again == {
+        "threads_added": 0,
+        "threads_updated": 0,
+        "messages_added": 0,
+        "memories_added": 0,
+        "skipped": 0,
+        "errors": [],
+    }
 
 
-def test_skipped_parts_give_exit_1_with_file_and_conversation(capsys, no_model_config, db_path,  # type: ignore[no-untyped-def]
-                                                              tmp_path) -> None:
+def test_skipped_parts_give_exit_1_with_file_and_conversation(
+    capsys,
+    no_model_config,
+    db_path,  # type: ignore[no-untyped-def]
+    tmp_path,
+) -> None:
     export = tmp_path / "two.jsonl"
-    export.write_text(json.dumps({"id": "fine", "messages": [{"id": "1", "role": "user", "content": "hello"}]}) + "\n"
-                      + json.dumps({"id": "broken", "messages": [{"id": "1", "role": "robot", "content": "x"}]})
-                      + "\n")
+    export.write_text(
+        json.dumps({"id": "fine", "messages": [{"id": "1", "role": "user", "content": "hello"}]})
+        + "\n"
+        + json.dumps({"id": "broken", "messages": [{"id": "1", "role": "robot", "content": "x"}]})
+        + "\n"
+    )
     code, report, _ = import_json(capsys, db_path, str(export))
     assert code == 1
     assert (report["threads_added"], report["messages_added"], report["skipped"]) == (1, 1, 1)
-    assert report["errors"] == [{"file": str(export), "conversation": "broken", "error": report["errors"][0]["error"]}]
+    assert report["errors"] == [
+        {"file": str(export), "conversation": "broken", "error": report["errors"][0]["error"]}
+    ]
     assert "robot" in report["errors"][0]["error"]
     with Store(db_path, embedder=None) as s:
         assert [t.external_id for t in s.list_threads()] == ["fine"]
@@ -71,14 +86,19 @@ def test_unknown_format_names_the_formats_we_read(capsys, no_model_config, db_pa
     assert str(junk) in err and "skipped:  1" in out
 
 
-def test_a_missing_path_is_a_usage_error_and_writes_nothing(capsys, no_model_config, db_path, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_missing_path_is_a_usage_error_and_writes_nothing(
+    capsys, no_model_config, db_path, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
     code, _, err = run(capsys, "--db", str(db_path), "import", str(DEMO), str(tmp_path / "nope.json"))
     assert code == 2 and "nope.json" in err
     assert not db_path.exists()
 
 
-def test_format_choice_is_checked_and_forced_format_reports_mismatch(capsys, no_model_config,  # type: ignore[no-untyped-def]
-                                                                     db_path) -> None:
+def test_format_choice_is_checked_and_forced_format_reports_mismatch(
+    capsys,
+    no_model_config,  # type: ignore[no-untyped-def]
+    db_path,
+) -> None:
     code, _, err = run(capsys, "--db", str(db_path), "import", str(DEMO), "--format", "word")
     assert code == 2 and "chatgpt" in err
     code, report, _ = import_json(capsys, db_path, str(DEMO), "--format", "chatgpt")
@@ -118,7 +138,10 @@ def test_a_memapp_export_is_restored_whole_into_an_empty_database(capsys, no_mod
     with Store(src, embedder=None) as a, Store(dst, embedder=None) as b:
         sa, sb = a.stats(), b.stats()
         assert (report["threads_added"], report["messages_added"], report["memories_added"]) == (
-            sa["threads"], sa["messages"], sa["memories"]["active"])
+            sa["threads"],
+            sa["messages"],
+            sa["memories"]["active"],
+        )
         assert sb == sa and b.check_indexes() == []
         assert [m.to_json() for m in b.list_memories()] == [m.to_json() for m in a.list_memories()]
     code, again, _ = import_json(capsys, dst, str(dump))  # not empty any more: refused, nothing written

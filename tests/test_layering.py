@@ -7,8 +7,12 @@ import sys
 
 
 def _modules_after(code: str) -> set[str]:
-    out = subprocess.run([sys.executable, "-c", code + "\nimport sys; print('\\n'.join(sys.modules))"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys; print('\\n'.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return set(out.split())
 
 
@@ -18,5 +22,7 @@ def test_store_and_embeddings_do_not_import_textual_or_app() -> None:
 
 
 def test_cli_and_store_do_not_import_torch() -> None:
-    mods = _modules_after("import app.cli; app.cli.build_parser(); import store; store.Store(':memory:', embedder='auto')")
+    mods = _modules_after(
+        "import app.cli; app.cli.build_parser(); import store; store.Store(':memory:', embedder='auto')"
+    )
     assert "torch" not in mods and "sentence_transformers" not in mods

@@ -19,11 +19,20 @@ TOOLS = {"search_memory", "add_memory", "list_memories", "pin_memory", "search_c
 @pytest.fixture
 def mcp_store(tmp_path: Path) -> Store:
     s = Store(tmp_path / "chat.db", embedder=FakeEmbedder())
-    s.write_thread(ThreadIn("generic", "t1", "Home lab backups", [
-        MessageIn("user", "Should I use restic or borg for the NAS backups?", "m1", 1_700_000_000.0),
-        MessageIn("assistant", "Use restic: it supports S3 and deduplicates.", "m2", 1_700_000_060.0),
-        MessageIn("user", "OK, we decided on restic with a nightly systemd timer.", "m3", 1_700_000_120.0),
-    ]))
+    s.write_thread(
+        ThreadIn(
+            "generic",
+            "t1",
+            "Home lab backups",
+            [
+                MessageIn("user", "Should I use restic or borg for the NAS backups?", "m1", 1_700_000_000.0),
+                MessageIn("assistant", "Use restic: it supports S3 and deduplicates.", "m2", 1_700_000_060.0),
+                MessageIn(
+                    "user", "OK, we decided on restic with a nightly systemd timer.", "m3", 1_700_000_120.0
+                ),
+            ],
+        )
+    )
     s.add_memory("I prefer restic for backups", "preference", importance=7)
     s.add_memory("My NAS is a Synology DS920+", "fact")
     return s
@@ -42,8 +51,9 @@ async def test_lists_and_calls_every_tool(mcp_store: Store) -> None:
         assert not r.is_error and "I prefer restic for backups" in text_of(r)
         assert mcp_store.list_memories(category="preference")[0].access_count == 1
 
-        r = await client.call_tool("add_memory", {"content": "I am learning Go", "category": "skill",
-                                                  "importance": 6})
+        r = await client.call_tool(
+            "add_memory", {"content": "I am learning Go", "category": "skill", "importance": 6}
+        )
         assert not r.is_error and text_of(r).startswith("Added memory")
         added = [m for m in mcp_store.list_memories(category="skill")]
         assert [(m.content, m.importance, m.origin) for m in added] == [("I am learning Go", 6, "mcp")]
@@ -77,8 +87,9 @@ async def test_lists_and_calls_every_tool(mcp_store: Store) -> None:
         ("get_context", {"thread": 42, "budget": 1000}, "no thread with id 42"),
     ],
 )
-async def test_bad_arguments_are_mcp_errors_not_crashes(mcp_store: Store, tool: str, args: dict,
-                                                        needle: str) -> None:
+async def test_bad_arguments_are_mcp_errors_not_crashes(
+    mcp_store: Store, tool: str, args: dict, needle: str
+) -> None:
     server = build_server(lambda: mcp_store)
     async with Client(server) as client:
         r = await client.call_tool(tool, args)
@@ -105,13 +116,22 @@ async def test_stdio_server_speaks_only_protocol(tmp_path: Path) -> None:
 
     cfg = tmp_path / "config.toml"
     cfg.write_text("[embedding]\nenabled = false\n")
-    params = StdioServerParameters(command=sys.executable, args=["-m", "app", "mcp"],
-                                   env={"MEMAPP_DB": str(tmp_path / "chat.db"), "MEMAPP_CONFIG": str(cfg),
-                                        "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-                                   cwd=str(Path(__file__).resolve().parent.parent))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "app", "mcp"],
+        env={
+            "MEMAPP_DB": str(tmp_path / "chat.db"),
+            "MEMAPP_CONFIG": str(cfg),
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path),
+        },
+        cwd=str(Path(__file__).resolve().parent.parent),
+    )
     async with Client(params) as client:
         assert {t.name for t in (await client.list_tools()).tools} == TOOLS
-        r = await client.call_tool("add_memory", {"content": "Prefers tea over coffee", "category": "preference"})
+        r = await client.call_tool(
+            "add_memory", {"content": "Prefers tea over coffee", "category": "preference"}
+        )
         assert not r.is_error
         r = await client.call_tool("search_memory", {"query": "tea"})
         assert "Prefers tea over coffee" in text_of(r)

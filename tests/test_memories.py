@@ -11,11 +11,15 @@ from store.text import fts_query
 def fts_ids(store: Store, text: str) -> set[int]:
     q = fts_query(text)
     assert q is not None
-    return {r[0] for r in store.con.execute("SELECT rowid FROM fts_memories WHERE fts_memories MATCH ?", (q,))}
+    return {
+        r[0] for r in store.con.execute("SELECT rowid FROM fts_memories WHERE fts_memories MATCH ?", (q,))
+    }
 
 
 def vec_row(store: Store, memory_id: int) -> tuple[str, int] | None:
-    row = store.con.execute("SELECT category, deleted FROM vec_memories WHERE memory_id = ?", (memory_id,)).fetchone()
+    row = store.con.execute(
+        "SELECT category, deleted FROM vec_memories WHERE memory_id = ?", (memory_id,)
+    ).fetchone()
     return None if row is None else (row[0], row[1])
 
 
@@ -47,8 +51,12 @@ def test_exact_repeat_is_a_no_op(store: Store) -> None:
 
 
 def test_near_duplicate_merges_keeping_newest_wording_and_max_importance(store: Store) -> None:
-    a = store.add_memory("I am building a Rust CLI called tidyfs for cleaning disks", "project", importance=4).memory
-    res = store.add_memory("I'm building a Rust CLI called tidyfs for cleaning disks", "project", importance=7)
+    a = store.add_memory(
+        "I am building a Rust CLI called tidyfs for cleaning disks", "project", importance=4
+    ).memory
+    res = store.add_memory(
+        "I'm building a Rust CLI called tidyfs for cleaning disks", "project", importance=7
+    )
     assert res.action == "merged" and res.memory.id == a.id
     assert res.similarity is not None and res.similarity >= 0.9
     m = store.get_memory(a.id)
@@ -88,13 +96,26 @@ def test_pinned_or_hand_edited_memory_is_never_merged_automatically(store: Store
 
 def test_edit_changes_fields_reindexes_and_records_each_change(store: Store) -> None:
     m = store.add_memory("Prefers light roast coffee", "preference").memory
-    old_vec = store.con.execute("SELECT embedding FROM vec_memories WHERE memory_id = ?", (m.id,)).fetchone()[0]
+    old_vec = store.con.execute("SELECT embedding FROM vec_memories WHERE memory_id = ?", (m.id,)).fetchone()[
+        0
+    ]
     e = store.edit_memory(m.id, content="Prefers dark roast espresso", category="fact", importance=8)
-    assert (e.content, e.category, e.importance, e.user_edited) == ("Prefers dark roast espresso", "fact", 8, True)
+    assert (e.content, e.category, e.importance, e.user_edited) == (
+        "Prefers dark roast espresso",
+        "fact",
+        8,
+        True,
+    )
     assert fts_ids(store, "espresso") == {m.id}
-    assert not any(True for _ in store.con.execute(
-        "SELECT 1 FROM fts_memories WHERE fts_memories MATCH ?", (fts_query("light"),)))
-    new_vec = store.con.execute("SELECT embedding FROM vec_memories WHERE memory_id = ?", (m.id,)).fetchone()[0]
+    assert not any(
+        True
+        for _ in store.con.execute(
+            "SELECT 1 FROM fts_memories WHERE fts_memories MATCH ?", (fts_query("light"),)
+        )
+    )
+    new_vec = store.con.execute("SELECT embedding FROM vec_memories WHERE memory_id = ?", (m.id,)).fetchone()[
+        0
+    ]
     assert new_vec != old_vec
     assert vec_row(store, m.id) == ("fact", 0)
     assert events(store, m.id) == ["add", "edit", "recategorise", "importance"]
@@ -114,7 +135,9 @@ def test_trash_and_restore_keep_everything(store: Store) -> None:
     m = store.add_memory("Allergic to peanuts", "fact", importance=9, pinned=True).memory
     store.touch_memories([m.id])
     before = store.get_memory(m.id)
-    vec_before = store.con.execute("SELECT embedding FROM vec_memories WHERE memory_id = ?", (m.id,)).fetchone()[0]
+    vec_before = store.con.execute(
+        "SELECT embedding FROM vec_memories WHERE memory_id = ?", (m.id,)
+    ).fetchone()[0]
     trashed = store.delete_memory(m.id)
     assert trashed.deleted_at is not None
     assert vec_row(store, m.id) == ("fact", 1)
@@ -122,7 +145,9 @@ def test_trash_and_restore_keep_everything(store: Store) -> None:
     assert [x.id for x in store.list_memories(trash=True)] == [m.id]
     restored = store.restore_memory(m.id)
     assert restored == before
-    vec_after = store.con.execute("SELECT embedding FROM vec_memories WHERE memory_id = ?", (m.id,)).fetchone()[0]
+    vec_after = store.con.execute(
+        "SELECT embedding FROM vec_memories WHERE memory_id = ?", (m.id,)
+    ).fetchone()[0]
     assert vec_after == vec_before and vec_row(store, m.id) == ("fact", 0)
     assert events(store, m.id) == ["add", "delete", "restore"]
     in_step(store)
@@ -134,8 +159,10 @@ def test_purge_respects_retention_and_pins(store: Store) -> None:
     pinned = store.add_memory("pinned but trashed", "fact", pinned=True).memory
     for m in (old, fresh, pinned):
         store.delete_memory(m.id)
-    store.con.execute("UPDATE long_term_memories SET deleted_at = deleted_at - 40 * 86400 WHERE id IN (?, ?)",
-                      (old.id, pinned.id))
+    store.con.execute(
+        "UPDATE long_term_memories SET deleted_at = deleted_at - 40 * 86400 WHERE id IN (?, ?)",
+        (old.id, pinned.id),
+    )
     assert store.purge_trash() == [old.id]
     with pytest.raises(NotFoundError):
         store.get_memory(old.id)
@@ -157,9 +184,11 @@ def test_touch_counts_each_access_once_per_call(store: Store) -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"content": "x", "category": "hobby"}, "unknown category"),
-     ({"content": "x", "category": "fact", "importance": 11}, "1-10"),
-     ({"content": "   ", "category": "fact"}, "empty")],
+    [
+        ({"content": "x", "category": "hobby"}, "unknown category"),
+        ({"content": "x", "category": "fact", "importance": 11}, "1-10"),
+        ({"content": "   ", "category": "fact"}, "empty"),
+    ],
 )
 def test_bad_input_writes_nothing(store: Store, kwargs: dict, match: str) -> None:
     content = kwargs.pop("content")

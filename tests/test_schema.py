@@ -75,7 +75,9 @@ def test_newer_schema_is_refused_untouched(db_path: Path) -> None:
     assert _digest(db_path) == before
 
 
-@pytest.mark.parametrize("content", [b"not a database at all\n" * 200, b"SQLite format 3\x00" + b"\xff" * 4000])
+@pytest.mark.parametrize(
+    "content", [b"not a database at all\n" * 200, b"SQLite format 3\x00" + b"\xff" * 4000]
+)
 def test_not_a_database_is_refused_untouched(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "junk.db"
     path.write_bytes(content)

@@ -17,14 +17,45 @@ from store.search import Filters, SearchResponse
 from store.search_rank import keyword_expression
 
 RESULT_KEYS = {"kind", "id", "thread_id", "external_id", "role", "category", "content", "score", "matched"}
-NASTY = ["AND", "OR", "NOT", '"', "'", "c++", "-x", "*", ":", "😀", "", " ", "a" * 10_240,
-         "word " * 2048, "O'Reilly", 'say "hi', "col:foo", "NEAR(a b)", "^start", "(", ")", "a AND OR b",
-         "\x00\x1f", "\\", "%_", "--", "🤖🧠 memory", "𠀀𠀁", "x" + "\u0301" * 50]
+NASTY = [
+    "AND",
+    "OR",
+    "NOT",
+    '"',
+    "'",
+    "c++",
+    "-x",
+    "*",
+    ":",
+    "😀",
+    "",
+    " ",
+    "a" * 10_240,
+    "word " * 2048,
+    "O'Reilly",
+    'say "hi',
+    "col:foo",
+    "NEAR(a b)",
+    "^start",
+    "(",
+    ")",
+    "a AND OR b",
+    "\x00\x1f",
+    "\\",
+    "%_",
+    "--",
+    "🤖🧠 memory",
+    "𠀀𠀁",
+    "x" + "\u0301" * 50,
+]
 
 
-def thread(ext: str, texts: list[str], *, role: str = "user", start: float = 1_700_000_000.0,
-           source: str = "test") -> ThreadIn:
-    msgs = [MessageIn(role, t, external_id=f"{ext}-{i}", created_at=start + i * 60) for i, t in enumerate(texts)]
+def thread(
+    ext: str, texts: list[str], *, role: str = "user", start: float = 1_700_000_000.0, source: str = "test"
+) -> ThreadIn:
+    msgs = [
+        MessageIn(role, t, external_id=f"{ext}-{i}", created_at=start + i * 60) for i, t in enumerate(texts)
+    ]
     return ThreadIn(source=source, external_id=ext, title=ext, messages=msgs, created_at=start)
 
 
@@ -38,21 +69,31 @@ def ids(resp: SearchResponse, kind: str | None = None) -> list[int]:
 @pytest.fixture
 def crowded(store: Store) -> dict[str, int]:
     """A strongly matching crowd in thread B / category fact, a weaker dozen in thread A / skill."""
-    b = store.write_thread(thread("B", [f"gizmo gizmo gizmo gizmo repair log {i}" for i in range(60)])).thread_id
-    a = store.write_thread(thread("A", [f"a note that mentions the gizmo once, entry {i}" for i in range(12)],
-                                  role="assistant", start=1_800_000_000.0)).thread_id
+    b = store.write_thread(
+        thread("B", [f"gizmo gizmo gizmo gizmo repair log {i}" for i in range(60)])
+    ).thread_id
+    a = store.write_thread(
+        thread(
+            "A",
+            [f"a note that mentions the gizmo once, entry {i}" for i in range(12)],
+            role="assistant",
+            start=1_800_000_000.0,
+        )
+    ).thread_id
     for i in range(40):
         store.add_memory(f"gizmo gizmo gizmo fact number {i}", "fact", force=True)
     for i in range(12):
-        store.add_memory(f"skill with the gizmo, variant {i}", "skill", force=True,
-                         pinned=i % 2 == 0)
+        store.add_memory(f"skill with the gizmo, variant {i}", "skill", force=True, pinned=i % 2 == 0)
     return {"A": a, "B": b}
 
 
 @pytest.mark.parametrize("keyword_only", [True, False])
-def test_thread_and_role_filters_still_fill_k(store: Store, crowded: dict[str, int], keyword_only: bool) -> None:
-    resp = store.search("gizmo", scope="messages", k=10, filters=Filters(thread_id=crowded["A"]),
-                        keyword_only=keyword_only)
+def test_thread_and_role_filters_still_fill_k(
+    store: Store, crowded: dict[str, int], keyword_only: bool
+) -> None:
+    resp = store.search(
+        "gizmo", scope="messages", k=10, filters=Filters(thread_id=crowded["A"]), keyword_only=keyword_only
+    )
     assert len(resp.results) == 10
     assert {r.thread_id for r in resp.results} == {crowded["A"]}
     resp = store.search("gizmo", k=10, filters=Filters(role="assistant"), keyword_only=keyword_only)
@@ -104,25 +145,33 @@ def test_filters_that_exclude_every_kind_are_an_error(store: Store) -> None:
 
 @pytest.fixture
 def cjk_store(store: Store) -> Store:
-    store.write_thread(thread("zh", [
-        "我们最后决定用向量数据库来存储所有的嵌入。",
-        "向前走，量力而行。",  # 向 and 量 both present, but not as the word 向量
-        "明日は東京で会議があります。",
-        "カレーライスが大好きです。",
-        "오늘은 날씨가 좋네요",
-    ]))
+    store.write_thread(
+        thread(
+            "zh",
+            [
+                "我们最后决定用向量数据库来存储所有的嵌入。",
+                "向前走，量力而行。",  # 向 and 量 both present, but not as the word 向量
+                "明日は東京で会議があります。",
+                "カレーライスが大好きです。",
+                "오늘은 날씨가 좋네요",
+            ],
+        )
+    )
     return store
 
 
-@pytest.mark.parametrize("query,expected", [
-    ("向量", ["zh-0"]),  # a two-character word inside a longer sentence
-    ("数据库", ["zh-0"]),
-    ("向量数据库怎么样", ["zh-0"]),  # a whole sentence as the query: its character pairs match
-    ("東京", ["zh-2"]),
-    ("会議", ["zh-2"]),
-    ("カレー", ["zh-3"]),
-    ("날씨", ["zh-4"]),
-])
+@pytest.mark.parametrize(
+    "query,expected",
+    [
+        ("向量", ["zh-0"]),  # a two-character word inside a longer sentence
+        ("数据库", ["zh-0"]),
+        ("向量数据库怎么样", ["zh-0"]),  # a whole sentence as the query: its character pairs match
+        ("東京", ["zh-2"]),
+        ("会議", ["zh-2"]),
+        ("カレー", ["zh-3"]),
+        ("날씨", ["zh-4"]),
+    ],
+)
 def test_cjk_words_are_found_by_keyword(cjk_store: Store, query: str, expected: list[str]) -> None:
     resp = cjk_store.search(query, keyword_only=True)
     assert [r.external_id for r in resp.results][:1] == expected
@@ -171,13 +220,22 @@ def test_keyword_expression_quotes_every_token() -> None:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.one_of(
-    st.text(max_size=60),
-    st.lists(st.sampled_from(list('"\'*:^()-+{}[]<>!?.,;/\\|&%$#@~`=_ ') + ["AND", "OR", "NOT", "NEAR",
-                                  "中", "文", "字", "😀", "é", "\u200b", "\u0301", "\x00"]), max_size=40).map("".join),
-    st.lists(st.sampled_from(["AND", "OR", "NOT", "NEAR(", '"', "c++", "-x", "*", "col:", "向量", "^"]),
-             max_size=8).map(" ".join),
-))
+@given(
+    st.one_of(
+        st.text(max_size=60),
+        st.lists(
+            st.sampled_from(
+                list("\"'*:^()-+{}[]<>!?.,;/\\|&%$#@~`=_ ")
+                + ["AND", "OR", "NOT", "NEAR", "中", "文", "字", "😀", "é", "\u200b", "\u0301", "\x00"]
+            ),
+            max_size=40,
+        ).map("".join),
+        st.lists(
+            st.sampled_from(["AND", "OR", "NOT", "NEAR(", '"', "c++", "-x", "*", "col:", "向量", "^"]),
+            max_size=8,
+        ).map(" ".join),
+    )
+)
 def test_fuzzed_queries_never_raise(store: Store, query: str) -> None:
     if not store.count_threads():
         store.write_thread(thread("f", ["fuzz target text with c++ and 向量 and emoji 😀", "second"]))
@@ -279,9 +337,11 @@ def test_long_message_is_found_through_its_chunks_and_returned_once(db_path: Pat
 def test_summaries_are_searched_by_keyword(store: Store) -> None:
     tid = store.write_thread(thread("s", ["hello"])).thread_id
     with store.con:
-        store.con.execute("INSERT INTO thread_summaries(thread_id, content, last_message_seq, token_count, "
-                          "created_at, updated_at) VALUES (?, ?, 0, 5, 1, 1)",
-                          (tid, "Decided to migrate the homelab to Proxmox."))
+        store.con.execute(
+            "INSERT INTO thread_summaries(thread_id, content, last_message_seq, token_count, "
+            "created_at, updated_at) VALUES (?, ?, 0, 5, 1, 1)",
+            (tid, "Decided to migrate the homelab to Proxmox."),
+        )
         fts_put(store.con, "fts_summaries", tid, "Decided to migrate the homelab to Proxmox.")
     resp = store.search("proxmox homelab", scope="summaries")
     assert [(r.kind, r.id, r.thread_id) for r in resp.results] == [("summary", tid, tid)]

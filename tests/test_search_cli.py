@@ -25,13 +25,36 @@ def db(db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[s
     cfg.write_text("[embedding]\nenabled = false\n")
     monkeypatch.setenv("MEMAPP_CONFIG", str(cfg))
     with Store(db_path, embedder=None) as s:
-        t1 = s.write_thread(ThreadIn("test", "t1", "NAS", [
-            MessageIn("user", "How do I back up the NAS with restic?", "t1-0", created_at=1_735_689_600.0),  # 2025-01-01
-            MessageIn("assistant", "Use restic with a B2 bucket for the NAS backup.", "t1-1", created_at=1_735_776_000.0),
-        ])).thread_id
-        t2 = s.write_thread(ThreadIn("test", "t2", "Other", [
-            MessageIn("user", "restic snapshots are slow on the laptop", "t2-0", created_at=1_740_000_000.0),
-        ])).thread_id
+        t1 = s.write_thread(
+            ThreadIn(
+                "test",
+                "t1",
+                "NAS",
+                [
+                    MessageIn(
+                        "user", "How do I back up the NAS with restic?", "t1-0", created_at=1_735_689_600.0
+                    ),  # 2025-01-01
+                    MessageIn(
+                        "assistant",
+                        "Use restic with a B2 bucket for the NAS backup.",
+                        "t1-1",
+                        created_at=1_735_776_000.0,
+                    ),
+                ],
+            )
+        ).thread_id
+        t2 = s.write_thread(
+            ThreadIn(
+                "test",
+                "t2",
+                "Other",
+                [
+                    MessageIn(
+                        "user", "restic snapshots are slow on the laptop", "t2-0", created_at=1_740_000_000.0
+                    ),
+                ],
+            )
+        ).thread_id
         m1 = s.add_memory("The NAS backup runs restic nightly", "project").memory.id
         m2 = s.add_memory("I prefer restic over borg", "preference", pinned=True).memory.id
     return {"path": db_path, "t1": t1, "t2": t2, "m1": m1, "m2": m2}
@@ -56,22 +79,29 @@ def test_json_results_and_notice(capsys: pytest.CaptureFixture[str], db: dict[st
     assert data["notice"] is None
 
 
-def test_human_output_prints_the_notice_on_stderr(capsys: pytest.CaptureFixture[str], db: dict[str, Any]) -> None:
+def test_human_output_prints_the_notice_on_stderr(
+    capsys: pytest.CaptureFixture[str], db: dict[str, Any]
+) -> None:
     code, out, err = run(capsys, db, "restic")
     assert code == 0 and "message" in out and "memory" in out
     assert err.count("\n") == 1 and "semantic search unavailable" in err
 
 
-@pytest.mark.parametrize("args,expected", [
-    (["--scope", "memories"], {"memory"}),
-    (["--scope", "messages", "--role", "assistant"], {"t1-1"}),
-    (["--category", "preference"], {"memory"}),
-    (["--pinned"], {"memory"}),
-    (["--since", "2025-02-01"], {"t2-0", "memory"}),
-    (["--until", "2025-01-01", "--scope", "messages"], {"t1-0"}),
-    (["--since", "2025-01-02T00:00:00Z", "--until", "2025-01-02", "--scope", "messages"], {"t1-1"}),
-])
-def test_filters(capsys: pytest.CaptureFixture[str], db: dict[str, Any], args: list[str], expected: set[str]) -> None:
+@pytest.mark.parametrize(
+    "args,expected",
+    [
+        (["--scope", "memories"], {"memory"}),
+        (["--scope", "messages", "--role", "assistant"], {"t1-1"}),
+        (["--category", "preference"], {"memory"}),
+        (["--pinned"], {"memory"}),
+        (["--since", "2025-02-01"], {"t2-0", "memory"}),
+        (["--until", "2025-01-01", "--scope", "messages"], {"t1-0"}),
+        (["--since", "2025-01-02T00:00:00Z", "--until", "2025-01-02", "--scope", "messages"], {"t1-1"}),
+    ],
+)
+def test_filters(
+    capsys: pytest.CaptureFixture[str], db: dict[str, Any], args: list[str], expected: set[str]
+) -> None:
     code, data, err = run(capsys, db, "restic", "--keyword-only", "--json", *args)
     assert code == 0, err
     assert {r["external_id"] or r["kind"] for r in data["results"]} == expected
@@ -84,16 +114,21 @@ def test_thread_filter_and_k(capsys: pytest.CaptureFixture[str], db: dict[str, A
     assert len(data["results"]) == 1
 
 
-@pytest.mark.parametrize("args", [
-    ["restic", "--thread", "999"],
-    ["restic", "--since", "yesterday"],
-    ["restic", "--category", "fact", "--role", "user"],
-    ["restic", "--since", "2026-01-01", "--until", "2025-01-01"],
-    ["restic", "-k", "0"],
-    [],
-    ["restic", "--batch", "-"],
-])
-def test_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str], db: dict[str, Any], args: list[str]) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["restic", "--thread", "999"],
+        ["restic", "--since", "yesterday"],
+        ["restic", "--category", "fact", "--role", "user"],
+        ["restic", "--since", "2026-01-01", "--until", "2025-01-01"],
+        ["restic", "-k", "0"],
+        [],
+        ["restic", "--batch", "-"],
+    ],
+)
+def test_bad_arguments_exit_2(
+    capsys: pytest.CaptureFixture[str], db: dict[str, Any], args: list[str]
+) -> None:
     code, _, err = run(capsys, db, *args)
     assert code == 2 and err.startswith("memapp:") and err.count("\n") == 1
 
@@ -105,8 +140,9 @@ def test_cli_search_counts_accesses(capsys: pytest.CaptureFixture[str], db: dict
         assert [s.get_memory(db[m]).access_count for m in ("m1", "m2")] == [1, 1]
 
 
-def test_batch_reads_json_lines(capsys: pytest.CaptureFixture[str], db: dict[str, Any],
-                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_batch_reads_json_lines(
+    capsys: pytest.CaptureFixture[str], db: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     lines = [
         {"query": "restic", "scope": "messages", "k": 1},
         {"query": "restic", "thread": db["t2"]},

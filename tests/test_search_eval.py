@@ -38,8 +38,9 @@ def bench() -> ModuleType:
 
 
 @pytest.fixture(scope="module")
-def eval_store(tmp_path_factory: pytest.TempPathFactory, real_embedder: SentenceTransformerEmbedder,
-               bench: ModuleType) -> Iterator[Store]:
+def eval_store(
+    tmp_path_factory: pytest.TempPathFactory, real_embedder: SentenceTransformerEmbedder, bench: ModuleType
+) -> Iterator[Store]:
     store = bench.build_store(tmp_path_factory.mktemp("eval") / "chat.db", embedder=real_embedder)
     yield store
     store.close()
@@ -66,12 +67,16 @@ def test_hybrid_beats_both_single_retrievers_at_10(report: dict[str, Any]) -> No
 
 def test_chinese_questions_are_answered_by_keyword_despite_an_english_model(report: dict[str, Any]) -> None:
     by_type = report["by_type"]
-    assert by_type["hybrid"]["cjk"]["recall@10"] >= by_type["keyword"]["cjk"]["recall@10"] > (
-        by_type["vector"]["cjk"]["recall@10"])
+    assert (
+        by_type["hybrid"]["cjk"]["recall@10"]
+        >= by_type["keyword"]["cjk"]["recall@10"]
+        > (by_type["vector"]["cjk"]["recall@10"])
+    )
 
 
-def test_batch_cli_loads_the_model_once_and_answers_each_line(eval_store: Store, capsys: pytest.CaptureFixture[str],
-                                                              tmp_path: Path) -> None:
+def test_batch_cli_loads_the_model_once_and_answers_each_line(
+    eval_store: Store, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     import json
 
     from app.cli import main
@@ -80,7 +85,9 @@ def test_batch_cli_loads_the_model_once_and_answers_each_line(eval_store: Store,
     queries.write_text(
         '{"query": "Comandante C40 grinder price", "scope": "messages", "k": 3}\n'
         '{"query": "which nut is the user allergic to", "k": 5}\n'
-        '{"query": "熊猫基地几点去比较好", "scope": "messages", "k": 2}\n', encoding="utf-8")
+        '{"query": "熊猫基地几点去比较好", "scope": "messages", "k": 2}\n',
+        encoding="utf-8",
+    )
     code = main(["--db", str(eval_store.path), "search", "--batch", str(queries), "--no-touch"])
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert code == 0 and len(lines) == 3

@@ -24,33 +24,36 @@ from store.suggest import (
 from store.suggest_patterns import candidate_from_sentence, find_candidates
 
 
-@pytest.mark.parametrize(("sentence", "category"), [
-    ("I prefer pytest over unittest for every project.", "preference"),
-    ("I always use type hints in new Python code.", "preference"),
-    ("Don't use emojis in commit messages.", "preference"),
-    ("Please never suggest jQuery to me.", "preference"),
-    ("I don't want to pay more than ten euros a month.", "preference"),
-    ("Thanks. I prefer plain asyncio over trio.", "preference"),
-    ("I'm building a local-first notes app with semantic search.", "project"),
-    ("Our repo uses pnpm workspaces and Turborepo.", "project"),
-    ("We decided to use sqlite-vec plus FTS5 in one file.", "project"),
-    ("I know Python and Go well.", "skill"),
-    ("I know how to write Kubernetes operators.", "skill"),
-    ("I'm learning Rust lifetimes this month.", "skill"),
-    ("I've been using Vim for ten years.", "skill"),
-    ("I work at a logistics company in Hamburg.", "fact"),
-    ("I have a Synology DS920+ with 3 TB of photos.", "fact"),
-    ("I'm a data engineer on the platform team.", "fact"),
-    ("我喜欢偏甜一点的口味，但不要太油腻。", "preference"),
-    ("以后不要给我推荐需要烤箱的菜谱。", "preference"),
-    ("我家里人都不吃辣，以后推荐菜谱的时候尽量别放辣椒。", "preference"),
-    ("我在做一个离线的个人知识库应用。", "project"),
-    ("我们的项目用 Django 和 PostgreSQL。", "project"),
-    ("我会 Python 和一点 Go。", "skill"),
-    ("我正在学日语，准备明年去东京。", "skill"),
-    ("我是一名后端工程师，主要写 Java。", "fact"),
-    ("我打算四月底去京都玩五天。", "fact"),
-])
+@pytest.mark.parametrize(
+    ("sentence", "category"),
+    [
+        ("I prefer pytest over unittest for every project.", "preference"),
+        ("I always use type hints in new Python code.", "preference"),
+        ("Don't use emojis in commit messages.", "preference"),
+        ("Please never suggest jQuery to me.", "preference"),
+        ("I don't want to pay more than ten euros a month.", "preference"),
+        ("Thanks. I prefer plain asyncio over trio.", "preference"),
+        ("I'm building a local-first notes app with semantic search.", "project"),
+        ("Our repo uses pnpm workspaces and Turborepo.", "project"),
+        ("We decided to use sqlite-vec plus FTS5 in one file.", "project"),
+        ("I know Python and Go well.", "skill"),
+        ("I know how to write Kubernetes operators.", "skill"),
+        ("I'm learning Rust lifetimes this month.", "skill"),
+        ("I've been using Vim for ten years.", "skill"),
+        ("I work at a logistics company in Hamburg.", "fact"),
+        ("I have a Synology DS920+ with 3 TB of photos.", "fact"),
+        ("I'm a data engineer on the platform team.", "fact"),
+        ("我喜欢偏甜一点的口味，但不要太油腻。", "preference"),
+        ("以后不要给我推荐需要烤箱的菜谱。", "preference"),
+        ("我家里人都不吃辣，以后推荐菜谱的时候尽量别放辣椒。", "preference"),
+        ("我在做一个离线的个人知识库应用。", "project"),
+        ("我们的项目用 Django 和 PostgreSQL。", "project"),
+        ("我会 Python 和一点 Go。", "skill"),
+        ("我正在学日语，准备明年去东京。", "skill"),
+        ("我是一名后端工程师，主要写 Java。", "fact"),
+        ("我打算四月底去京都玩五天。", "fact"),
+    ],
+)
 def test_phrasings_give_the_expected_category(sentence: str, category: str) -> None:
     c = candidate_from_sentence(sentence)
     assert c is not None, sentence
@@ -58,20 +61,23 @@ def test_phrasings_give_the_expected_category(sentence: str, category: str) -> N
     assert 1 <= c.importance <= 10
 
 
-@pytest.mark.parametrize("sentence", [
-    "Do I need to prefer one over the other?",
-    "I don't know why it fails.",
-    "I like that idea.",
-    "If I always used tabs, would it matter?",
-    "I know what you mean.",
-    "I'm leading it.",
-    "I have a question about lifetimes.",
-    "Don't worry about the tests yet.",
-    "The weather was nice today.",
-    "我会在明天再试一次。",
-    "家里没有冰糖，可以用白砂糖吗？",
-    "你说我喜欢什么？",
-])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Do I need to prefer one over the other?",
+        "I don't know why it fails.",
+        "I like that idea.",
+        "If I always used tabs, would it matter?",
+        "I know what you mean.",
+        "I'm leading it.",
+        "I have a question about lifetimes.",
+        "Don't worry about the tests yet.",
+        "The weather was nice today.",
+        "我会在明天再试一次。",
+        "家里没有冰糖，可以用白砂糖吗？",
+        "你说我喜欢什么？",
+    ],
+)
 def test_questions_hypotheticals_and_chatter_are_not_candidates(sentence: str) -> None:
     assert candidate_from_sentence(sentence) is None
 
@@ -82,7 +88,9 @@ def test_importance_follows_emphasis_hedges_and_repetition() -> None:
     hedged = candidate_from_sentence("I prefer dark themes for now.")
     assert base is not None and strong is not None and hedged is not None
     assert hedged.importance < base.importance < strong.importance
-    found = find_candidates([(1, 0, "I prefer dark themes in editors."), (2, 2, "I prefer dark themes in editors.")])
+    found = find_candidates(
+        [(1, 0, "I prefer dark themes in editors."), (2, 2, "I prefer dark themes in editors.")]
+    )
     assert len(found) == 1 and found[0].importance == base.importance + 1 and found[0].message_id == 1
 
 
@@ -97,11 +105,17 @@ def test_filler_is_dropped_and_subordinate_openings_kept() -> None:
 
 CONVERSATION = [
     ("user", "I'm building a webhook relay in Python 3.12 with aiohttp. Sometimes background tasks stop."),
-    ("assistant", "I prefer to explain this carefully: keep a reference to each task, or it may be collected."),
+    (
+        "assistant",
+        "I prefer to explain this carefully: keep a reference to each task, or it may be collected.",
+    ),
     ("user", "That was it! I know asyncio basics but never used TaskGroup. How do I shut down cleanly?"),
     ("assistant", "Use a TaskGroup and cancel it on shutdown."),
-    ("user", "Thanks. I prefer to keep dependencies minimal, so no anyio for now.\n"
-             "```python\n# I prefer this comment not to become a memory\n```"),
+    (
+        "user",
+        "Thanks. I prefer to keep dependencies minimal, so no anyio for now.\n"
+        "```python\n# I prefer this comment not to become a memory\n```",
+    ),
     ("user", "我们的项目用 PostgreSQL 做主库。以后不要推荐 MongoDB 给我。"),
     ("tool", "I prefer tool output never to be read as the user's words."),
 ]
@@ -147,8 +161,9 @@ def test_existing_memories_are_skipped_and_near_duplicates_offered_as_merges(sto
 
 
 def test_a_merge_into_a_pinned_memory_asks_first(store: Store) -> None:
-    pinned = store.add_memory("I am building a webhook relay in Python 3.12 with aiohttp", "project",
-                              pinned=True).memory
+    pinned = store.add_memory(
+        "I am building a webhook relay in Python 3.12 with aiohttp", "project", pinned=True
+    ).memory
     tid = write(store, "relay", CONVERSATION)
     s = next(x for x in extract_suggestions(store, tid).new if "webhook relay" in x.content)
     assert s.merge_with == pinned.id
@@ -168,7 +183,9 @@ def test_rejected_suggestions_are_never_suggested_again(store: Store) -> None:
     assert reject_suggestion(store, s.id).status == "rejected"  # twice is a no-op
     assert all(x.id != s.id for x in extract_suggestions(store, tid).pending)
     # The same words in another thread, even after the first thread is gone.
-    other = write(store, "other", [("user", "Hello again.  I know   asyncio basics but never used TaskGroup.")])
+    other = write(
+        store, "other", [("user", "Hello again.  I know   asyncio basics but never used TaskGroup.")]
+    )
     store.delete_thread(tid)
     r = extract_suggestions(store, other)
     assert r.new == [] and r.already_decided == 1
@@ -181,7 +198,12 @@ def test_accept_with_edits_and_decisions_are_final(store: Store) -> None:
     res = accept_suggestion(store, s.id, content="Knows asyncio basics; new to TaskGroup", importance=3)
     m = res.memory
     assert (m.content, m.category, m.importance, m.origin, m.source_thread_id) == (
-        "Knows asyncio basics; new to TaskGroup", "skill", 3, "extract", tid)
+        "Knows asyncio basics; new to TaskGroup",
+        "skill",
+        3,
+        "extract",
+        tid,
+    )
     assert res.suggestion.status == "accepted" and res.suggestion.memory_id == m.id
     with pytest.raises(InvalidInputError, match="already accepted"):
         accept_suggestion(store, s.id)
@@ -209,8 +231,9 @@ def test_accept_all_and_all_or_nothing_rejects(store: Store) -> None:
     assert {m.origin for m in store.list_memories()} == {"extract"}
 
 
-def test_extract_cli_is_scriptable(capsys: pytest.CaptureFixture[str], db_path: Path, tmp_path: Path,
-                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_extract_cli_is_scriptable(
+    capsys: pytest.CaptureFixture[str], db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from app.cli import main
 
     cfg = tmp_path / "config.toml"
@@ -230,12 +253,31 @@ def test_extract_cli_is_scriptable(capsys: pytest.CaptureFixture[str], db_path: 
     found = run_json("extract", str(tid))
     assert isinstance(found, dict)
     pending = found["threads"][0]["pending"]
-    assert len(pending) == 5 and {"id", "category", "content", "importance", "status", "action", "merge_with",
-                                  "similarity", "memory_id", "thread_id"} <= pending[0].keys()
+    assert (
+        len(pending) == 5
+        and {
+            "id",
+            "category",
+            "content",
+            "importance",
+            "status",
+            "action",
+            "merge_with",
+            "similarity",
+            "memory_id",
+            "thread_id",
+        }
+        <= pending[0].keys()
+    )
     first, second, *rest = [p["id"] for p in pending]
-    accepted = run_json("extract", "accept", str(first), "--text", "Builds a webhook relay", "--category", "project")
+    accepted = run_json(
+        "extract", "accept", str(first), "--text", "Builds a webhook relay", "--category", "project"
+    )
     assert isinstance(accepted, dict) and accepted["action"] == "added"
-    assert accepted["memory"]["content"] == "Builds a webhook relay" and accepted["memory"]["origin"] == "extract"
+    assert (
+        accepted["memory"]["content"] == "Builds a webhook relay"
+        and accepted["memory"]["origin"] == "extract"
+    )
     assert run_json("extract", "reject", str(second))[0]["status"] == "rejected"  # type: ignore[index]
     listed = run_json("extract", "list", "--status", "all")
     assert isinstance(listed, list) and [x["status"] for x in listed].count("pending") == len(rest)
@@ -250,12 +292,20 @@ def test_extract_cli_is_scriptable(capsys: pytest.CaptureFixture[str], db_path: 
 
 
 @pytest.mark.model
-def test_a_paraphrase_of_a_memory_is_offered_as_a_merge_with_the_real_model(db_path: Path, real_embedder) -> None:  # type: ignore[no-untyped-def]
+def test_a_paraphrase_of_a_memory_is_offered_as_a_merge_with_the_real_model(
+    db_path: Path, real_embedder
+) -> None:  # type: ignore[no-untyped-def]
     s = Store(db_path, embedder=real_embedder)
     near = s.add_memory("I prefer pytest over unittest for testing Python code.", "preference").memory
     other = s.add_memory("Allergic to peanuts.", "fact").memory
-    tid = write(s, "py", [("user", "I prefer pytest over unittest for Python tests. Can you port these?"),
-                          ("user", "I'm learning Rust lifetimes this month.")])
+    tid = write(
+        s,
+        "py",
+        [
+            ("user", "I prefer pytest over unittest for Python tests. Can you port these?"),
+            ("user", "I'm learning Rust lifetimes this month."),
+        ],
+    )
     r = extract_suggestions(s, tid)
     by_cat = {x.category: x for x in r.new}
     assert by_cat["preference"].merge_with == near.id and by_cat["preference"].similarity >= 0.9  # type: ignore[operator]

@@ -24,10 +24,30 @@ from store.summarize import (
 from store.text import fts_query
 
 TOPIC_WORDS = {
-    "backup": ["restic", "snapshot", "offsite", "storage", "schedule", "retention", "prune", "encryption",
-               "repository", "drill"],
-    "garden": ["tomato", "seedling", "compost", "watering", "trellis", "mulch", "greenhouse", "pruning",
-               "harvest", "soil"],
+    "backup": [
+        "restic",
+        "snapshot",
+        "offsite",
+        "storage",
+        "schedule",
+        "retention",
+        "prune",
+        "encryption",
+        "repository",
+        "drill",
+    ],
+    "garden": [
+        "tomato",
+        "seedling",
+        "compost",
+        "watering",
+        "trellis",
+        "mulch",
+        "greenhouse",
+        "pruning",
+        "harvest",
+        "soil",
+    ],
 }
 
 
@@ -44,8 +64,10 @@ def chatter(rng: random.Random, topic: str, n: int) -> list[str]:
 
 
 def write(store: Store, external_id: str, texts: list[str], start: int = 0) -> int:
-    msgs = [MessageIn("user" if (start + i) % 2 == 0 else "assistant", t, f"{external_id}-{start + i}")
-            for i, t in enumerate(texts)]
+    msgs = [
+        MessageIn("user" if (start + i) % 2 == 0 else "assistant", t, f"{external_id}-{start + i}")
+        for i, t in enumerate(texts)
+    ]
     return store.write_thread(ThreadIn("test", external_id, external_id, msgs)).thread_id
 
 
@@ -71,7 +93,10 @@ def test_long_thread_summary_stays_under_the_cap_and_is_indexed(store: Store) ->
     assert all(line.startswith(("- user: ", "- assistant: ")) for line in s.content.splitlines())
     q = fts_query("restic")
     assert q is not None
-    assert [row[0] for row in store.con.execute("SELECT rowid FROM fts_summaries WHERE fts_summaries MATCH ?", (q,))] == [tid]
+    assert [
+        row[0]
+        for row in store.con.execute("SELECT rowid FROM fts_summaries WHERE fts_summaries MATCH ?", (q,))
+    ] == [tid]
     rows = history_rows(store, tid)
     assert len(rows) == 1 and rows[0]["messages_compressed"] == 300 and rows[0]["strategy"] == "extractive"
     assert rows[0]["after_tokens"] == s.token_count and rows[0]["before_tokens"] == r.before_tokens
@@ -92,7 +117,7 @@ def test_incremental_update_covers_only_the_new_messages(store: Store) -> None:
     assert r.action == "updated" and r.strategy == "incremental" and r.messages_covered == 10
     assert r.summary is not None and r.summary.last_message_seq == 49
     assert r.summary.content.startswith(old)  # the old part is kept as it was
-    added = r.summary.content[len(old):].strip().splitlines()
+    added = r.summary.content[len(old) :].strip().splitlines()
     assert added, "the new messages added something"
     for line in added:
         sentence = line.split(": ", 1)[1]
@@ -157,10 +182,19 @@ def test_code_reasoning_tool_output_and_filler_are_not_summarised(store: Store) 
         "```python\nprint('hidden code line')\n```\nThe restic repository lives on the storage box.",
         "Thanks!",
     ]
-    tid = store.write_thread(ThreadIn("test", "clean", "clean", [
-        MessageIn("user", texts[0], "a"), MessageIn("assistant", texts[1], "b"),
-        MessageIn("tool", "tool output: restic snapshot list with forty lines of ids", "c"),
-        MessageIn("user", texts[2], "d")])).thread_id
+    tid = store.write_thread(
+        ThreadIn(
+            "test",
+            "clean",
+            "clean",
+            [
+                MessageIn("user", texts[0], "a"),
+                MessageIn("assistant", texts[1], "b"),
+                MessageIn("tool", "tool output: restic snapshot list with forty lines of ids", "c"),
+                MessageIn("user", texts[2], "d"),
+            ],
+        )
+    ).thread_id
     content = summarize_thread(store, tid).summary.content  # type: ignore[union-attr]
     assert "secret" not in content and "hidden code" not in content and "tool output" not in content
     assert "Thanks" not in content
@@ -168,8 +202,9 @@ def test_code_reasoning_tool_output_and_filler_are_not_summarised(store: Store) 
 
 
 def test_a_thread_with_nothing_to_say_still_advances(store: Store) -> None:
-    tid = store.write_thread(ThreadIn("test", "tiny", "tiny", [MessageIn("user", "ok", "a"),
-                                                                MessageIn("assistant", "Sure!", "b")])).thread_id
+    tid = store.write_thread(
+        ThreadIn("test", "tiny", "tiny", [MessageIn("user", "ok", "a"), MessageIn("assistant", "Sure!", "b")])
+    ).thread_id
     r = summarize_thread(store, tid)
     assert r.summary is not None and r.summary.content == "" and r.summary.last_message_seq == 1
     assert store.check_indexes() == []
@@ -201,16 +236,25 @@ def test_rebuild_starts_from_the_first_message(store: Store) -> None:
 
 
 def test_sentences_are_cut_the_same_way_everywhere() -> None:
-    text = ("Start with the 3-2-1 rule. Version 3.11 is fine!\n1. **List what matters.** Photos first.\n"
-            "| a | b |\n<think>hidden</think>我想做红烧肉。我喜欢偏甜的口味！好吗？")
+    text = (
+        "Start with the 3-2-1 rule. Version 3.11 is fine!\n1. **List what matters.** Photos first.\n"
+        "| a | b |\n<think>hidden</think>我想做红烧肉。我喜欢偏甜的口味！好吗？"
+    )
     assert list(split_sentences(text)) == [
-        "Start with the 3-2-1 rule.", "Version 3.11 is fine!", "List what matters.", "Photos first.",
-        "我想做红烧肉。", "我喜欢偏甜的口味！", "好吗？"]
+        "Start with the 3-2-1 rule.",
+        "Version 3.11 is fine!",
+        "List what matters.",
+        "Photos first.",
+        "我想做红烧肉。",
+        "我喜欢偏甜的口味！",
+        "好吗？",
+    ]
     assert strip_reasoning('a<details type="reasoning">x</details>b<think>y') == "ab"
 
 
-def test_summarize_cli(capsys: pytest.CaptureFixture[str], db_path: Path, tmp_path: Path,
-                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_summarize_cli(
+    capsys: pytest.CaptureFixture[str], db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from app.cli import main
 
     cfg = tmp_path / "config.toml"
@@ -221,17 +265,31 @@ def test_summarize_cli(capsys: pytest.CaptureFixture[str], db_path: Path, tmp_pa
     s.close()
     assert main(["--db", str(db_path), "summarize", str(tid), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert {"thread_id", "action", "messages_covered", "strategy", "method", "before_tokens", "after_tokens",
-            "summary", "topics"} <= data.keys()
-    assert data["action"] == "created" and data["method"] == "tfidf" and data["summary"]["last_message_seq"] == 11
+    assert {
+        "thread_id",
+        "action",
+        "messages_covered",
+        "strategy",
+        "method",
+        "before_tokens",
+        "after_tokens",
+        "summary",
+        "topics",
+    } <= data.keys()
+    assert (
+        data["action"] == "created"
+        and data["method"] == "tfidf"
+        and data["summary"]["last_message_seq"] == 11
+    )
     assert main(["--db", str(db_path), "summarize", "--all", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"results": [], "failed": []}
     assert main(["--db", str(db_path), "summarize"]) == 2
     assert main(["--db", str(db_path), "summarize", "999"]) == 2
 
 
-def test_a_summary_written_meanwhile_by_another_process_wins(store: Store, db_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_summary_written_meanwhile_by_another_process_wins(
+    store: Store, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from store import topics
 
     rng = random.Random(9)
@@ -254,16 +312,29 @@ def test_a_summary_written_meanwhile_by_another_process_wins(store: Store, db_pa
 def test_topics_in_english_and_chinese(store: Store) -> None:
     from store.topics import thread_topics, update_topics
 
-    en = [("user", "I want restic backups to a Hetzner storage box. Restic snapshots should run nightly."),
-          ("assistant", "Restic works well with a Hetzner storage box over SFTP; schedule the restic snapshot."),
-          ("user", "How long should restic keep snapshots on the storage box?"),
-          ("assistant", "Keep daily restic snapshots for a week on the Hetzner storage box, then prune."),
-          ("user", "Python is fine for the wrapper script around restic."),
-          ("assistant", "A Python wrapper can call restic and report failures from the storage box.")]
-    zh = [("user", "我想第一次做红烧肉，家里有五花肉。"), ("assistant", "五花肉切块焯水，再炒糖色。"),
-          ("user", "没有冰糖，五花肉还能做红烧肉吗？"), ("assistant", "可以用白砂糖，红烧肉的颜色会浅一点。"),
-          ("user", "红烧肉炖多久？"), ("assistant", "五花肉小火炖一个小时左右。")]
-    other = [("user", "Python packaging with uv is fast."), ("assistant", "Python wheels install quickly with uv.")] * 3
+    en = [
+        ("user", "I want restic backups to a Hetzner storage box. Restic snapshots should run nightly."),
+        (
+            "assistant",
+            "Restic works well with a Hetzner storage box over SFTP; schedule the restic snapshot.",
+        ),
+        ("user", "How long should restic keep snapshots on the storage box?"),
+        ("assistant", "Keep daily restic snapshots for a week on the Hetzner storage box, then prune."),
+        ("user", "Python is fine for the wrapper script around restic."),
+        ("assistant", "A Python wrapper can call restic and report failures from the storage box."),
+    ]
+    zh = [
+        ("user", "我想第一次做红烧肉，家里有五花肉。"),
+        ("assistant", "五花肉切块焯水，再炒糖色。"),
+        ("user", "没有冰糖，五花肉还能做红烧肉吗？"),
+        ("assistant", "可以用白砂糖，红烧肉的颜色会浅一点。"),
+        ("user", "红烧肉炖多久？"),
+        ("assistant", "五花肉小火炖一个小时左右。"),
+    ]
+    other = [
+        ("user", "Python packaging with uv is fast."),
+        ("assistant", "Python wheels install quickly with uv."),
+    ] * 3
     tid_en = write(store, "en", [t for _, t in en])
     tid_zh = write(store, "zh", [t for _, t in zh])
     write(store, "other", [t for _, t in other])

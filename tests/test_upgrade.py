@@ -14,8 +14,15 @@ from store.migrations import LATEST
 from store.text import fts_query
 
 FIXTURE = Path(__file__).parent / "fixtures" / "chat-v1.db"
-TABLES = ["threads", "messages", "thread_summaries", "long_term_memories", "memory_history", "memory_topics",
-          "compression_history"]
+TABLES = [
+    "threads",
+    "messages",
+    "thread_summaries",
+    "long_term_memories",
+    "memory_history",
+    "memory_topics",
+    "compression_history",
+]
 
 
 def _rows(path: Path, table: str, columns: list[str]) -> list[tuple]:
@@ -46,8 +53,12 @@ def test_v1_database_upgrades_and_keeps_every_row(tmp_path: Path) -> None:
         after = [tuple(r) for r in s.con.execute(f"SELECT {', '.join(old_cols[t])} FROM {t} ORDER BY rowid")]
         assert after == before[t], t
     # The upgraded file works: keyword search over old rows, new writes, and the indexes agree.
-    hits = {r[0] for r in s.con.execute("SELECT rowid FROM fts_messages WHERE fts_messages MATCH ?",
-                                        (fts_query("红烧"),))}
+    hits = {
+        r[0]
+        for r in s.con.execute(
+            "SELECT rowid FROM fts_messages WHERE fts_messages MATCH ?", (fts_query("红烧"),)
+        )
+    }
     assert hits == {3}
     s.add_memory("a new memory after the upgrade", "fact")
     assert s.check_indexes() == [] and s.integrity_check() == "ok"

@@ -24,22 +24,31 @@ COMMAND_MODULES = [
     "threads",
     "admin",
     "importing",
-    "search", "cleanup",
+    "search",
+    "cleanup",
     "export",
     "mcp",
-    "summarize", "extract", "context",
+    "summarize",
+    "extract",
+    "context",
 ]
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line and exit 2, as argparse does, without the usage dump
+    def error(
+        self, message: str
+    ) -> NoReturn:  # one line and exit 2, as argparse does, without the usage dump
         self.exit(2, f"memapp: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="memapp", description="Offline personal memory for AI conversations.")
-    parser.add_argument("--db", metavar="PATH", help="chat.db to use (default: $MEMAPP_DB or the platform data dir)")
-    parser.add_argument("--config", metavar="PATH", help="config.toml (default: $MEMAPP_CONFIG or the config dir)")
+    parser.add_argument(
+        "--db", metavar="PATH", help="chat.db to use (default: $MEMAPP_DB or the platform data dir)"
+    )
+    parser.add_argument(
+        "--config", metavar="PATH", help="config.toml (default: $MEMAPP_CONFIG or the config dir)"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log more to stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
@@ -59,8 +68,9 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, or a usage error already printed on one line
         return int(exc.code or 0)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="memapp: %(levelname)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="memapp: %(levelname)s: %(message)s"
+    )
     if not args.verbose:  # SQLite's own log repeats, less clearly, errors we already explain in one line
         logging.getLogger("memapp.sqlite").setLevel(logging.CRITICAL)
     if args.command is None:

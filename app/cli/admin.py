@@ -32,12 +32,16 @@ def cmd_doctor(ctx: Context) -> int | None:
         print(f"database:   {report['database']}")
         print(f"schema:     version {report['schema_version']} (this memapp: {LATEST})")
         print(f"integrity:  {report['integrity']}")
-        print(f"indexes:    {'in step' if not report['index_problems'] else '; '.join(report['index_problems'])}")
+        print(
+            f"indexes:    {'in step' if not report['index_problems'] else '; '.join(report['index_problems'])}"
+        )
         print(f"tokenizer:  {report['tokenizer']}")
         print(f"model:      {report['model']['name'] or '-'}: {report['model']['state']}")
         print(f"config:     {report['config'] or '(defaults)'}")
-        print(f"counts:     {report['counts']['threads']} threads, {report['counts']['messages']} messages, "
-              f"{report['counts']['memories']['active']} memories")
+        print(
+            f"counts:     {report['counts']['threads']} threads, {report['counts']['messages']} messages, "
+            f"{report['counts']['memories']['active']} memories"
+        )
         print("status:     " + ("ok" if report["ok"] else "PROBLEMS FOUND"))
 
     ctx.emit(report, human)
@@ -62,16 +66,24 @@ def cmd_embed(ctx: Context) -> int | None:
         ctx.emit({"error": problem}, lambda: print(f"memapp: cannot embed: {problem}"))
         return EXIT_FAILED
     result = maintenance.embed_missing(ctx.store, progress=_progress(ctx, "embedding"))
-    ctx.emit(result, lambda: print(f"\nembedded {result['messages']} messages and {result['memories']} memories"))
+    ctx.emit(
+        result, lambda: print(f"\nembedded {result['messages']} messages and {result['memories']} memories")
+    )
     return None if not result.get("error") else EXIT_FAILED
 
 
 def cmd_reindex(ctx: Context) -> int | None:
-    result = maintenance.reindex(ctx.store, vectors=not ctx.args.keyword_only,
-                                 progress=_progress(ctx, "re-embedding"))
-    ctx.emit(result, lambda: print(f"\nreindexed: keyword index rebuilt; {result['messages']} messages and "
-                                   f"{result['memories']} memories embedded"
-                                   + (f" ({result['error']})" if result.get("error") else "")))
+    result = maintenance.reindex(
+        ctx.store, vectors=not ctx.args.keyword_only, progress=_progress(ctx, "re-embedding")
+    )
+    ctx.emit(
+        result,
+        lambda: print(
+            f"\nreindexed: keyword index rebuilt; {result['messages']} messages and "
+            f"{result['memories']} memories embedded"
+            + (f" ({result['error']})" if result.get("error") else "")
+        ),
+    )
     return None if not result.get("error") else EXIT_FAILED
 
 

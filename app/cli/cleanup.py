@@ -34,14 +34,20 @@ def _days(text: str) -> float:
 
 def cmd_cleanup(ctx: Context) -> None:
     a = ctx.args
-    t = cleanup.Thresholds.from_config(ctx.config.cleanup, min_access=a.min_access, max_importance=a.max_importance,
-                                       older_than_days=a.older_than)
+    t = cleanup.Thresholds.from_config(
+        ctx.config.cleanup,
+        min_access=a.min_access,
+        max_importance=a.max_importance,
+        older_than_days=a.older_than,
+    )
     found = cleanup.apply_cleanup(ctx.store, t) if a.apply else cleanup.find_candidates(ctx.store, t)
     data = {"candidates": [c.to_json() for c in found], "thresholds": t.to_json(), "applied": bool(a.apply)}
 
     def human() -> None:
-        print(f"cleanup candidates: unpinned, importance < {t.max_importance}, accessed < {t.min_access} times, "
-              f"untouched for more than {t.older_than_days:g} days")
+        print(
+            f"cleanup candidates: unpinned, importance < {t.max_importance}, accessed < {t.min_access} times, "
+            f"untouched for more than {t.older_than_days:g} days"
+        )
         for c in found:
             print(f"{c.memory.id:>6}  {c.memory.category:<10} {one_line(c.memory.content, 60)}")
             print(f"        {c.reason}")
@@ -84,19 +90,35 @@ def cmd_trash_restore(ctx: Context) -> None:
 def cmd_trash_purge(ctx: Context) -> None:
     days = ctx.config.cleanup.trash_retention_days if ctx.args.older_than is None else ctx.args.older_than
     purged = ctx.store.purge_trash(older_than_days=days)
-    ctx.emit({"purged": purged, "older_than_days": days},
-             lambda: print(f"purged {len(purged)} memories in the trash for more than {days:g} days"))
+    ctx.emit(
+        {"purged": purged, "older_than_days": days},
+        lambda: print(f"purged {len(purged)} memories in the trash for more than {days:g} days"),
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("cleanup", help="preview (or --apply) moving unused, unimportant memories to the trash")
+    p = sub.add_parser(
+        "cleanup", help="preview (or --apply) moving unused, unimportant memories to the trash"
+    )
     p.add_argument("--apply", action="store_true", help="move the candidates to the trash (one transaction)")
-    p.add_argument("--min-access", type=_int("--min-access"), metavar="N",
-                   help="candidates were accessed fewer than N times (config cleanup.min_access, default 2)")
-    p.add_argument("--max-importance", type=_int("--max-importance"), metavar="N",
-                   help="candidates have importance below N (config cleanup.max_importance, default 3)")
-    p.add_argument("--older-than", type=_days, metavar="DAYS",
-                   help="candidates were untouched for more than DAYS (config cleanup.older_than_days, default 90)")
+    p.add_argument(
+        "--min-access",
+        type=_int("--min-access"),
+        metavar="N",
+        help="candidates were accessed fewer than N times (config cleanup.min_access, default 2)",
+    )
+    p.add_argument(
+        "--max-importance",
+        type=_int("--max-importance"),
+        metavar="N",
+        help="candidates have importance below N (config cleanup.max_importance, default 3)",
+    )
+    p.add_argument(
+        "--older-than",
+        type=_days,
+        metavar="DAYS",
+        help="candidates were untouched for more than DAYS (config cleanup.older_than_days, default 90)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_cleanup)
 
@@ -113,7 +135,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     rs.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     rs.set_defaults(handler=cmd_trash_restore)
     pg = tsub.add_parser("purge", help="delete for good what has been in the trash longer than the retention")
-    pg.add_argument("--older-than", type=_days, metavar="DAYS",
-                    help="retention in days (config cleanup.trash_retention_days, default 30)")
+    pg.add_argument(
+        "--older-than",
+        type=_days,
+        metavar="DAYS",
+        help="retention in days (config cleanup.trash_retention_days, default 30)",
+    )
     pg.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     pg.set_defaults(handler=cmd_trash_purge)

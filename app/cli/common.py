@@ -87,9 +87,11 @@ def run_command(handler: Callable[[Context], int | None], args: argparse.Namespa
         fail(str(exc))
         return EXIT_FAILED
     except apsw.BusyError:  # another process held the write lock past the busy timeout: say so, no traceback
-        fail(f"{ctx.db_path if ctx else 'chat.db'} stayed locked by another memapp process for more than "
-             f"{chat_db.BUSY_TIMEOUT_MS / 1000:g} s; the command stopped (what it had finished is saved): "
-             "run it again")
+        fail(
+            f"{ctx.db_path if ctx else 'chat.db'} stayed locked by another memapp process for more than "
+            f"{chat_db.BUSY_TIMEOUT_MS / 1000:g} s; the command stopped (what it had finished is saved): "
+            "run it again"
+        )
         return EXIT_FAILED
     except KeyboardInterrupt:
         fail("interrupted")

@@ -20,8 +20,10 @@ def _positive(text: str) -> int:
 
 def _print(r: ContextResult, thread_id: int) -> None:
     s, m = r.token_stats, r.metadata
-    print(f"thread {thread_id}: {s.total} of {s.budget} tokens ({r.available} usable after the safety margin "
-          f"and output reserve)")
+    print(
+        f"thread {thread_id}: {s.total} of {s.budget} tokens ({r.available} usable after the safety margin "
+        f"and output reserve)"
+    )
     rows = [
         ("system", s.system, ""),
         ("memories", s.memories, f"{m.pinned_memories} pinned, {m.retrieved_memories} retrieved"),
@@ -31,8 +33,10 @@ def _print(r: ContextResult, thread_id: int) -> None:
     ]
     for name, tokens, note in rows:
         print(f"  {name:<10}{tokens:>7}  {note}")
-    print(f"  {m.included_messages} messages included, {m.summarized_messages} left out"
-          + (f", {len(r.truncated_seqs)} cut to fit" if r.truncated_seqs else ""))
+    print(
+        f"  {m.included_messages} messages included, {m.summarized_messages} left out"
+        + (f", {len(r.truncated_seqs)} cut to fit" if r.truncated_seqs else "")
+    )
     for msg in r.messages:
         print(f"\n--- {msg['role']} ---")
         print(msg["content"])
@@ -40,22 +44,37 @@ def _print(r: ContextResult, thread_id: int) -> None:
 
 def cmd_context(ctx: Context) -> None:
     a = ctx.args
-    r = build_context(ctx.store, a.thread, a.budget, query=a.query, system=a.system,
-                      output_reserve=a.output_reserve, touch=not a.no_touch)
+    r = build_context(
+        ctx.store,
+        a.thread,
+        a.budget,
+        query=a.query,
+        system=a.system,
+        output_reserve=a.output_reserve,
+        touch=not a.no_touch,
+    )
     ctx.emit(r.to_json(), lambda: _print(r, a.thread))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "context", help="build the message list for a chat model within a token budget",
+        "context",
+        help="build the message list for a chat model within a token budget",
         description="Tier 1: pinned and relevant memories, the thread summary and topics (~10%%); tier 2: older "
-                    "messages condensed (~35%%); tier 3: the last messages verbatim (~55%%). Never over budget.")
+        "messages condensed (~35%%); tier 3: the last messages verbatim (~55%%). Never over budget.",
+    )
     p.add_argument("thread", type=int, metavar="THREAD", help="thread id")
-    p.add_argument("--budget", "-b", type=_positive, required=True, metavar="N", help="token budget (tiktoken)")
+    p.add_argument(
+        "--budget", "-b", type=_positive, required=True, metavar="N", help="token budget (tiktoken)"
+    )
     p.add_argument("--query", "-q", help="retrieve memories for this text (default: the latest user message)")
     p.add_argument("--system", help="system prompt to put first")
-    p.add_argument("--output-reserve", type=_positive, metavar="N",
-                   help="tokens kept free for the reply (default: context.output_reserve)")
+    p.add_argument(
+        "--output-reserve",
+        type=_positive,
+        metavar="N",
+        help="tokens kept free for the reply (default: context.output_reserve)",
+    )
     p.add_argument("--no-touch", action="store_true", help="do not count the included memories as accessed")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_context)

@@ -28,7 +28,9 @@ def cmd_export(ctx: Context) -> None:
         if out_dir.exists() and not out_dir.is_dir():
             raise UsageError(f"{out_dir} is a file; Markdown export writes a folder")
         files = write_markdown(ctx.store, out_dir, **scope)
-        ctx.emit({"files": [str(f) for f in files]}, lambda: print(f"wrote {len(files)} files under {out_dir}"))
+        ctx.emit(
+            {"files": [str(f) for f in files]}, lambda: print(f"wrote {len(files)} files under {out_dir}")
+        )
         return
     data = export_json(ctx.store, include_embeddings=a.include_embeddings, **scope)
     text = json.dumps(data, ensure_ascii=False, indent=1)
@@ -38,16 +40,24 @@ def cmd_export(ctx: Context) -> None:
     path = Path(a.output).expanduser()
     _write_private(path, text)
     counts = {t: len(rows) for t, rows in data["tables"].items()}
-    ctx.emit({"file": str(path), "rows": counts},
-             lambda: print(f"exported {counts.get('threads', 0)} threads, {counts.get('messages', 0)} messages, "
-                           f"{counts.get('long_term_memories', 0)} memories to {path}"))
+    ctx.emit(
+        {"file": str(path), "rows": counts},
+        lambda: print(
+            f"exported {counts.get('threads', 0)} threads, {counts.get('messages', 0)} messages, "
+            f"{counts.get('long_term_memories', 0)} memories to {path}"
+        ),
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="export everything as JSON (lossless) or Markdown (for reading)")
     p.add_argument("--format", choices=["json", "markdown"], default="json")
-    p.add_argument("-o", "--output", metavar="PATH",
-                   help="JSON: file (default: stdout); Markdown: folder (default: ./memapp-markdown)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="JSON: file (default: stdout); Markdown: folder (default: ./memapp-markdown)",
+    )
     p.add_argument("--include-embeddings", action="store_true", help="JSON: include vectors (base64 float32)")
     p.add_argument("--thread", type=int, metavar="ID", help="only this thread")
     p.add_argument("--category", choices=CATEGORIES, help="only memories of this category")

@@ -132,11 +132,14 @@ def cmd_accept(ctx: Context) -> int | None:
         raise UsageError("accept one suggestion at a time: memapp extract accept ID [--text …]")
     sid = _ints(a.ids, "suggestion")[0]
     try:
-        res = accept_suggestion(ctx.store, sid, content=a.text, category=a.category, importance=a.importance,
-                                force=a.force)
+        res = accept_suggestion(
+            ctx.store, sid, content=a.text, category=a.category, importance=a.importance, force=a.force
+        )
     except DuplicateMemoryError as exc:
         if ctx.json:
-            ctx.emit({"error": str(exc), "existing_id": exc.existing_id, "similarity": round(exc.similarity, 4)})
+            ctx.emit(
+                {"error": str(exc), "existing_id": exc.existing_id, "similarity": round(exc.similarity, 4)}
+            )
         else:
             fail(str(exc))
         return EXIT_FAILED
@@ -145,7 +148,9 @@ def cmd_accept(ctx: Context) -> int | None:
         verb = {"added": "added as", "merged": "merged into", "exists": "already stored as"}[res.action]
         print(f"suggestion {sid} {verb} memory {res.memory.id}")
         if res.memory.deleted_at is not None:
-            print(f"(memory {res.memory.id} is in the trash: `memapp memory restore {res.memory.id}` brings it back)")
+            print(
+                f"(memory {res.memory.id} is in the trash: `memapp memory restore {res.memory.id}` brings it back)"
+            )
 
     ctx.emit(res.to_json(), human)
     return None
@@ -174,13 +179,15 @@ def _importance(text: str) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "extract", help="suggest memories from threads; accept, edit or reject them",
+        "extract",
+        help="suggest memories from threads; accept, edit or reject them",
         usage="memapp extract (THREAD | --all) [--accept-all] [--json]\n"
-              "       memapp extract list [--thread ID] [--status STATUS] [--json]\n"
-              "       memapp extract accept ID [--text T] [--category C] [--importance N] [--force] [--json]\n"
-              "       memapp extract reject ID [ID ...] [--json]",
+        "       memapp extract list [--thread ID] [--status STATUS] [--json]\n"
+        "       memapp extract accept ID [--text T] [--category C] [--importance N] [--force] [--json]\n"
+        "       memapp extract reject ID [ID ...] [--json]",
         description="Find statements worth remembering (preferences, projects, skills, facts) in the user's "
-                    "messages. They wait as suggestions until accepted; a rejected one is never suggested again.")
+        "messages. They wait as suggestions until accepted; a rejected one is never suggested again.",
+    )
     p.add_argument("target", nargs="?", metavar="THREAD|list|accept|reject")
     p.add_argument("ids", nargs="*", metavar="ID", help=argparse.SUPPRESS)
     p.add_argument("--all", action="store_true", help="scan every thread")
@@ -190,7 +197,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--text", "-t", help="accept: the memory's text, edited")
     p.add_argument("--category", "-c", choices=CATEGORIES, help="accept: a different category")
     p.add_argument("--importance", "-i", type=_importance, help="accept: a different importance (1-10)")
-    p.add_argument("--force", action="store_true",
-                   help="accept: add even next to a pinned or hand-edited near-duplicate")
+    p.add_argument(
+        "--force", action="store_true", help="accept: add even next to a pinned or hand-edited near-duplicate"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_extract)

@@ -30,8 +30,15 @@ def cmd_import(ctx: Context) -> int | None:
     show = not ctx.json and sys.stderr.isatty()
     with _progress_display(show) as (count, update):
         totals = count(lambda: count_export(paths, args.format)) if show else None
-        report = import_paths(store, paths, args.format, embed=embed, progress=update, totals=totals,
-                              summarize=not args.no_summarize)
+        report = import_paths(
+            store,
+            paths,
+            args.format,
+            embed=embed,
+            progress=update,
+            totals=totals,
+            summarize=not args.no_summarize,
+        )
     ctx.emit(report.to_json(), lambda: _print_report(report, embed))
     return None if report.ok else EXIT_FAILED
 
@@ -135,7 +142,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--no-embed", action="store_true", help="write no vectors now (fast); `memapp embed` adds them later"
     )
-    p.add_argument("--no-summarize", action="store_true",
-                   help="do not update thread summaries and topics afterwards (`memapp summarize` does it later)")
+    p.add_argument(
+        "--no-summarize",
+        action="store_true",
+        help="do not update thread summaries and topics afterwards (`memapp summarize` does it later)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON, no progress")
     p.set_defaults(handler=cmd_import)

@@ -30,8 +30,10 @@ def _id(text: str) -> int:
 
 def _print_memory_line(m: Memory) -> None:
     pin = "*" if m.pinned else " "
-    print(f"{m.id:>6} {pin} {m.category:<10} {m.importance:>2}  {one_line(m.content, 70):<70}  "
-          f"used {m.access_count}")
+    print(
+        f"{m.id:>6} {pin} {m.category:<10} {m.importance:>2}  {one_line(m.content, 70):<70}  "
+        f"used {m.access_count}"
+    )
 
 
 def _print_memory(m: Memory) -> None:
@@ -51,7 +53,9 @@ def cmd_add(ctx: Context) -> int | None:
         res = ctx.store.add_memory(a.text, a.category, importance=a.importance, pinned=a.pin, force=a.force)
     except DuplicateMemoryError as exc:
         if ctx.json:
-            ctx.emit({"error": str(exc), "existing_id": exc.existing_id, "similarity": round(exc.similarity, 4)})
+            ctx.emit(
+                {"error": str(exc), "existing_id": exc.existing_id, "similarity": round(exc.similarity, 4)}
+            )
         else:
             fail(str(exc))
         return EXIT_FAILED
@@ -71,8 +75,9 @@ def cmd_add(ctx: Context) -> int | None:
 
 def cmd_list(ctx: Context) -> None:
     a = ctx.args
-    mems = ctx.store.list_memories(category=a.category, pinned=True if a.pinned else None, trash=a.trash,
-                                   limit=a.limit)
+    mems = ctx.store.list_memories(
+        category=a.category, pinned=True if a.pinned else None, trash=a.trash, limit=a.limit
+    )
 
     def human() -> None:
         if not mems:
@@ -107,7 +112,9 @@ def _simple(action: str) -> Any:
             "rm": lambda: s.delete_memory(mid),
             "restore": lambda: s.restore_memory(mid),
         }[action]()
-        done = {"pin": "pinned", "unpin": "unpinned", "rm": "moved to the trash:", "restore": "restored"}[action]
+        done = {"pin": "pinned", "unpin": "unpinned", "rm": "moved to the trash:", "restore": "restored"}[
+            action
+        ]
         ctx.emit(m.to_json(), lambda: print(f"{done} memory {m.id}"))
 
     return handler
@@ -122,7 +129,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add.add_argument("--category", "-c", required=True, choices=CATEGORIES)
     add.add_argument("--importance", "-i", type=_importance, default=5)
     add.add_argument("--pin", action="store_true", help="pin it (never cleaned up)")
-    add.add_argument("--force", action="store_true", help="add even next to a pinned/hand-edited near-duplicate")
+    add.add_argument(
+        "--force", action="store_true", help="add even next to a pinned/hand-edited near-duplicate"
+    )
     add.add_argument("--json", action="store_true")
     add.set_defaults(handler=cmd_add)
 
@@ -147,8 +156,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     edit.add_argument("--json", action="store_true")
     edit.set_defaults(handler=cmd_edit)
 
-    for name, help_ in (("pin", "pin a memory"), ("unpin", "unpin a memory"),
-                        ("rm", "move a memory to the trash"), ("restore", "bring a memory back from the trash")):
+    for name, help_ in (
+        ("pin", "pin a memory"),
+        ("unpin", "unpin a memory"),
+        ("rm", "move a memory to the trash"),
+        ("restore", "bring a memory back from the trash"),
+    ):
         sp = msub.add_parser(name, help=help_)
         sp.add_argument("id", type=_id)
         sp.add_argument("--json", action="store_true")

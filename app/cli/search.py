@@ -48,14 +48,31 @@ def _k(text: str) -> int:
     return value
 
 
-def _run(store: Store, query: str, *, scope: str, k: int, thread: int | None, category: str | None,
-         role: str | None, since: str | None, until: str | None, pinned: bool | None, keyword_only: bool,
-         touch: bool) -> SearchResponse:
+def _run(
+    store: Store,
+    query: str,
+    *,
+    scope: str,
+    k: int,
+    thread: int | None,
+    category: str | None,
+    role: str | None,
+    since: str | None,
+    until: str | None,
+    pinned: bool | None,
+    keyword_only: bool,
+    touch: bool,
+) -> SearchResponse:
     if thread is not None:
         store.get_thread(thread)  # an unknown thread is an error, not an empty result
-    filters = Filters(thread_id=thread, category=category, role=role,
-                      since=None if since is None else parse_date(since),
-                      until=None if until is None else parse_date(until, end=True), pinned=pinned)
+    filters = Filters(
+        thread_id=thread,
+        category=category,
+        role=role,
+        since=None if since is None else parse_date(since),
+        until=None if until is None else parse_date(until, end=True),
+        pinned=pinned,
+    )
     return store.search(query, scope=scope, k=k, filters=filters, keyword_only=keyword_only, touch=touch)
 
 
@@ -65,9 +82,11 @@ def _print_human(resp: SearchResponse) -> None:
     if not resp.results:
         print("no results")
     for i, r in enumerate(resp.results, start=1):
-        where = {"memory": f"memory {r.id} [{r.category}]",
-                 "message": f"message {r.id} in thread {r.thread_id} ({r.role})",
-                 "summary": f"summary of thread {r.id}"}[r.kind]
+        where = {
+            "memory": f"memory {r.id} [{r.category}]",
+            "message": f"message {r.id} in thread {r.thread_id} ({r.role})",
+            "summary": f"summary of thread {r.id}",
+        }[r.kind]
         print(f"{i:>3}. {where}  {'+'.join(r.matched)}  {r.score:.3f}")
         print(f"     {one_line(r.content, 110)}")
 
@@ -80,9 +99,20 @@ def cmd_search(ctx: Context) -> int | None:
         return _batch(ctx)
     if a.query is None:
         raise UsageError("give a QUERY (or --batch FILE)")
-    resp = _run(ctx.store, a.query, scope=a.scope, k=a.k, thread=a.thread, category=a.category, role=a.role,
-                since=a.since, until=a.until, pinned=True if a.pinned else None, keyword_only=a.keyword_only,
-                touch=not a.no_touch)
+    resp = _run(
+        ctx.store,
+        a.query,
+        scope=a.scope,
+        k=a.k,
+        thread=a.thread,
+        category=a.category,
+        role=a.role,
+        since=a.since,
+        until=a.until,
+        pinned=True if a.pinned else None,
+        keyword_only=a.keyword_only,
+        touch=not a.no_touch,
+    )
     ctx.emit(resp.to_json(), lambda: _print_human(resp))
     return None
 
@@ -116,10 +146,20 @@ def _batch_one(ctx: Context, item: Any) -> SearchResponse:
             raise UsageError(f'"{key}" must be a string, got {item[key]!r}')
     if item.get("pinned") is not None and not isinstance(item["pinned"], bool):
         raise UsageError(f'"pinned" must be true or false, got {item["pinned"]!r}')
-    return _run(ctx.store, item["query"], scope=item.get("scope", a.scope), k=k, thread=thread,
-                category=item.get("category"), role=item.get("role"), since=item.get("since"),
-                until=item.get("until"), pinned=item.get("pinned"),
-                keyword_only=bool(item.get("keyword_only", a.keyword_only)), touch=not a.no_touch)
+    return _run(
+        ctx.store,
+        item["query"],
+        scope=item.get("scope", a.scope),
+        k=k,
+        thread=thread,
+        category=item.get("category"),
+        role=item.get("role"),
+        since=item.get("since"),
+        until=item.get("until"),
+        pinned=item.get("pinned"),
+        keyword_only=bool(item.get("keyword_only", a.keyword_only)),
+        touch=not a.no_touch,
+    )
 
 
 def _batch(ctx: Context) -> int | None:
@@ -136,8 +176,11 @@ def _batch(ctx: Context) -> int | None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("search", help="hybrid (keyword + semantic) search over memories, messages, summaries",
-                       description="Hybrid search. Memories returned count as accessed (see cleanup).")
+    p = sub.add_parser(
+        "search",
+        help="hybrid (keyword + semantic) search over memories, messages, summaries",
+        description="Hybrid search. Memories returned count as accessed (see cleanup).",
+    )
     p.add_argument("query", nargs="?", help="what to look for (any text: quotes, AND, c++, 中文 all work)")
     p.add_argument("--scope", choices=SCOPES, default="all")
     p.add_argument("-k", type=_k, default=10, help="how many results (default 10)")
@@ -148,8 +191,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--until", metavar="DATE", help="created before the end of this day (or before this time)")
     p.add_argument("--pinned", action="store_true", help="only pinned memories")
     p.add_argument("--keyword-only", action="store_true", help="skip the embedding model (fast, exact words)")
-    p.add_argument("--batch", metavar="FILE", help='JSON lines {"query", "scope"?, "k"?, "thread"?, '
-                                                   '"category"?, ...} from FILE or - (stdin); one JSON line out each')
+    p.add_argument(
+        "--batch",
+        metavar="FILE",
+        help='JSON lines {"query", "scope"?, "k"?, "thread"?, '
+        '"category"?, ...} from FILE or - (stdin); one JSON line out each',
+    )
     p.add_argument("--no-touch", action="store_true", help="do not count the memories returned as accessed")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_search)

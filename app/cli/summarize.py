@@ -14,8 +14,10 @@ def _print_result(r: SummaryResult, *, verbose: bool) -> None:
         print(f"thread {r.thread_id}: summary already up to date")
     else:
         upto = r.summary.last_message_seq if r.summary else "?"
-        print(f"thread {r.thread_id}: summary {r.action} ({r.strategy}, {r.method}): {r.messages_covered} new "
-              f"messages, {r.before_tokens} -> {r.after_tokens} tokens, up to message {upto}")
+        print(
+            f"thread {r.thread_id}: summary {r.action} ({r.strategy}, {r.method}): {r.messages_covered} new "
+            f"messages, {r.before_tokens} -> {r.after_tokens} tokens, up to message {upto}"
+        )
     if verbose and r.summary is not None:
         print()
         print(r.summary.content or "(nothing summary-worthy yet)")
@@ -62,9 +64,12 @@ def _all_ids(ctx: Context) -> list[int]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("summarize", help="update thread summaries and topics (offline, extractive)",
-                       description="Summarise the messages added since the last summary (all of them the "
-                                   "first time), within summary.max_tokens; also refresh the thread's topics.")
+    p = sub.add_parser(
+        "summarize",
+        help="update thread summaries and topics (offline, extractive)",
+        description="Summarise the messages added since the last summary (all of them the "
+        "first time), within summary.max_tokens; also refresh the thread's topics.",
+    )
     p.add_argument("thread", nargs="?", type=int, metavar="THREAD", help="thread id")
     p.add_argument("--all", action="store_true", help="every thread with messages not yet summarised")
     p.add_argument("--rebuild", action="store_true", help="summarise from the first message again")

@@ -11,14 +11,18 @@ from store.threads import SORTS
 
 def cmd_list(ctx: Context) -> None:
     a = ctx.args
-    threads = ctx.store.list_threads(text=a.filter, source=a.source, sort=a.sort, limit=a.limit, offset=a.offset)
+    threads = ctx.store.list_threads(
+        text=a.filter, source=a.source, sort=a.sort, limit=a.limit, offset=a.offset
+    )
 
     def human() -> None:
         if not threads:
             print("no threads")
         for t in threads:
-            print(f"{t.id:>6}  {one_line(t.title, 50):<50}  {t.source:<9} {t.message_count:>5} msgs "
-                  f"{t.token_count:>8} tok  {iso(t.updated_at)}")
+            print(
+                f"{t.id:>6}  {one_line(t.title, 50):<50}  {t.source:<9} {t.message_count:>5} msgs "
+                f"{t.token_count:>8} tok  {iso(t.updated_at)}"
+            )
 
     ctx.emit([t.to_json() for t in threads], human)
 

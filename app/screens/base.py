@@ -80,8 +80,16 @@ class MemappScreen(Screen[None]):
     def reload(self) -> None:
         """Fetch what the screen shows (in a worker). Called when shown first and after data changes."""
 
-    def in_thread(self, fn: Callable[[], T], then: Callable[[T], object] | None = None, *, group: str = "db",
-                  exclusive: bool = False, description: str = "",
-                  on_error: Callable[[BaseException], object] | None = None) -> Worker[None]:
-        return run_in_thread(self, fn, then, group=group, exclusive=exclusive, description=description,
-                             on_error=on_error)
+    def in_thread(
+        self,
+        fn: Callable[[], T],
+        then: Callable[[T], object] | None = None,
+        *,
+        group: str = "db",
+        exclusive: bool = False,
+        description: str = "",
+        on_error: Callable[[BaseException], object] | None = None,
+    ) -> Worker[None]:
+        return run_in_thread(
+            self, fn, then, group=group, exclusive=exclusive, description=description, on_error=on_error
+        )

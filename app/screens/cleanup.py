@@ -28,8 +28,13 @@ TRASH_LIMIT = 1000
 DAY = 86400.0
 CANDIDATE_FIXED = 6 + 10 + 3 + 4 + 16 + 6 * 2 + 2
 TRASH_FIXED = 6 + 10 + 16 + 16 + 5 * 2 + 2
-TAB_ACTIONS = {"apply": "tab-candidates", "undo": "tab-candidates", "restore": "tab-trash",
-               "purge_one": "tab-trash", "purge_old": "tab-trash"}
+TAB_ACTIONS = {
+    "apply": "tab-candidates",
+    "undo": "tab-candidates",
+    "restore": "tab-trash",
+    "purge_one": "tab-trash",
+    "purge_old": "tab-trash",
+}
 
 
 class CleanupScreen(MemappScreen):
@@ -39,16 +44,40 @@ class CleanupScreen(MemappScreen):
     TITLE = "Cleanup"
     AUTO_FOCUS = "#candidates-table"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("a", "apply", "Apply cleanup", id="cleanup-apply",
-                tooltip="Move every candidate to the trash (asks first)"),
-        Binding("u", "undo", "Undo", id="cleanup-undo", tooltip="Restore the memories the last cleanup moved"),
-        Binding("r", "restore", "Restore", id="cleanup-restore",
-                tooltip="Bring the highlighted memory back from the trash"),
-        Binding("x", "purge_one", "Purge", id="cleanup-purge-one",
-                tooltip="Delete the highlighted trashed memory for good (asks first)"),
-        Binding("X", "purge_old", "Purge old", id="cleanup-purge-old",
-                tooltip="Delete for good what has been in the trash longer than the retention (asks first)"),
-        Binding("t", "switch_tab", "Candidates/Trash", id="cleanup-tab", tooltip="Switch between the two tabs"),
+        Binding(
+            "a",
+            "apply",
+            "Apply cleanup",
+            id="cleanup-apply",
+            tooltip="Move every candidate to the trash (asks first)",
+        ),
+        Binding(
+            "u", "undo", "Undo", id="cleanup-undo", tooltip="Restore the memories the last cleanup moved"
+        ),
+        Binding(
+            "r",
+            "restore",
+            "Restore",
+            id="cleanup-restore",
+            tooltip="Bring the highlighted memory back from the trash",
+        ),
+        Binding(
+            "x",
+            "purge_one",
+            "Purge",
+            id="cleanup-purge-one",
+            tooltip="Delete the highlighted trashed memory for good (asks first)",
+        ),
+        Binding(
+            "X",
+            "purge_old",
+            "Purge old",
+            id="cleanup-purge-old",
+            tooltip="Delete for good what has been in the trash longer than the retention (asks first)",
+        ),
+        Binding(
+            "t", "switch_tab", "Candidates/Trash", id="cleanup-tab", tooltip="Switch between the two tabs"
+        ),
     ]
 
     def __init__(self) -> None:
@@ -61,12 +90,23 @@ class CleanupScreen(MemappScreen):
         candidates: RowTable = RowTable(id="candidates-table")
         trash: RowTable = RowTable(id="trash-table")
         tabs = TabbedContent(id="cleanup-tabs")
-        tabs.compose_add_child(TabPane(
-            "Candidates", Static("", id="candidates-note", classes="cleanup-note", markup=False), candidates,
-            Static("", id="candidate-detail", classes="cleanup-detail", markup=False), id="tab-candidates"))
-        tabs.compose_add_child(TabPane(
-            "Trash", Static("", id="trash-note", classes="cleanup-note", markup=False), trash,
-            id="tab-trash"))
+        tabs.compose_add_child(
+            TabPane(
+                "Candidates",
+                Static("", id="candidates-note", classes="cleanup-note", markup=False),
+                candidates,
+                Static("", id="candidate-detail", classes="cleanup-detail", markup=False),
+                id="tab-candidates",
+            )
+        )
+        tabs.compose_add_child(
+            TabPane(
+                "Trash",
+                Static("", id="trash-note", classes="cleanup-note", markup=False),
+                trash,
+                id="tab-trash",
+            )
+        )
         return [tabs]
 
     @property
@@ -95,7 +135,9 @@ class CleanupScreen(MemappScreen):
         def fetch() -> tuple[list[Candidate], list[Memory]]:
             return find_candidates(store), store.list_memories(trash=True, limit=TRASH_LIMIT)
 
-        self.in_thread(fetch, self._show, group="cleanup-read", exclusive=True, description="finding candidates")
+        self.in_thread(
+            fetch, self._show, group="cleanup-read", exclusive=True, description="finding candidates"
+        )
 
     def _show(self, result: tuple[list[Candidate], list[Memory]]) -> None:
         self.candidates, self.trash = result
@@ -116,17 +158,26 @@ class CleanupScreen(MemappScreen):
         table.add_column("Memory", key="content", width=width)
         for c in self.candidates:
             m = c.memory
-            table.add_row(Text(str(m.id), justify="right"), cell(m.category, 10),
-                          Text(str(m.importance), justify="right"), Text(number(m.access_count), justify="right"),
-                          Text(when(m.last_accessed if m.last_accessed is not None else m.created_at)),
-                          cell(m.content, width), key=str(m.id))
+            table.add_row(
+                Text(str(m.id), justify="right"),
+                cell(m.category, 10),
+                Text(str(m.importance), justify="right"),
+                Text(number(m.access_count), justify="right"),
+                Text(when(m.last_accessed if m.last_accessed is not None else m.created_at)),
+                cell(m.content, width),
+                key=str(m.id),
+            )
         if self.candidates:
             table.move_cursor(row=min(row, len(self.candidates) - 1))
-        rule = (f"Candidates: not pinned, importance below {t.max_importance}, used fewer than {t.min_access} "
-                f"times, untouched for over {t.older_than_days:g} days.")
+        rule = (
+            f"Candidates: not pinned, importance below {t.max_importance}, used fewer than {t.min_access} "
+            f"times, untouched for over {t.older_than_days:g} days."
+        )
         self.query_one("#candidates-note", Static).update(
-            f"{rule} {len(self.candidates)} now; a moves them to the trash." if self.candidates
-            else f"{rule} Nothing to clean up now.")
+            f"{rule} {len(self.candidates)} now; a moves them to the trash."
+            if self.candidates
+            else f"{rule} Nothing to clean up now."
+        )
         self._detail(table.cursor_row)
 
     @on(DataTable.RowHighlighted, "#candidates-table")
@@ -138,8 +189,11 @@ class CleanupScreen(MemappScreen):
         detail.display = bool(self.candidates)
         if self.candidates and row < len(self.candidates):
             c = self.candidates[row]
-            detail.update(Text.assemble(("Why: ", "bold"), literal(c.reason), "\n",
-                                        literal(one_line(c.memory.content, 400))))
+            detail.update(
+                Text.assemble(
+                    ("Why: ", "bold"), literal(c.reason), "\n", literal(one_line(c.memory.content, 400))
+                )
+            )
 
     def _show_trash(self) -> None:
         days = self.store.config.cleanup.trash_retention_days
@@ -154,14 +208,23 @@ class CleanupScreen(MemappScreen):
         table.add_column("Memory", key="content", width=width)
         for m in self.trash:
             purge = "never (pinned)" if m.pinned else when((m.deleted_at or 0) + days * DAY)
-            table.add_row(Text(str(m.id), justify="right"), cell(m.category, 10), Text(when(m.deleted_at)),
-                          Text(purge), cell(m.content, width), key=str(m.id))
+            table.add_row(
+                Text(str(m.id), justify="right"),
+                cell(m.category, 10),
+                Text(when(m.deleted_at)),
+                Text(purge),
+                cell(m.content, width),
+                key=str(m.id),
+            )
         if self.trash:
             table.move_cursor(row=min(row, len(self.trash) - 1))
         more = f" (the newest {TRASH_LIMIT})" if len(self.trash) >= TRASH_LIMIT else ""
         self.query_one("#trash-note", Static).update(
             f"{len(self.trash)} in the trash{more}. r restores; x purges one now; X purges what has been here "
-            f"over {days} days." if self.trash else "The trash is empty.")
+            f"over {days} days."
+            if self.trash
+            else "The trash is empty."
+        )
 
     # -- candidates ----------------------------------------------------------------------------------
 
@@ -175,21 +238,34 @@ class CleanupScreen(MemappScreen):
             if yes:
                 self._apply(n)
 
-        self.app.push_screen(ConfirmScreen(
-            "Apply cleanup?", f"Move {n} unused memor{'y' if n == 1 else 'ies'} to the trash? Nothing is deleted: "
-            "u (or the Trash tab) brings them back.", yes="Move to trash"), answered)
+        self.app.push_screen(
+            ConfirmScreen(
+                "Apply cleanup?",
+                f"Move {n} unused memor{'y' if n == 1 else 'ies'} to the trash? Nothing is deleted: "
+                "u (or the Trash tab) brings them back.",
+                yes="Move to trash",
+            ),
+            answered,
+        )
 
     def _apply(self, previewed: int) -> None:
         store = self.store
 
         def done(moved: list[Candidate]) -> None:
             self.last_cleanup = [c.memory.id for c in moved]
-            extra = "" if len(moved) == previewed else f" ({previewed} were shown; the list changed meanwhile)"
-            self.notify(f"Moved {len(moved)} memories to the trash{extra}. Press u to undo.", title="Cleanup",
-                        markup=False)
+            extra = (
+                "" if len(moved) == previewed else f" ({previewed} were shown; the list changed meanwhile)"
+            )
+            self.notify(
+                f"Moved {len(moved)} memories to the trash{extra}. Press u to undo.",
+                title="Cleanup",
+                markup=False,
+            )
             self.memapp.data_changed()
 
-        self.in_thread(lambda: apply_cleanup(store), done, group="cleanup-write", description="applying cleanup")
+        self.in_thread(
+            lambda: apply_cleanup(store), done, group="cleanup-write", description="applying cleanup"
+        )
 
     def action_undo(self) -> None:
         ids, self.last_cleanup = self.last_cleanup, []
@@ -202,7 +278,9 @@ class CleanupScreen(MemappScreen):
             self.notify(f"Restored {len(result[0])} memories.", title="Undo", markup=False)
             self.memapp.data_changed()
 
-        self.in_thread(lambda: restore(store, ids), done, group="cleanup-write", description="undoing cleanup")
+        self.in_thread(
+            lambda: restore(store, ids), done, group="cleanup-write", description="undoing cleanup"
+        )
 
     # -- trash ---------------------------------------------------------------------------------------
 
@@ -223,8 +301,12 @@ class CleanupScreen(MemappScreen):
             self.notify(f"Memory {restored.id} restored.", title="Trash", markup=False)
             self.memapp.data_changed()
 
-        self.in_thread(lambda: store.restore_memory(m.id), done, group="cleanup-write",
-                       description="restoring the memory")
+        self.in_thread(
+            lambda: store.restore_memory(m.id),
+            done,
+            group="cleanup-write",
+            description="restoring the memory",
+        )
 
     def action_purge_one(self) -> None:
         m = self._trash_selected()
@@ -238,8 +320,15 @@ class CleanupScreen(MemappScreen):
             if yes:
                 self._purge(ids=[m.id], older_than_days=0)
 
-        self.app.push_screen(ConfirmScreen("Purge for good?", f"Memory {m.id} will be deleted for good:\n\n"
-                                           f"  {one_line(m.content, 300)}", yes="Purge", danger=True), answered)
+        self.app.push_screen(
+            ConfirmScreen(
+                "Purge for good?",
+                f"Memory {m.id} will be deleted for good:\n\n  {one_line(m.content, 300)}",
+                yes="Purge",
+                danger=True,
+            ),
+            answered,
+        )
 
     def action_purge_old(self) -> None:
         days = self.store.config.cleanup.trash_retention_days
@@ -248,17 +337,31 @@ class CleanupScreen(MemappScreen):
             if yes:
                 self._purge(ids=None, older_than_days=None)
 
-        self.app.push_screen(ConfirmScreen(
-            "Purge old trash?", f"Everything that has been in the trash for more than {days} days will be "
-            "deleted for good (pinned memories are kept).", yes="Purge", danger=True), answered)
+        self.app.push_screen(
+            ConfirmScreen(
+                "Purge old trash?",
+                f"Everything that has been in the trash for more than {days} days will be "
+                "deleted for good (pinned memories are kept).",
+                yes="Purge",
+                danger=True,
+            ),
+            answered,
+        )
 
     def _purge(self, *, ids: list[int] | None, older_than_days: float | None) -> None:
         store = self.store
 
         def done(purged: list[int]) -> None:
-            self.notify(f"Purged {len(purged)} memor{'y' if len(purged) == 1 else 'ies'}.", title="Trash",
-                        markup=False)
+            self.notify(
+                f"Purged {len(purged)} memor{'y' if len(purged) == 1 else 'ies'}.",
+                title="Trash",
+                markup=False,
+            )
             self.memapp.data_changed()
 
-        self.in_thread(lambda: store.purge_trash(older_than_days=older_than_days, ids=ids), done,
-                       group="cleanup-write", description="purging the trash")
+        self.in_thread(
+            lambda: store.purge_trash(older_than_days=older_than_days, ids=ids),
+            done,
+            group="cleanup-write",
+            description="purging the trash",
+        )

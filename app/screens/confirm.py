@@ -25,8 +25,9 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "No", id="confirm-no"),
     ]
 
-    def __init__(self, title: str, message: str, *, yes: str = "Yes", no: str = "Cancel",
-                 danger: bool = False) -> None:
+    def __init__(
+        self, title: str, message: str, *, yes: str = "Yes", no: str = "Cancel", danger: bool = False
+    ) -> None:
         super().__init__()
         self.question_title = title
         self.message = message
@@ -36,7 +37,9 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box", classes="dialog"):
-            yield Static(literal(self.question_title), id="confirm-title", classes="dialog-title", markup=False)
+            yield Static(
+                literal(self.question_title), id="confirm-title", classes="dialog-title", markup=False
+            )
             yield Static(literal(self.message), id="confirm-message", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button(f"{self.yes_label} (y)", id="yes", variant="error" if self.danger else "primary")

@@ -37,7 +37,9 @@ def binding_rows(app: MemApp, bindings: list[BindingType]) -> list[tuple[str, st
         key = (b.action, b.description)
         rows.setdefault(key, []).append(app.get_key_display(b))
         tips.setdefault(key, b.tooltip)
-    return [(" ".join(dict.fromkeys(keys)), desc, tips[(action, desc)]) for (action, desc), keys in rows.items()]
+    return [
+        (" ".join(dict.fromkeys(keys)), desc, tips[(action, desc)]) for (action, desc), keys in rows.items()
+    ]
 
 
 def screen_sections(app: MemApp, current: Screen[object]) -> list[tuple[str, list[BindingType]]]:
@@ -73,14 +75,25 @@ class HelpScreen(ModalScreen[None]):
             with VerticalScroll(id="help-scroll"):
                 for title, bindings in screen_sections(app, self.current):
                     yield Static(self._table(title, binding_rows(app, bindings)), classes="help-section")
-                yield Static(self._table("Everywhere", binding_rows(app, list(app.BINDINGS))
-                                         + [(k, d, "") for k, d in MOVING]), classes="help-section")
+                yield Static(
+                    self._table(
+                        "Everywhere", binding_rows(app, list(app.BINDINGS)) + [(k, d, "") for k, d in MOVING]
+                    ),
+                    classes="help-section",
+                )
                 yield Static(self._about(app), classes="help-section", markup=False)
 
     @staticmethod
     def _table(title: str, rows: list[tuple[str, str, str]]) -> Table:
-        table = Table(title=title, title_justify="left", title_style="bold", show_header=False, box=None,
-                      padding=(0, 1), expand=True)
+        table = Table(
+            title=title,
+            title_justify="left",
+            title_style="bold",
+            show_header=False,
+            box=None,
+            padding=(0, 1),
+            expand=True,
+        )
         table.add_column("key", style="bold", no_wrap=True, min_width=12)
         table.add_column("what", ratio=1)
         for keys, desc, tip in rows:

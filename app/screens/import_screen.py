@@ -54,7 +54,7 @@ class PathSuggester(Suggester):
         for name in names:
             if name.startswith(stem) and name != stem and (stem.startswith(".") or not name.startswith(".")):
                 suffix = os.sep if (folder / name).is_dir() else ""
-                return value + name[len(stem):] + suffix
+                return value + name[len(stem) :] + suffix
         return None
 
 
@@ -99,18 +99,29 @@ class ImportScreen(MemappScreen):
 
     def compose_body(self) -> list[Widget]:
         return [
-            Static("ChatGPT or Claude exports (.zip, folder or .json), simonw/llm logs.db, Open WebUI or generic "
-                   "JSON/JSONL. Importing a file again adds only what is new.", id="import-intro", markup=False),
+            Static(
+                "ChatGPT or Claude exports (.zip, folder or .json), simonw/llm logs.db, Open WebUI or generic "
+                "JSON/JSONL. Importing a file again adds only what is new.",
+                id="import-intro",
+                markup=False,
+            ),
             Horizontal(
-                Input(placeholder="Path to a file or folder (→ completes)", id="import-path",
-                      suggester=PathSuggester()),
+                Input(
+                    placeholder="Path to a file or folder (→ completes)",
+                    id="import-path",
+                    suggester=PathSuggester(),
+                ),
                 Button("Import", id="import-go", variant="primary"),
                 classes="toolbar",
             ),
             Horizontal(
                 Label("Format", classes="field-label"),
-                Select([("detect", "auto"), *[(f, f) for f in FORMATS]], value="auto", allow_blank=False,
-                       id="import-format"),
+                Select(
+                    [("detect", "auto"), *[(f, f) for f in FORMATS]],
+                    value="auto",
+                    allow_blank=False,
+                    id="import-format",
+                ),
                 Label("Embed now", classes="field-label"),
                 Switch(True, id="import-embed", tooltip="Off: faster import; run `memapp embed` later"),
                 classes="toolbar",
@@ -204,7 +215,9 @@ class ImportScreen(MemappScreen):
         def progress(p: ImportProgress) -> None:
             nonlocal last
             t = time.monotonic()
-            if t - last >= PROGRESS_EVERY or (p.threads_total is not None and p.threads_done >= p.threads_total):
+            if t - last >= PROGRESS_EVERY or (
+                p.threads_total is not None and p.threads_done >= p.threads_total
+            ):
                 last = t
                 self.post_message(self.Progressed(p))
 
@@ -221,7 +234,9 @@ class ImportScreen(MemappScreen):
     def on_import_screen_counted(self, message: ImportScreen.Counted) -> None:
         bar = self.query_one("#import-progress", ProgressBar)
         bar.update(total=max(1, message.totals.threads), progress=0)
-        self._say(f"{number(message.totals.threads)} threads, {number(message.totals.messages)} messages to read…")
+        self._say(
+            f"{number(message.totals.threads)} threads, {number(message.totals.messages)} messages to read…"
+        )
 
     def on_import_screen_progressed(self, message: ImportScreen.Progressed) -> None:
         p = message.progress
@@ -230,8 +245,10 @@ class ImportScreen(MemappScreen):
             bar.update(total=max(1, p.threads_total), progress=p.threads_done)
         rate = p.messages_done / p.elapsed if p.elapsed > 0 else 0.0
         of = f"/{number(p.threads_total)}" if p.threads_total is not None else ""
-        self._say(f"{number(p.threads_done)}{of} threads · {number(p.messages_added)} new messages · "
-                  f"{rate:,.0f} msg/s")
+        self._say(
+            f"{number(p.threads_done)}{of} threads · {number(p.messages_added)} new messages · "
+            f"{rate:,.0f} msg/s"
+        )
 
     def on_import_screen_finished(self, message: ImportScreen.Finished) -> None:
         self.running = False
@@ -242,20 +259,26 @@ class ImportScreen(MemappScreen):
         self._say(f"Done in {message.seconds:.1f} s.")
         self._show_report(message.path, r)
         self.memapp.data_changed()
-        self.notify(f"Import finished: {r.threads_added} threads added, {r.threads_updated} updated, "
-                    f"{r.messages_added} messages, {r.memories_added} memories"
-                    + (f", {r.skipped} skipped." if r.skipped else "."),
-                    title="Import", severity="warning" if r.skipped else "information", markup=False)
+        self.notify(
+            f"Import finished: {r.threads_added} threads added, {r.threads_updated} updated, "
+            f"{r.messages_added} messages, {r.memories_added} memories"
+            + (f", {r.skipped} skipped." if r.skipped else "."),
+            title="Import",
+            severity="warning" if r.skipped else "information",
+            markup=False,
+        )
 
     def _show_report(self, path: str, r: ImportReport) -> None:
         text = Text()
         text.append(f"Imported {literal(path)}\n", style="bold")
-        text.append(f"  threads added     {number(r.threads_added)}\n"
-                    f"  threads updated   {number(r.threads_updated)}\n"
-                    f"  threads unchanged {number(r.threads_unchanged)}\n"
-                    f"  messages added    {number(r.messages_added)}\n"
-                    f"  memories added    {number(r.memories_added)}"
-                    f"{f' ({number(r.memories_existing)} already known)' if r.memories_existing else ''}\n")
+        text.append(
+            f"  threads added     {number(r.threads_added)}\n"
+            f"  threads updated   {number(r.threads_updated)}\n"
+            f"  threads unchanged {number(r.threads_unchanged)}\n"
+            f"  messages added    {number(r.messages_added)}\n"
+            f"  memories added    {number(r.memories_added)}"
+            f"{f' ({number(r.memories_existing)} already known)' if r.memories_existing else ''}\n"
+        )
         if r.vector_problem:
             text.append(f"  no vectors written: {literal(r.vector_problem)} (run `memapp embed` later)\n")
         if r.errors:

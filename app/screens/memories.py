@@ -40,18 +40,49 @@ class MemoriesScreen(MemappScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "new", "New", id="memories-new", tooltip="Add a memory"),
         Binding("e", "edit", "Edit", id="memories-edit", tooltip="Edit the highlighted memory (also Enter)"),
-        Binding("p", "pin", "Pin", id="memories-pin", tooltip="Pin or unpin (pinned memories are never cleaned up)"),
-        Binding("plus,equals_sign", "importance(1)", "Importance", key_display="+/-", id="memories-more",
-                tooltip="Raise importance by one (- lowers it)"),
-        Binding("minus", "importance(-1)", "Less important", show=False, id="memories-less",
-                tooltip="Lower importance by one"),
+        Binding(
+            "p",
+            "pin",
+            "Pin",
+            id="memories-pin",
+            tooltip="Pin or unpin (pinned memories are never cleaned up)",
+        ),
+        Binding(
+            "plus,equals_sign",
+            "importance(1)",
+            "Importance",
+            key_display="+/-",
+            id="memories-more",
+            tooltip="Raise importance by one (- lowers it)",
+        ),
+        Binding(
+            "minus",
+            "importance(-1)",
+            "Less important",
+            show=False,
+            id="memories-less",
+            tooltip="Lower importance by one",
+        ),
         Binding("d,delete", "delete", "Delete", id="memories-delete", tooltip="Move to the trash (u undoes)"),
         Binding("u", "undo", "Undo", id="memories-undo", tooltip="Bring back the memory you deleted last"),
-        Binding("slash", "filter", "Filter", show=False, id="memories-filter", tooltip="Filter memories by text"),
-        Binding("c", "category", "Category", id="memories-category",
-                tooltip="Cycle the category shown: all, preference, project, skill, fact"),
-        Binding("escape", "clear_filter", "Clear filter", show=False, id="memories-clear",
-                tooltip="Clear the text filter"),
+        Binding(
+            "slash", "filter", "Filter", show=False, id="memories-filter", tooltip="Filter memories by text"
+        ),
+        Binding(
+            "c",
+            "category",
+            "Category",
+            id="memories-category",
+            tooltip="Cycle the category shown: all, preference, project, skill, fact",
+        ),
+        Binding(
+            "escape",
+            "clear_filter",
+            "Clear filter",
+            show=False,
+            id="memories-clear",
+            tooltip="Clear the text filter",
+        ),
     ]
 
     def __init__(self) -> None:
@@ -119,10 +150,15 @@ class MemoriesScreen(MemappScreen):
         store = self.store
 
         def fetch() -> tuple[int, list[Memory], bool]:
-            return generation, store.list_memories(category=category, text=text, limit=PAGE, offset=offset), first
+            return (
+                generation,
+                store.list_memories(category=category, text=text, limit=PAGE, offset=offset),
+                first,
+            )
 
-        self.in_thread(fetch, self._show_page, group="memories-page", exclusive=first,
-                       description="reading the memories")
+        self.in_thread(
+            fetch, self._show_page, group="memories-page", exclusive=first, description="reading the memories"
+        )
 
     def _show_page(self, result: tuple[int, list[Memory], bool]) -> None:
         generation, rows, first = result
@@ -188,8 +224,10 @@ class MemoriesScreen(MemappScreen):
             if self.filter_text or self.category != ALL:
                 empty.update("No memory matches. Esc clears the text filter, c changes the category.")
             else:
-                empty.update("No memories yet.\n\nPress n to write one: a preference, a project, a skill or a "
-                             "fact you want every AI to know.")
+                empty.update(
+                    "No memories yet.\n\nPress n to write one: a preference, a project, a skill or a "
+                    "fact you want every AI to know."
+                )
 
     @on(DataTable.RowHighlighted, "#memories-table")
     def _maybe_next_page(self, event: DataTable.RowHighlighted) -> None:
@@ -215,9 +253,11 @@ class MemoriesScreen(MemappScreen):
         if mid is None:
             return
         store = self.store
-        self.in_thread(lambda: store.get_memory(mid),
-                       lambda m: open_memory_editor(self.memapp, m, on_saved=self._saved),
-                       description="opening the memory")
+        self.in_thread(
+            lambda: store.get_memory(mid),
+            lambda m: open_memory_editor(self.memapp, m, on_saved=self._saved),
+            description="opening the memory",
+        )
 
     def _write(self, change: Callable[[int], Memory]) -> None:
         mid = self.current_id()
@@ -257,8 +297,9 @@ class MemoriesScreen(MemappScreen):
             self.notify(f"Memory {m.id} moved to the trash. Press u to undo.", title="Deleted", markup=False)
             self.memapp.data_changed()
 
-        self.in_thread(lambda: store.delete_memory(mid), done, group="memory-write",
-                       description="deleting the memory")
+        self.in_thread(
+            lambda: store.delete_memory(mid), done, group="memory-write", description="deleting the memory"
+        )
 
     def action_undo(self) -> None:
         if not self.deleted:
@@ -272,8 +313,9 @@ class MemoriesScreen(MemappScreen):
             self.notify(f"Memory {m.id} restored.", title="Undo", markup=False)
             self.memapp.data_changed()
 
-        self.in_thread(lambda: store.restore_memory(mid), done, group="memory-write",
-                       description="restoring the memory")
+        self.in_thread(
+            lambda: store.restore_memory(mid), done, group="memory-write", description="restoring the memory"
+        )
 
     # -- filters -------------------------------------------------------------------------------------
 

@@ -54,8 +54,11 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
     def __init__(self, memory: Memory | None = None, draft: MemoryDraft | None = None) -> None:
         super().__init__()
         self.memory = memory
-        self.draft = draft or (MemoryDraft(memory.content, memory.category, memory.importance, memory.pinned)
-                               if memory else MemoryDraft("", "fact", 5, False))
+        self.draft = draft or (
+            MemoryDraft(memory.content, memory.category, memory.importance, memory.pinned)
+            if memory
+            else MemoryDraft("", "fact", 5, False)
+        )
 
     def compose(self) -> ComposeResult:
         m = self.memory
@@ -63,17 +66,28 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
         with Vertical(id="memory-box", classes="dialog"):
             yield Static(title, classes="dialog-title", markup=False)
             if m is not None:
-                info = (f"{m.origin}{', edited by hand' if m.user_edited else ''} · created {when(m.created_at)}"
-                        f" · used {m.access_count}× · last {when(m.last_accessed)}")
+                info = (
+                    f"{m.origin}{', edited by hand' if m.user_edited else ''} · created {when(m.created_at)}"
+                    f" · used {m.access_count}× · last {when(m.last_accessed)}"
+                )
                 yield Static(info, id="memory-info", markup=False)
             yield TextArea(self.draft.content, id="memory-text", soft_wrap=True, show_line_numbers=False)
             with Horizontal(id="memory-fields"):
                 yield Label("Category", classes="field-label")
-                yield Select([(c, c) for c in CATEGORIES], value=self.draft.category, allow_blank=False,
-                             id="memory-category")
+                yield Select(
+                    [(c, c) for c in CATEGORIES],
+                    value=self.draft.category,
+                    allow_blank=False,
+                    id="memory-category",
+                )
                 yield Label("Importance 1-10", classes="field-label")
-                yield Input(str(self.draft.importance), id="memory-importance", type="integer", max_length=2,
-                            validators=[Number(minimum=1, maximum=10, failure_description="must be 1-10")])
+                yield Input(
+                    str(self.draft.importance),
+                    id="memory-importance",
+                    type="integer",
+                    max_length=2,
+                    validators=[Number(minimum=1, maximum=10, failure_description="must be 1-10")],
+                )
             yield Static("", id="memory-errors", markup=False)
             with Horizontal(id="memory-bottom"):
                 yield Label("Pinned", classes="field-label")
@@ -105,20 +119,27 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
         if problems:
             return
         category = self.query_one("#memory-category", Select).value
-        self.dismiss(MemoryDraft(
-            content=self.query_one("#memory-text", TextArea).text.strip(),
-            category=str(category) if category in CATEGORIES else "fact",
-            importance=int(self.query_one("#memory-importance", Input).value),
-            pinned=self.query_one("#memory-pinned", Switch).value,
-        ))
+        self.dismiss(
+            MemoryDraft(
+                content=self.query_one("#memory-text", TextArea).text.strip(),
+                category=str(category) if category in CATEGORIES else "fact",
+                importance=int(self.query_one("#memory-importance", Input).value),
+                pinned=self.query_one("#memory-pinned", Switch).value,
+            )
+        )
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
 
 
-def open_memory_editor(app: MemApp, memory: Memory | None, *, draft: MemoryDraft | None = None,
-                       on_saved: Callable[[Memory], None] | None = None) -> None:
+def open_memory_editor(
+    app: MemApp,
+    memory: Memory | None,
+    *,
+    draft: MemoryDraft | None = None,
+    on_saved: Callable[[Memory], None] | None = None,
+) -> None:
     """Edit `memory` (or write a new one when None), then save it in a worker and tell the user."""
 
     def after(result: MemoryDraft | None) -> None:
@@ -137,8 +158,9 @@ def _add(app: MemApp, draft: MemoryDraft, *, force: bool, on_saved: Callable[[Me
 
     def work() -> AddResult | DuplicateMemoryError:
         try:
-            return store.add_memory(draft.content, draft.category, importance=draft.importance,
-                                    pinned=draft.pinned, force=force)
+            return store.add_memory(
+                draft.content, draft.category, importance=draft.importance, pinned=draft.pinned, force=force
+            )
         except DuplicateMemoryError as exc:
             return exc
 
@@ -150,7 +172,7 @@ def _add(app: MemApp, draft: MemoryDraft, *, force: bool, on_saved: Callable[[Me
         text = {
             "added": f"Memory {m.id} added.",
             "merged": f"Merged into memory {m.id} (nearly the same wording, similarity "
-                      f"{result.similarity or 0:.2f}); the newer wording is kept.",
+            f"{result.similarity or 0:.2f}); the newer wording is kept.",
             "exists": f"Already remembered as memory {m.id}.",
         }[result.action]
         app.notify(text, title="Memories", markup=False)
@@ -161,17 +183,20 @@ def _add(app: MemApp, draft: MemoryDraft, *, force: bool, on_saved: Callable[[Me
     run_in_thread(app, work, done, group="memory-write", description="saving the memory")
 
 
-def _ask_about_duplicate(app: MemApp, draft: MemoryDraft, exc: DuplicateMemoryError,
-                         on_saved: Callable[[Memory], None] | None) -> None:
+def _ask_about_duplicate(
+    app: MemApp, draft: MemoryDraft, exc: DuplicateMemoryError, on_saved: Callable[[Memory], None] | None
+) -> None:
     try:
         existing = app.store.get_memory(exc.existing_id)
         quoted = one_line(existing.content, 300)
         why = "pinned" if existing.pinned else "edited by hand"
     except Exception:  # it was deleted meanwhile: the question still stands
         quoted, why = "(no longer available)", "protected"
-    message = (f"This is nearly the same as memory {exc.existing_id} ({why}, similarity {exc.similarity:.2f}):\n\n"
-               f"  {quoted}\n\nA {why} memory is never merged automatically. Add yours as a separate "
-               "memory anyway, or go back and edit it?")
+    message = (
+        f"This is nearly the same as memory {exc.existing_id} ({why}, similarity {exc.similarity:.2f}):\n\n"
+        f"  {quoted}\n\nA {why} memory is never merged automatically. Add yours as a separate "
+        "memory anyway, or go back and edit it?"
+    )
 
     def answered(add_anyway: bool | None) -> None:
         if add_anyway:
@@ -179,16 +204,23 @@ def _ask_about_duplicate(app: MemApp, draft: MemoryDraft, exc: DuplicateMemoryEr
         else:
             open_memory_editor(app, None, draft=draft, on_saved=on_saved)
 
-    app.push_screen(ConfirmScreen("Merge refused: near-duplicate", message, yes="Add anyway",
-                                  no="Back to editing"), answered)
+    app.push_screen(
+        ConfirmScreen("Merge refused: near-duplicate", message, yes="Add anyway", no="Back to editing"),
+        answered,
+    )
 
 
 def _edit(app: MemApp, memory: Memory, draft: MemoryDraft, on_saved: Callable[[Memory], None] | None) -> None:
     store = app.store
 
     def work() -> Memory:
-        return store.edit_memory(memory.id, content=draft.content, category=draft.category,
-                                 importance=draft.importance, pinned=draft.pinned)
+        return store.edit_memory(
+            memory.id,
+            content=draft.content,
+            category=draft.category,
+            importance=draft.importance,
+            pinned=draft.pinned,
+        )
 
     def done(m: Memory) -> None:
         app.notify(f"Memory {m.id} saved.", title="Memories", markup=False)

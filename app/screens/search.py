@@ -38,8 +38,12 @@ DEBOUNCE = 0.2
 DWELL = 1.5
 RESULTS = 50
 FIXED_WIDTH = 9 + 5 + 7 + 18 + 5 * 2 + 2  # kind, score, match, where, cell padding, scrollbar
-MATCH_LABELS = {("keyword",): "keyword", ("semantic",): "meaning", ("keyword", "semantic"): "both",
-                ("semantic", "keyword"): "both"}
+MATCH_LABELS = {
+    ("keyword",): "keyword",
+    ("semantic",): "meaning",
+    ("keyword", "semantic"): "both",
+    ("semantic", "keyword"): "both",
+}
 
 
 @dataclass(frozen=True)
@@ -60,13 +64,28 @@ class SearchScreen(MemappScreen):
     TITLE = "Search"
     AUTO_FOCUS = "#search-input"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "Open", id="search-open",
-                tooltip="Open the highlighted result (the thread at that message, or the memory)"),
+        Binding(
+            "enter",
+            "open",
+            "Open",
+            id="search-open",
+            tooltip="Open the highlighted result (the thread at that message, or the memory)",
+        ),
         Binding("slash", "focus_input", "Search box", id="search-box", tooltip="Back to the search box"),
-        Binding("escape", "toggle_focus", "Results/box", id="search-toggle",
-                tooltip="Move between the search box and the results"),
-        Binding("ctrl+o", "scope", "Scope", id="search-scope",
-                tooltip="Cycle what is searched: everything, memories, messages, summaries"),
+        Binding(
+            "escape",
+            "toggle_focus",
+            "Results/box",
+            id="search-toggle",
+            tooltip="Move between the search box and the results",
+        ),
+        Binding(
+            "ctrl+o",
+            "scope",
+            "Scope",
+            id="search-scope",
+            tooltip="Cycle what is searched: everything, memories, messages, summaries",
+        ),
     ]
 
     class Finished(Message):
@@ -98,8 +117,11 @@ class SearchScreen(MemappScreen):
                 Select([(s, s) for s in SCOPES], value="all", allow_blank=False, id="search-scope"),
                 classes="toolbar",
             ),
-            Static("Type to search. Keyword and meaning (semantic) matches are combined.", id="search-notice",
-                   markup=False),
+            Static(
+                "Type to search. Keyword and meaning (semantic) matches are combined.",
+                id="search-notice",
+                markup=False,
+            ),
             table,
             Static("", id="search-preview", markup=False),
         ]
@@ -152,8 +174,9 @@ class SearchScreen(MemappScreen):
     def run_search(self, query: str, scope: str, keyword_only: bool) -> None:
         """The search itself, off the UI thread; access counting is left to the screen (touch=False)."""
         store = self.store
-        response = store.search(query, scope=scope, k=RESULTS, keyword_only=keyword_only, touch=False,
-                                prefix=True)
+        response = store.search(
+            query, scope=scope, k=RESULTS, keyword_only=keyword_only, touch=False, prefix=True
+        )
         if get_current_worker().is_cancelled:
             return
         titles: dict[int, str] = {}
@@ -195,9 +218,14 @@ class SearchScreen(MemappScreen):
         table.add_column("Where", key="where", width=self.where_width)
         table.add_column("Snippet", key="snippet", width=snippet_width)
         for i, r in enumerate(self.results):
-            table.add_row(cell(self._kind(r), 9), Text(f"{r.score:.2f}", justify="right"),
-                          cell(MATCH_LABELS.get(r.matched, "+".join(r.matched)), 7),
-                          cell(self._where(r), self.where_width), cell(r.content, snippet_width), key=str(i))
+            table.add_row(
+                cell(self._kind(r), 9),
+                Text(f"{r.score:.2f}", justify="right"),
+                cell(MATCH_LABELS.get(r.matched, "+".join(r.matched)), 7),
+                cell(self._where(r), self.where_width),
+                cell(r.content, snippet_width),
+                key=str(i),
+            )
         if self.results:
             table.move_cursor(row=min(keep, len(self.results) - 1))
         self._show_notice(found)
@@ -251,8 +279,12 @@ class SearchScreen(MemappScreen):
             return
         r = self.results[row]
         preview.display = True
-        head = Text(f"{self._kind(r)} · {literal(self._where(r))} · {'+'.join(r.matched)} {r.score:.2f}",
-                    style="bold", no_wrap=True, overflow="ellipsis")
+        head = Text(
+            f"{self._kind(r)} · {literal(self._where(r))} · {'+'.join(r.matched)} {r.score:.2f}",
+            style="bold",
+            no_wrap=True,
+            overflow="ellipsis",
+        )
         preview.update(Text.assemble(head, "\n", literal(r.content)))
 
     def _start_dwell(self) -> None:
@@ -293,8 +325,11 @@ class SearchScreen(MemappScreen):
         if r.kind == "memory":
             self._count_access([r.id])
             store = self.store
-            self.in_thread(lambda: store.get_memory(r.id), lambda m: open_memory_editor(self.memapp, m),
-                           description="opening the memory")
+            self.in_thread(
+                lambda: store.get_memory(r.id),
+                lambda m: open_memory_editor(self.memapp, m),
+                description="opening the memory",
+            )
         elif r.thread_id is not None:
             message_id = r.id if r.kind == "message" else None
             self.app.push_screen(ThreadViewScreen(r.thread_id, message_id=message_id, nav=self.nav))

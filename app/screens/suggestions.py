@@ -37,7 +37,13 @@ class SuggestionsScreen(ModalScreen[None]):
     TITLE = "Suggested memories"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "accept", "Accept", id="suggest-accept", tooltip="Make the suggestion a memory"),
-        Binding("e", "edit", "Edit & accept", id="suggest-edit", tooltip="Change the text or category, then accept"),
+        Binding(
+            "e",
+            "edit",
+            "Edit & accept",
+            id="suggest-edit",
+            tooltip="Change the text or category, then accept",
+        ),
         Binding("r", "reject", "Reject", id="suggest-reject", tooltip="Never suggest this again"),
         Binding("escape", "close", "Close", id="suggest-close"),
     ]
@@ -54,8 +60,12 @@ class SuggestionsScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="suggest-box", classes="dialog"):
-            yield Static(Text(f"Suggested memories · {one_line(self.thread_title, 60)}"), classes="dialog-title")
-            yield Static("Looking for preferences, projects, skills and facts…", id="suggest-note", markup=False)
+            yield Static(
+                Text(f"Suggested memories · {one_line(self.thread_title, 60)}"), classes="dialog-title"
+            )
+            yield Static(
+                "Looking for preferences, projects, skills and facts…", id="suggest-note", markup=False
+            )
             yield RowTable(id="suggest-table")
             yield Static("", id="suggest-detail", markup=False)
 
@@ -64,8 +74,14 @@ class SuggestionsScreen(ModalScreen[None]):
 
     def reload(self) -> None:
         store, thread_id = self.memapp.store, self.thread_id
-        run_in_thread(self, lambda: extract_suggestions(store, thread_id).pending, self._show,
-                      group="suggest-read", exclusive=True, description="finding suggested memories")
+        run_in_thread(
+            self,
+            lambda: extract_suggestions(store, thread_id).pending,
+            self._show,
+            group="suggest-read",
+            exclusive=True,
+            description="finding suggested memories",
+        )
 
     def _show(self, pending: list[Suggestion]) -> None:
         self.pending = pending
@@ -79,14 +95,21 @@ class SuggestionsScreen(ModalScreen[None]):
         table.add_column("On accept", key="action", width=12)
         for s in pending:
             action = f"merge into {s.merge_with}" if s.merge_with is not None else "add"
-            table.add_row(cell(s.category, 10), Text(str(s.importance), justify="right"), cell(s.content, width),
-                          cell(action, 12), key=str(s.id))
+            table.add_row(
+                cell(s.category, 10),
+                Text(str(s.importance), justify="right"),
+                cell(s.content, width),
+                cell(action, 12),
+                key=str(s.id),
+            )
         if pending:
             table.move_cursor(row=min(row, len(pending) - 1))
             table.focus()
         self.query_one("#suggest-note", Static).update(
-            f"{len(pending)} pending. a accepts, e edits first, r rejects (never suggested again)." if pending
-            else "No pending suggestions in this thread.")
+            f"{len(pending)} pending. a accepts, e edits first, r rejects (never suggested again)."
+            if pending
+            else "No pending suggestions in this thread."
+        )
         self._detail(table.cursor_row)
 
     def on_data_table_row_highlighted(self, event: RowTable.RowHighlighted) -> None:
@@ -97,8 +120,11 @@ class SuggestionsScreen(ModalScreen[None]):
         detail.display = bool(self.pending)
         if self.pending and row < len(self.pending):
             s = self.pending[row]
-            merge = (f"\nAccepting merges it into memory {s.merge_with} (similarity {s.similarity or 0:.2f})."
-                     if s.merge_with is not None else "")
+            merge = (
+                f"\nAccepting merges it into memory {s.merge_with} (similarity {s.similarity or 0:.2f})."
+                if s.merge_with is not None
+                else ""
+            )
             detail.update(Text(literal(s.content) + merge))
 
     def _selected(self) -> Suggestion | None:
@@ -123,8 +149,9 @@ class SuggestionsScreen(ModalScreen[None]):
             if draft is not None:
                 self._accept(s, draft, force=False)
 
-        self.app.push_screen(MemoryEditScreen(None, MemoryDraft(s.content, s.category, s.importance, False)),
-                             edited)
+        self.app.push_screen(
+            MemoryEditScreen(None, MemoryDraft(s.content, s.category, s.importance, False)), edited
+        )
 
     def _accept(self, s: Suggestion, draft: MemoryDraft | None, *, force: bool) -> None:
         store = self.memapp.store
@@ -133,8 +160,14 @@ class SuggestionsScreen(ModalScreen[None]):
             try:
                 if draft is None:
                     return accept_suggestion(store, s.id, force=force)
-                res = accept_suggestion(store, s.id, content=draft.content, category=draft.category,
-                                        importance=draft.importance, force=force)
+                res = accept_suggestion(
+                    store,
+                    s.id,
+                    content=draft.content,
+                    category=draft.category,
+                    importance=draft.importance,
+                    force=force,
+                )
                 if draft.pinned:
                     store.pin_memory(res.memory.id)
                 return res
@@ -145,7 +178,9 @@ class SuggestionsScreen(ModalScreen[None]):
             if isinstance(result, DuplicateMemoryError):
                 self._ask(s, draft, result)
                 return
-            verb = {"added": "added as", "merged": "merged into", "exists": "already stored as"}[result.action]
+            verb = {"added": "added as", "merged": "merged into", "exists": "already stored as"}[
+                result.action
+            ]
             self.notify(f"Suggestion {verb} memory {result.memory.id}.", title="Memories", markup=False)
             self.memapp.data_changed()
             self.reload()
@@ -157,12 +192,17 @@ class SuggestionsScreen(ModalScreen[None]):
             if yes:
                 self._accept(s, draft, force=True)
 
-        self.app.push_screen(ConfirmScreen(
-            "Merge refused: near-duplicate",
-            f"This nearly duplicates memory {exc.existing_id} (similarity {exc.similarity:.2f}), which is pinned or "
-            "was edited by hand, so it is never merged automatically.\n\nAdd the suggestion as a separate memory "
-            "anyway?",
-            yes="Add anyway", no="Leave it pending"), answered)
+        self.app.push_screen(
+            ConfirmScreen(
+                "Merge refused: near-duplicate",
+                f"This nearly duplicates memory {exc.existing_id} (similarity {exc.similarity:.2f}), which is pinned or "
+                "was edited by hand, so it is never merged automatically.\n\nAdd the suggestion as a separate memory "
+                "anyway?",
+                yes="Add anyway",
+                no="Leave it pending",
+            ),
+            answered,
+        )
 
     def action_reject(self) -> None:
         s = self._selected()
@@ -174,8 +214,13 @@ class SuggestionsScreen(ModalScreen[None]):
             self.notify("Rejected; it will not be suggested again.", title="Suggestions", markup=False)
             self.reload()
 
-        run_in_thread(self, lambda: reject_suggestion(store, s.id), done, group="suggest-write",
-                      description="rejecting the suggestion")
+        run_in_thread(
+            self,
+            lambda: reject_suggestion(store, s.id),
+            done,
+            group="suggest-write",
+            description="rejecting the suggestion",
+        )
 
     def action_close(self) -> None:
         self.dismiss(None)

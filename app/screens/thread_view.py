@@ -42,14 +42,25 @@ class ThreadViewScreen(MemappScreen):
     AUTO_FOCUS = "#messages"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,backspace", "back", "Back", id="thread-back", tooltip="Back to the list"),
-        Binding("home,g", "first", "Start", priority=True, id="thread-first",
-                tooltip="Jump to the first message"),
+        Binding(
+            "home,g", "first", "Start", priority=True, id="thread-first", tooltip="Jump to the first message"
+        ),
         Binding("end,G", "last", "End", priority=True, id="thread-last", tooltip="Jump to the last message"),
         Binding("s", "toggle_summary", "Summary", id="thread-summary", tooltip="Show or hide the summary"),
-        Binding("u", "update_summary", "Summarise", id="thread-summarize",
-                tooltip="Summarise the messages not yet in the summary (offline, extractive)"),
-        Binding("m", "suggestions", "Suggestions", id="thread-suggestions",
-                tooltip="Memories suggested from this thread: accept, edit or reject each"),
+        Binding(
+            "u",
+            "update_summary",
+            "Summarise",
+            id="thread-summarize",
+            tooltip="Summarise the messages not yet in the summary (offline, extractive)",
+        ),
+        Binding(
+            "m",
+            "suggestions",
+            "Suggestions",
+            id="thread-suggestions",
+            tooltip="Memories suggested from this thread: accept, edit or reject each",
+        ),
     ]
 
     def __init__(self, thread_id: int, *, message_id: int | None = None, nav: str = "threads") -> None:
@@ -62,9 +73,16 @@ class ThreadViewScreen(MemappScreen):
         return [
             Static("Opening…", id="thread-title", markup=False),
             Static("", id="thread-facts", markup=False),
-            Collapsible(VerticalScroll(Static("", id="summary-text", markup=False),
-                                       Static("", id="summary-topics", markup=False), id="summary-scroll"),
-                        title="Summary", id="thread-summary", collapsed=False),
+            Collapsible(
+                VerticalScroll(
+                    Static("", id="summary-text", markup=False),
+                    Static("", id="summary-topics", markup=False),
+                    id="summary-scroll",
+                ),
+                title="Summary",
+                id="thread-summary",
+                collapsed=False,
+            ),
             Static("", id="messages-placeholder", classes="empty-state", markup=False),
         ]
 
@@ -74,11 +92,13 @@ class ThreadViewScreen(MemappScreen):
         def fetch() -> ThreadHead:
             thread = store.get_thread(thread_id)
             index = store.message_index(message_id) if message_id is not None else None
-            return ThreadHead(thread, thread.message_count, store.get_summary(thread_id),
-                              store.get_topics(thread_id), index)
+            return ThreadHead(
+                thread, thread.message_count, store.get_summary(thread_id), store.get_topics(thread_id), index
+            )
 
-        self.in_thread(fetch, self._show_head, group="thread-head", exclusive=True,
-                       description="opening the thread")
+        self.in_thread(
+            fetch, self._show_head, group="thread-head", exclusive=True, description="opening the thread"
+        )
 
     async def _show_head(self, head: ThreadHead) -> None:
         first_time = self.head is None
@@ -88,7 +108,8 @@ class ThreadViewScreen(MemappScreen):
         self.query_one("#thread-title", Static).update(Text(one_line(t.title, 500), style="bold"))
         self.query_one("#thread-facts", Static).update(
             f"{literal(t.source)} · {number(head.total)} messages · {number(t.token_count, estimated)} tokens · "
-            f"{when(t.created_at)} → {when(t.updated_at)}")
+            f"{when(t.created_at)} → {when(t.updated_at)}"
+        )
         self._show_summary(head, estimated)
         if not first_time:
             return
@@ -97,8 +118,12 @@ class ThreadViewScreen(MemappScreen):
             return
         self.query_one("#messages-placeholder", Static).display = False
         store, thread_id = self.store, self.thread_id
-        messages = MessageList(lambda offset, limit: store.get_messages(thread_id, offset=offset, limit=limit),
-                               head.total, estimated=estimated, id="messages")
+        messages = MessageList(
+            lambda offset, limit: store.get_messages(thread_id, offset=offset, limit=limit),
+            head.total,
+            estimated=estimated,
+            id="messages",
+        )
         await self.query_one("#body").mount(messages, after="#thread-summary")
         messages.focus()
         messages.open_at(head.index)
@@ -110,8 +135,10 @@ class ThreadViewScreen(MemappScreen):
             box.display = False
             return
         box.display = True
-        box.title = (f"Summary · {number(s.token_count, estimated)} tokens · up to message #{s.last_message_seq + 1}"
-                     f" · updated {when(s.updated_at)}")
+        box.title = (
+            f"Summary · {number(s.token_count, estimated)} tokens · up to message #{s.last_message_seq + 1}"
+            f" · updated {when(s.updated_at)}"
+        )
         self.query_one("#summary-text", Static).update(Text(literal(s.content)))
         topics = self.query_one("#summary-topics", Static)
         topics.display = bool(head.topics)
@@ -137,15 +164,23 @@ class ThreadViewScreen(MemappScreen):
         store, thread_id = self.store, self.thread_id
 
         def done(result: SummaryResult) -> None:
-            words = {"created": "Summary written", "updated": "Summary updated",
-                     "unchanged": "The summary already covers every message"}
+            words = {
+                "created": "Summary written",
+                "updated": "Summary updated",
+                "unchanged": "The summary already covers every message",
+            }
             self.notify(f"{words.get(result.action, result.action)}.", title="Summary", markup=False)
             if result.action != "unchanged":
                 self.memapp.data_changed()
 
         self.notify("Summarising…", title="Summary", markup=False, timeout=2)
-        self.in_thread(lambda: summarize_thread(store, thread_id), done, group="summarize",
-                       exclusive=True, description="summarising the thread")
+        self.in_thread(
+            lambda: summarize_thread(store, thread_id),
+            done,
+            group="summarize",
+            exclusive=True,
+            description="summarising the thread",
+        )
 
     def action_suggestions(self) -> None:
         title = self.head.thread.title if self.head is not None else ""

@@ -35,8 +35,13 @@ SORTS: tuple[tuple[str, str], ...] = (
     ("tokens", "tokens"),
     ("source", "source"),
 )
-SORT_BY_COLUMN = {"title": "title", "source": "source", "messages": "messages", "tokens": "tokens",
-                  "updated": "updated"}
+SORT_BY_COLUMN = {
+    "title": "title",
+    "source": "source",
+    "messages": "messages",
+    "tokens": "tokens",
+    "updated": "updated",
+}
 FIXED_WIDTH = 9 + 6 + 8 + 16 + 5 * 2 + 2  # source, msgs, tokens, last active, cell padding, scrollbar
 
 
@@ -49,10 +54,21 @@ class ThreadsScreen(MemappScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "Open", id="threads-open", tooltip="Read the highlighted thread"),
         Binding("slash", "filter", "Filter", id="threads-filter", tooltip="Filter threads by title"),
-        Binding("o", "sort", "Sort", id="threads-sort",
-                tooltip="Cycle the order: last active, created, title, messages, tokens, source"),
-        Binding("escape", "clear_filter", "Clear filter", show=False, id="threads-clear",
-                tooltip="Clear the filter and go back to the list"),
+        Binding(
+            "o",
+            "sort",
+            "Sort",
+            id="threads-sort",
+            tooltip="Cycle the order: last active, created, title, messages, tokens, source",
+        ),
+        Binding(
+            "escape",
+            "clear_filter",
+            "Clear filter",
+            show=False,
+            id="threads-clear",
+            tooltip="Clear the filter and go back to the list",
+        ),
         Binding("r", "reload", "Reload", show=False, id="threads-reload", tooltip="Read the list again"),
     ]
 
@@ -109,8 +125,9 @@ class ThreadsScreen(MemappScreen):
             total = store.count_threads(text=text or None) if first else None
             return generation, rows, total
 
-        self.in_thread(fetch, self._show_page, group="threads-page", exclusive=first,
-                       description="reading the threads")
+        self.in_thread(
+            fetch, self._show_page, group="threads-page", exclusive=first, description="reading the threads"
+        )
 
     def _show_page(self, result: tuple[int, list[Thread], int | None]) -> None:
         generation, rows, total = result
@@ -123,10 +140,14 @@ class ThreadsScreen(MemappScreen):
             table.clear(columns=True)
             self._add_columns(table)
         for t in rows:
-            table.add_row(cell(t.title, self.title_width), cell(t.source, 9),
-                          Text(number(t.message_count), justify="right"),
-                          Text(number(t.token_count, estimated), justify="right"), Text(when(t.updated_at)),
-                          key=str(t.id))
+            table.add_row(
+                cell(t.title, self.title_width),
+                cell(t.source, 9),
+                Text(number(t.message_count), justify="right"),
+                Text(number(t.token_count, estimated), justify="right"),
+                Text(when(t.updated_at)),
+                key=str(t.id),
+            )
         self.loaded += len(rows)
         self.exhausted = len(rows) < PAGE
         self.fetching = False
@@ -163,8 +184,10 @@ class ThreadsScreen(MemappScreen):
         if self.filter_text:
             empty.update(f"No thread title contains “{self.filter_text}”. Esc clears the filter.")
         else:
-            empty.update("No threads yet.\n\nPress 5 to import a chat export (ChatGPT, Claude, llm, Open WebUI, "
-                         "JSON),\nor open the command palette (ctrl+p) and choose “Load the demo data”.")
+            empty.update(
+                "No threads yet.\n\nPress 5 to import a chat export (ChatGPT, Claude, llm, Open WebUI, "
+                "JSON),\nor open the command palette (ctrl+p) and choose “Load the demo data”."
+            )
 
     @on(DataTable.RowHighlighted, "#threads-table")
     def _maybe_next_page(self, event: DataTable.RowHighlighted) -> None:

@@ -27,12 +27,27 @@ class WelcomeScreen(Screen[None]):
 
     TITLE = "Welcome"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("i", "import_file", "Import a file", id="welcome-import",
-                tooltip="Open the Import screen to read a chat export"),
-        Binding("n", "new_memory", "Add a memory", id="welcome-memory",
-                tooltip="Write down something you want remembered"),
-        Binding("d", "demo", "Load demo data", id="welcome-demo",
-                tooltip="A handful of realistic threads and memories to try things on"),
+        Binding(
+            "i",
+            "import_file",
+            "Import a file",
+            id="welcome-import",
+            tooltip="Open the Import screen to read a chat export",
+        ),
+        Binding(
+            "n",
+            "new_memory",
+            "Add a memory",
+            id="welcome-memory",
+            tooltip="Write down something you want remembered",
+        ),
+        Binding(
+            "d",
+            "demo",
+            "Load demo data",
+            id="welcome-demo",
+            tooltip="A handful of realistic threads and memories to try things on",
+        ),
         Binding("escape", "dismiss", "Look around", id="welcome-close", tooltip="Close this greeting"),
     ]
 
@@ -40,19 +55,32 @@ class WelcomeScreen(Screen[None]):
         app = cast("MemApp", self.app)
         with Center(id="welcome-center"), Vertical(id="welcome-box"):
             yield Static(Content.from_markup("[b]Welcome to memapp[/b]"), id="welcome-title")
-            yield Static(Content.from_markup(
-                "Your AI conversations, and what is worth remembering from them, in one file on this "
-                "computer: [b]$path[/b]\nIt is empty. Where would you like to start?",
-                path=app.status.database), id="welcome-text")
+            yield Static(
+                Content.from_markup(
+                    "Your AI conversations, and what is worth remembering from them, in one file on this "
+                    "computer: [b]$path[/b]\nIt is empty. Where would you like to start?",
+                    path=app.status.database,
+                ),
+                id="welcome-text",
+            )
             yield Button("Import a chat export  (i)", id="welcome-import", variant="primary", compact=True)
-            yield Static("ChatGPT or Claude exports, simonw/llm logs.db, Open WebUI, or JSON.",
-                         classes="welcome-hint", markup=False)
+            yield Static(
+                "ChatGPT or Claude exports, simonw/llm logs.db, Open WebUI, or JSON.",
+                classes="welcome-hint",
+                markup=False,
+            )
             yield Button("Add a memory  (n)", id="welcome-memory", compact=True)
-            yield Static("A preference, project, skill or fact you want every AI to know.",
-                         classes="welcome-hint", markup=False)
+            yield Static(
+                "A preference, project, skill or fact you want every AI to know.",
+                classes="welcome-hint",
+                markup=False,
+            )
             yield Button("Load the demo data  (d)", id="welcome-demo", compact=True)
-            yield Static("A few realistic conversations and memories to try things on.",
-                         classes="welcome-hint", markup=False)
+            yield Static(
+                "A few realistic conversations and memories to try things on.",
+                classes="welcome-hint",
+                markup=False,
+            )
         yield StatusLine()
         yield Footer()
 

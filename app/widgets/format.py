@@ -71,5 +71,5 @@ def short_path(path: Path) -> str:
     text = str(path)
     home = str(Path.home())
     if home not in ("", "/") and (text == home or text.startswith(home + "/")):
-        text = "~" + text[len(home):]
+        text = "~" + text[len(home) :]
     return literal(text)

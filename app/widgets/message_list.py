@@ -95,8 +95,15 @@ class MessageList(VerticalScroll):
         def failed(_exc: BaseException) -> None:
             self.busy = False
 
-        return run_in_thread(self, lambda: list(fetch(offset, limit)), done, group="messages", exclusive=True,
-                             description="reading messages", on_error=failed)
+        return run_in_thread(
+            self,
+            lambda: list(fetch(offset, limit)),
+            done,
+            group="messages",
+            exclusive=True,
+            description="reading messages",
+            on_error=failed,
+        )
 
     def _make(self, offset: int, rows: list[Message]) -> list[MessageView]:
         return [MessageView(m, index=offset + i, estimated=self.estimated) for i, m in enumerate(rows)]
@@ -153,8 +160,9 @@ class MessageList(VerticalScroll):
         self._update_edges()
 
         def fix() -> None:
-            self.scroll_to(y=max(0, self.scroll_y - (before - keep.virtual_region.y)), animate=False,
-                           immediate=True)
+            self.scroll_to(
+                y=max(0, self.scroll_y - (before - keep.virtual_region.y)), animate=False, immediate=True
+            )
             self.busy = False
 
         self.call_after_refresh(fix)
@@ -181,8 +189,12 @@ class MessageList(VerticalScroll):
         self.call_after_refresh(fix)
 
     def _update_edges(self) -> None:
-        self._top.update(f"▲ {number(self.start)} earlier — scroll up or press Home" if self.start
-                         else "— start of thread —")
+        self._top.update(
+            f"▲ {number(self.start)} earlier — scroll up or press Home"
+            if self.start
+            else "— start of thread —"
+        )
         left = self.total - self.end
-        self._bottom.update(f"▼ {number(left)} more — scroll down or press End" if left
-                            else "— end of thread —")
+        self._bottom.update(
+            f"▼ {number(left)} more — scroll down or press End" if left else "— end of thread —"
+        )

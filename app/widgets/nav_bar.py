@@ -42,10 +42,12 @@ class NavBar(Static):
         parts: list[Content] = [Content.from_markup("[b] memapp [/b]")]
         for mode, key, label in PLACES:
             if mode == current:
-                parts.append(Content.from_markup(
-                    "[reverse] $key $label [/reverse]", key=key, label=label))
+                parts.append(Content.from_markup("[reverse] $key $label [/reverse]", key=key, label=label))
             else:
-                parts.append(Content.from_markup(
-                    f"[@click=app.go('{mode}')] [dim]$key[/dim] $label [/]", key=key, label=label))
+                parts.append(
+                    Content.from_markup(
+                        f"[@click=app.go('{mode}')] [dim]$key[/dim] $label [/]", key=key, label=label
+                    )
+                )
         parts.append(Content.from_markup("  [@click=app.help][dim]?[/dim] Help[/]"))
         return Content(" ").join(parts)

@@ -57,11 +57,14 @@ class StatusLine(Horizontal):
         if status.threads is None:
             facts.append("counting…", style="dim")
         else:
-            facts.append(f"{number(status.threads)} threads · {number(status.messages or 0)} msgs · "
-                         f"{number(status.memories or 0)} memories")
+            facts.append(
+                f"{number(status.threads)} threads · {number(status.messages or 0)} msgs · "
+                f"{number(status.memories or 0)} memories"
+            )
         facts.append(" │ tokens ")
-        facts.append("exact" if status.tokens_exact else "estimated",
-                     style="" if status.tokens_exact else "bold")
+        facts.append(
+            "exact" if status.tokens_exact else "estimated", style="" if status.tokens_exact else "bold"
+        )
         facts.append(" │ semantic ")
         state = status.semantic
         if state == "ready":

@@ -15,9 +15,16 @@ from textual.worker import Worker, get_current_worker
 T = TypeVar("T")
 
 
-def run_in_thread(node: DOMNode, fn: Callable[[], T], then: Callable[[T], Any] | None = None, *,
-                  group: str = "db", exclusive: bool = False, description: str = "",
-                  on_error: Callable[[BaseException], Any] | None = None) -> Worker[None]:
+def run_in_thread(
+    node: DOMNode,
+    fn: Callable[[], T],
+    then: Callable[[T], Any] | None = None,
+    *,
+    group: str = "db",
+    exclusive: bool = False,
+    description: str = "",
+    on_error: Callable[[BaseException], Any] | None = None,
+) -> Worker[None]:
     """Run `fn` in a thread worker owned by `node`; call `then(result)` on the UI thread.
 
     A cancelled worker (a newer search, a closed screen) calls nothing. On an exception the app's
@@ -45,5 +52,6 @@ def run_in_thread(node: DOMNode, fn: Callable[[], T], then: Callable[[T], Any] |
         if then is not None and not get_current_worker().is_cancelled:
             app.call_from_thread(deliver, then, result)
 
-    return node.run_worker(work, thread=True, group=group, exclusive=exclusive, exit_on_error=False,
-                           description=what)
+    return node.run_worker(
+        work, thread=True, group=group, exclusive=exclusive, exit_on_error=False, description=what
+    )

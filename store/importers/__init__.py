@@ -37,7 +37,12 @@ from store.importers._common import (
 )
 
 __all__ = [
-    "FORMATS", "ImportFormatError", "ImportProblem", "Item", "UnknownFormatError", "detect_format",
+    "FORMATS",
+    "ImportFormatError",
+    "ImportProblem",
+    "Item",
+    "UnknownFormatError",
+    "detect_format",
     "read_export",
 ]
 
@@ -49,8 +54,14 @@ _READERS: dict[str, Callable[[Path], Iterator[Item]]] = {
     "generic": generic.read,
 }
 _CLAUDE_MARKERS = {"memories.json", "users.json", "projects.json"}
-_CHATGPT_MARKERS = {"chat.html", "message_feedback.json", "export_manifest.json", "user.json",
-                    "shared_conversations.json", "model_comparisons.json"}
+_CHATGPT_MARKERS = {
+    "chat.html",
+    "message_feedback.json",
+    "export_manifest.json",
+    "user.json",
+    "shared_conversations.json",
+    "model_comparisons.json",
+}
 _HEAD = 64 * 1024
 
 
@@ -118,7 +129,8 @@ def _detect_bundle(p: Path) -> str:
             return "chatgpt"
     what = "archive" if zipfile.is_zipfile(p) else "folder"
     raise UnknownFormatError(
-        f"{p}: this {what} has no conversations.json, conversations-NNN.json or memories.json. {FORMATS_HINT}.")
+        f"{p}: this {what} has no conversations.json, conversations-NNN.json or memories.json. {FORMATS_HINT}."
+    )
 
 
 def _detect_json(p: Path, head: bytes) -> str:
@@ -134,8 +146,10 @@ def _detect_json(p: Path, head: bytes) -> str:
         name = p.name.lower()
         kind = "claude" if name == "memories.json" else None
     if kind == "memapp-export":
-        raise UnknownFormatError(f"{p} is a memapp export (a backup of chat.db), not another tool's chat export; "
-                                 "`memapp import` restores it into an empty database.")
+        raise UnknownFormatError(
+            f"{p} is a memapp export (a backup of chat.db), not another tool's chat export; "
+            "`memapp import` restores it into an empty database."
+        )
     if kind is None:
         reason = f"not valid JSON ({error})" if error else "JSON of a shape we do not know"
         raise UnknownFormatError(f"{p}: {reason}. {FORMATS_HINT}.")
@@ -184,8 +198,14 @@ def _classify(obj: Any) -> str | None:
 def _classify_text(head: str) -> str | None:
     """For a file that is not valid JSON (truncated, bad bytes): guess from the keys near its start, so
     the matching reader can report what is wrong with it."""
-    for needle, kind in (('"mapping"', "chatgpt"), ('"chat_messages"', "claude"), ('"currentId"', "openwebui"),
-                         ('"history"', "openwebui"), ('"threads"', "generic"), ('"messages"', "generic")):
+    for needle, kind in (
+        ('"mapping"', "chatgpt"),
+        ('"chat_messages"', "claude"),
+        ('"currentId"', "openwebui"),
+        ('"history"', "openwebui"),
+        ('"threads"', "generic"),
+        ('"messages"', "generic"),
+    ):
         if needle in head:
             return kind
     return None

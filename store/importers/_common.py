@@ -225,7 +225,9 @@ class Bundle:
             self.kind = "dir"
             try:
                 self.names = sorted(
-                    p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file() and not p.is_symlink()
+                    p.relative_to(path).as_posix()
+                    for p in path.rglob("*")
+                    if p.is_file() and not p.is_symlink()
                 )
             except OSError as exc:
                 raise ImportFormatError(f"{path}: cannot list the folder ({exc})") from None
@@ -238,7 +240,9 @@ class Bundle:
                 raise ImportFormatError(f"{path}: not a readable zip archive ({exc})") from None
             for info in infos:
                 if _unsafe_name(info.filename):
-                    raise ImportFormatError(f"{path}: refusing archive with unsafe member path {info.filename!r}")
+                    raise ImportFormatError(
+                        f"{path}: refusing archive with unsafe member path {info.filename!r}"
+                    )
                 if (info.external_attr >> 16) & 0o170000 == _SYMLINK:
                     raise ImportFormatError(f"{path}: refusing archive with symlink member {info.filename!r}")
             self.names = sorted(i.filename for i in infos if not i.is_dir())
@@ -276,10 +280,12 @@ class Bundle:
             if info.file_size > _RATIO_FLOOR and info.file_size > MAX_RATIO * max(info.compress_size, 1):
                 raise ImportFormatError(
                     f"{self.label(name)}: refusing member that expands {info.file_size // max(info.compress_size, 1)}x "
-                    "(looks like a zip bomb)")
+                    "(looks like a zip bomb)"
+                )
         if total > MAX_READ_TOTAL:
             raise ImportFormatError(
-                f"{self.path}: refusing to decompress {total / 1024**3:.1f} GiB of conversations (limit 2 GiB)")
+                f"{self.path}: refusing to decompress {total / 1024**3:.1f} GiB of conversations (limit 2 GiB)"
+            )
 
     def open(self, name: str) -> IO[bytes]:
         if self._zip is not None:

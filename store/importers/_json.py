@@ -45,7 +45,7 @@ class JsonStream:
             return False
         if self._pos:
             self._dropped += self._pos
-            self._buf = self._buf[self._pos:]
+            self._buf = self._buf[self._pos :]
             self._pos = 0
         data = self._fp.read(size)
         try:
@@ -94,8 +94,12 @@ class JsonStream:
             except RecursionError:
                 raise JsonError(f"JSON nested too deeply at character {self.offset}") from None
             # A number at the very end of the buffer may continue in the next chunk.
-            if end == len(self._buf) and not self._eof and isinstance(obj, int | float) \
-                    and not isinstance(obj, bool):
+            if (
+                end == len(self._buf)
+                and not self._eof
+                and isinstance(obj, int | float)
+                and not isinstance(obj, bool)
+            ):
                 self._fill(grow)
                 continue
             self._pos = end
@@ -108,7 +112,9 @@ class JsonStream:
         while True:
             c = self.peek()
             if c is None:
-                raise JsonError(f"unexpected end of file at character {self.offset} inside a list (truncated?)")
+                raise JsonError(
+                    f"unexpected end of file at character {self.offset} inside a list (truncated?)"
+                )
             if c == "]":
                 self._pos += 1
                 break

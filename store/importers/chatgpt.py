@@ -51,8 +51,14 @@ MANIFEST = "export_manifest.json"
 # Tool outputs that are plumbing, not conversation (memory writes, search result dumps).
 _HIDDEN_TOOLS = {"bio", "web.run", "web.search", "web"}
 _HIDDEN_TYPES = {
-    "sonic_webpage", "system_error", "tether_browsing_display", "computer_output", "super_widget",
-    "model_editable_context", "user_editable_context", "code",
+    "sonic_webpage",
+    "system_error",
+    "tether_browsing_display",
+    "computer_output",
+    "super_widget",
+    "model_editable_context",
+    "user_editable_context",
+    "code",
 }
 _REASONING_TYPES = {"thoughts", "reasoning_recap"}
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool", "function": "tool"}
@@ -63,7 +69,9 @@ _PUA_SPAN = re.compile("[ \t]*\ue200[^\ue200\ue201]*\ue201")
 _PUA = re.compile("[\ue000-\uf8ff]")
 _LENTICULAR = re.compile("【[^【】\n]{0,120}†[^【】\n]{0,120}】")
 _MARKER_CHAR = re.compile("[\ue000-\uf8ff【]")
-_BIO_STATUS = re.compile(r"^\s*(model set context|memory (updated|saved)|updated saved memory)", re.IGNORECASE)
+_BIO_STATUS = re.compile(
+    r"^\s*(model set context|memory (updated|saved)|updated saved memory)", re.IGNORECASE
+)
 
 
 def strip_citations(text: str) -> str:
@@ -82,8 +90,9 @@ def read(path: Path) -> Iterator[Item]:
     with bundle:
         names = bundle.names if bundle.kind == "file" else bundle.matching(CONVERSATION_FILE)
         if not names:
-            yield ImportProblem(str(path), None,
-                                "no conversations.json or conversations-NNN.json in this ChatGPT export")
+            yield ImportProblem(
+                str(path), None, "no conversations.json or conversations-NNN.json in this ChatGPT export"
+            )
             return
         yield from _check_manifest(bundle, names)
         try:
@@ -112,12 +121,16 @@ def _check_manifest(bundle: Bundle, names: list[str]) -> Iterator[ImportProblem]
         with bundle.open(manifests[0]) as fp:
             manifest = json.loads(fp.read(16 * 1024**2).decode("utf-8-sig"))
     except (ValueError, OSError, zipfile.BadZipFile) as exc:
-        yield ImportProblem(label, None, f"unreadable export manifest ({describe(exc)}); importing the files present")
+        yield ImportProblem(
+            label, None, f"unreadable export manifest ({describe(exc)}); importing the files present"
+        )
         return
     present = {n.rsplit("/", 1)[-1] for n in names}
     for listed in sorted(_file_names(manifest)):
         if listed not in present:
-            yield ImportProblem(label, None, f"the export manifest lists {listed} but it is not in the export")
+            yield ImportProblem(
+                label, None, f"the export manifest lists {listed} but it is not in the export"
+            )
 
 
 def _file_names(value: Any) -> set[str]:
@@ -133,7 +146,9 @@ def _file_names(value: Any) -> set[str]:
 
 
 def _one(conv: Any, label: str, seen_threads: set[str], seen_memories: set[str]) -> Iterator[Item]:
-    conv_id = (ident(conv.get("id")) or ident(conv.get("conversation_id"))) if isinstance(conv, dict) else None
+    conv_id = (
+        (ident(conv.get("id")) or ident(conv.get("conversation_id"))) if isinstance(conv, dict) else None
+    )
     try:
         thread, memories = parse_conversation(conv)
     except Exception as exc:  # one malformed conversation must not stop the rest of the export
@@ -161,8 +176,11 @@ def parse_conversation(conv: Any) -> tuple[ThreadIn, list[MemoryIn]]:
     mapping = as_dict(conv["mapping"], "mapping")
     conv_created = parse_ts(conv.get("create_time"))
     thread_meta: dict[str, Any] = {}
-    for key, out in (("default_model_slug", "model"), ("gizmo_id", "gizmo_id"),
-                     ("conversation_template_id", "template_id")):
+    for key, out in (
+        ("default_model_slug", "model"),
+        ("gizmo_id", "gizmo_id"),
+        ("conversation_template_id", "template_id"),
+    ):
         if isinstance(conv.get(key), str) and conv[key]:
             thread_meta[out] = conv[key]
     if conv.get("is_archived") is True:
@@ -232,8 +250,9 @@ def _newest_leaf(mapping: dict[str, Any]) -> str | None:
     return best_id
 
 
-def _message(node_id: str, msg: dict[str, Any], thread_meta: dict[str, Any],
-             reasoning: list[str]) -> MessageIn | None:
+def _message(
+    node_id: str, msg: dict[str, Any], thread_meta: dict[str, Any], reasoning: list[str]
+) -> MessageIn | None:
     """A visible message, or None for scaffolding, plumbing, hidden and empty nodes."""
     author = dict_or_empty(msg.get("author"))
     role = _ROLES.get(str(author.get("role")))
@@ -244,8 +263,11 @@ def _message(node_id: str, msg: dict[str, Any], thread_meta: dict[str, Any],
     recipient = msg.get("recipient")
 
     if meta.get("is_user_system_message") and ctype == "user_editable_context":
-        instructions = {k: content[k] for k in ("user_profile", "user_instructions")
-                        if isinstance(content.get(k), str) and content[k].strip()}
+        instructions = {
+            k: content[k]
+            for k in ("user_profile", "user_instructions")
+            if isinstance(content.get(k), str) and content[k].strip()
+        }
         if instructions:
             thread_meta["custom_instructions"] = instructions
         return None
@@ -272,8 +294,11 @@ def _message(node_id: str, msg: dict[str, Any], thread_meta: dict[str, Any],
 
     text, assets = _text_and_assets(content)
     text = clean_text(strip_citations(text))
-    attachments = [a["name"] for a in as_list(meta.get("attachments"), "attachments")
-                   if isinstance(a, dict) and isinstance(a.get("name"), str)]
+    attachments = [
+        a["name"]
+        for a in as_list(meta.get("attachments"), "attachments")
+        if isinstance(a, dict) and isinstance(a.get("name"), str)
+    ]
     if not text and not assets and not attachments:
         return None
     if tool == "dalle.text2im" and not assets:
@@ -293,8 +318,13 @@ def _message(node_id: str, msg: dict[str, Any], thread_meta: dict[str, Any],
     if role == "assistant" and reasoning:
         extra["reasoning"] = list(reasoning)
         reasoning.clear()
-    return MessageIn(role=role, content=text, external_id=node_id,
-                     created_at=parse_ts(msg.get("create_time")), metadata=extra)
+    return MessageIn(
+        role=role,
+        content=text,
+        external_id=node_id,
+        created_at=parse_ts(msg.get("create_time")),
+        metadata=extra,
+    )
 
 
 def _text_and_assets(content: dict[str, Any]) -> tuple[str, list[str]]:
@@ -363,7 +393,13 @@ def _memories(mapping: dict[str, Any]) -> list[MemoryIn]:
         text = clean_text(strip_citations(text))
         if not text or _BIO_STATUS.match(text):
             continue
-        out.append(MemoryIn(category=guess_category(text, full=False), content=text, origin="chatgpt-bio",
-                            created_at=parse_ts(msg.get("create_time"))))
+        out.append(
+            MemoryIn(
+                category=guess_category(text, full=False),
+                content=text,
+                origin="chatgpt-bio",
+                created_at=parse_ts(msg.get("create_time")),
+            )
+        )
     out.sort(key=lambda m: m.created_at or 0.0)
     return out

@@ -75,7 +75,9 @@ def read(path: Path) -> Iterator[Item]:
         else:
             names = bundle.matching(CONVERSATION_FILE) + bundle.matching(MEMORIES_FILE)
         if not names:
-            yield ImportProblem(str(path), None, "no conversations.json or memories.json in this Claude export")
+            yield ImportProblem(
+                str(path), None, "no conversations.json or memories.json in this Claude export"
+            )
             return
         try:
             bundle.check_sizes(names)
@@ -182,11 +184,17 @@ def _message(msg: dict[str, Any], index: int) -> MessageIn | None:
                 meta.setdefault("thinking", []).append(clean_text(thought))
         elif kind == "tool_use":
             meta.setdefault("tool_calls", []).append(
-                {k: block[k] for k in ("id", "name", "input") if k in block})
+                {k: block[k] for k in ("id", "name", "input") if k in block}
+            )
         elif kind == "tool_result":
             meta.setdefault("tool_results", []).append(
-                {"tool_use_id": block.get("tool_use_id"), "name": block.get("name"),
-                 "content": _block_text(block.get("content")), "is_error": bool(block.get("is_error"))})
+                {
+                    "tool_use_id": block.get("tool_use_id"),
+                    "name": block.get("name"),
+                    "content": _block_text(block.get("content")),
+                    "is_error": bool(block.get("is_error")),
+                }
+            )
     if not texts and as_text(msg.get("text")).strip():
         texts.append(as_text(msg.get("text")))
     text = clean_text("\n\n".join(texts))
@@ -200,8 +208,11 @@ def _message(msg: dict[str, Any], index: int) -> MessageIn | None:
         body = clean_text(as_text(att.get("extracted_content")))
         if body:
             sections.append(f"--- attachment: {name} ---\n{body}\n--- end of attachment: {name} ---")
-    files = [f["file_name"] for f in as_list(msg.get("files"), "files")
-             if isinstance(f, dict) and isinstance(f.get("file_name"), str)]
+    files = [
+        f["file_name"]
+        for f in as_list(msg.get("files"), "files")
+        if isinstance(f, dict) and isinstance(f.get("file_name"), str)
+    ]
     if files:
         meta["files"] = files
     content = "\n\n".join([text, *sections]) if text else "\n\n".join(sections)
@@ -209,8 +220,13 @@ def _message(msg: dict[str, Any], index: int) -> MessageIn | None:
         return None
     if role == "user" and not text and only_tool_results and "tool_results" in meta:
         role = "tool"
-    return MessageIn(role=role, content=content, external_id=ident(msg.get("uuid")) or f"idx:{index}",
-                     created_at=parse_ts(msg.get("created_at")), metadata=meta)
+    return MessageIn(
+        role=role,
+        content=content,
+        external_id=ident(msg.get("uuid")) or f"idx:{index}",
+        created_at=parse_ts(msg.get("created_at")),
+        metadata=meta,
+    )
 
 
 def _block_text(value: Any) -> str:
@@ -243,10 +259,18 @@ def memory_lines(markdown: str, *, default: str) -> list[MemoryIn]:
             continue
         if _HEADING.match(line) and not _BULLET.match(line):
             low = line.lower()
-            heading_hint = next((c for c, words in (("preference", ("preference", "likes")),
-                                                    ("project", ("project", "work")),
-                                                    ("skill", ("skill", "expertise"))) if any(w in low for w in words)),
-                                None)
+            heading_hint = next(
+                (
+                    c
+                    for c, words in (
+                        ("preference", ("preference", "likes")),
+                        ("project", ("project", "work")),
+                        ("skill", ("skill", "expertise")),
+                    )
+                    if any(w in low for w in words)
+                ),
+                None,
+            )
             continue
         text = _BULLET.sub("", line).strip()
         if not text or text.casefold() in seen:

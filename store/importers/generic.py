@@ -43,10 +43,18 @@ from store.records import CATEGORIES, MemoryIn, MessageIn, ThreadIn
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 _ROLES = {
-    "system": "system", "developer": "system",
-    "user": "user", "human": "user",
-    "assistant": "assistant", "gpt": "assistant", "ai": "assistant", "bot": "assistant", "model": "assistant",
-    "tool": "tool", "function": "tool", "ipython": "tool",
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "gpt": "assistant",
+    "ai": "assistant",
+    "bot": "assistant",
+    "model": "assistant",
+    "tool": "tool",
+    "function": "tool",
+    "ipython": "tool",
 }
 
 
@@ -82,7 +90,10 @@ def _read_jsonl(path: Path, source: str) -> Iterator[Item]:
                 except UnicodeDecodeError as exc:
                     yield ImportProblem(label, f"line {lineno}", f"not valid UTF-8 text (byte {exc.start})")
                     continue
-                except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than Python allows
+                except (
+                    ValueError,
+                    RecursionError,
+                ) as exc:  # RecursionError: nested deeper than Python allows
                     reason = exc if isinstance(exc, ValueError) else "nested too deeply"
                     yield ImportProblem(label, f"line {lineno}", f"invalid JSON: {reason}")
                     continue
@@ -178,8 +189,13 @@ def _message(obj: Any, index: int) -> MessageIn:
     for key in ("name", "tool_calls", "tool_call_id", "function_call"):
         if obj.get(key) is not None:
             metadata[key] = obj[key]
-    return MessageIn(role=role, content=content, external_id=ident(obj.get("id")) or f"idx:{index}",
-                     created_at=parse_ts(obj.get("created_at", obj.get("timestamp"))), metadata=metadata)
+    return MessageIn(
+        role=role,
+        content=content,
+        external_id=ident(obj.get("id")) or f"idx:{index}",
+        created_at=parse_ts(obj.get("created_at", obj.get("timestamp"))),
+        metadata=metadata,
+    )
 
 
 def _parts_text(parts: list[Any], metadata: dict[str, Any]) -> str:
@@ -214,5 +230,11 @@ def parse_memory(obj: Any) -> MemoryIn:
     if isinstance(importance, bool) or not isinstance(importance, int) or not 1 <= importance <= 10:
         raise BadRecord(f"memory importance must be an integer 1-10, got {importance!r}")
     origin = obj["origin"] if isinstance(obj.get("origin"), str) and obj["origin"].strip() else "import"
-    return MemoryIn(category=category, content=content, importance=importance, origin=origin,
-                    created_at=parse_ts(obj.get("created_at")), pinned=obj.get("pinned") is True)
+    return MemoryIn(
+        category=category,
+        content=content,
+        importance=importance,
+        origin=origin,
+        created_at=parse_ts(obj.get("created_at")),
+        pinned=obj.get("pinned") is True,
+    )

@@ -41,7 +41,9 @@ def tables(path: Path) -> set[str]:
     except apsw.Error:
         return set()
     try:
-        return {str(r[0]) for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+        return {
+            str(r[0]) for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+        }
     except apsw.Error:
         return set()
     finally:
@@ -68,13 +70,17 @@ def read(path: Path) -> Iterator[Item]:
     label = str(path)
     try:
         con = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
-        names = {str(r[0]) for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+        names = {
+            str(r[0]) for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+        }
     except apsw.Error as exc:
         yield ImportProblem(label, None, f"not a readable SQLite database ({describe(exc)})")
         return
     try:
         if "responses" not in names and not names >= NEW_TABLES:
-            yield ImportProblem(label, None, "this SQLite file has no llm tables (responses, or threads/turns/messages/parts)")
+            yield ImportProblem(
+                label, None, "this SQLite file has no llm tables (responses, or threads/turns/messages/parts)"
+            )
             return
         new_ids: set[str] = set()
         turn_ids: set[str] = set()
@@ -99,17 +105,34 @@ def _columns(con: apsw.Connection, table: str) -> set[str]:
     return {str(r[1]) for r in con.execute(f"PRAGMA table_info({table})")}
 
 
-def _legacy(con: apsw.Connection, names: set[str], label: str, new_ids: set[str], turn_ids: set[str],
-            held: dict[str, _Conversation]) -> Iterator[Item]:
+def _legacy(
+    con: apsw.Connection,
+    names: set[str],
+    label: str,
+    new_ids: set[str],
+    turn_ids: set[str],
+    held: dict[str, _Conversation],
+) -> Iterator[Item]:
     cols = _columns(con, "responses")
-    wanted = ["id", "model", "prompt", "system", "response", "conversation_id", "datetime_utc",
-              "resolved_model", "reasoning"]
+    wanted = [
+        "id",
+        "model",
+        "prompt",
+        "system",
+        "response",
+        "conversation_id",
+        "datetime_utc",
+        "resolved_model",
+        "reasoning",
+    ]
     select = ", ".join(f"r.{c}" if c in cols else f"NULL AS {c}" for c in wanted)
     has_conv = "conversations" in names
     join = "LEFT JOIN conversations c ON c.id = r.conversation_id" if has_conv else ""
     conv_cols = "c.name, c.model" if has_conv else "NULL, NULL"
-    sql = (f"SELECT {select}, {conv_cols} FROM responses r {join} "
-           "ORDER BY coalesce(r.conversation_id, r.id), r.datetime_utc, r.id")
+    sql = (
+        f"SELECT {select}, {conv_cols} FROM responses r {join} "
+        "ORDER BY coalesce(r.conversation_id, r.id), r.datetime_utc, r.id"
+    )
     current: str | None = None
     conv = _Conversation()
     for row in con.execute(sql):
@@ -144,15 +167,20 @@ def _legacy_messages(rec: dict[str, Any]) -> list[MessageIn]:
     answer = clean_text(rec["response"]) if isinstance(rec["response"], str) else ""
     reasoning = clean_text(rec["reasoning"]) if isinstance(rec["reasoning"], str) else ""
     if answer or reasoning:
-        meta = {"model": rec["resolved_model"] or rec["model"]} if (rec["resolved_model"] or rec["model"]) else {}
+        meta = (
+            {"model": rec["resolved_model"] or rec["model"]}
+            if (rec["resolved_model"] or rec["model"])
+            else {}
+        )
         if reasoning:
             meta["reasoning"] = [reasoning]
         out.append(MessageIn("assistant", answer, f"{rid}/response", when, meta))
     return out
 
 
-def _flush_legacy(key: str, conv: _Conversation, label: str, new_ids: set[str],
-                  held: dict[str, _Conversation]) -> Iterator[Item]:
+def _flush_legacy(
+    key: str, conv: _Conversation, label: str, new_ids: set[str], held: dict[str, _Conversation]
+) -> Iterator[Item]:
     if not conv.messages:
         return
     if key in new_ids:
@@ -164,19 +192,31 @@ def _flush_legacy(key: str, conv: _Conversation, label: str, new_ids: set[str],
 def _legacy_thread(key: str, conv: _Conversation) -> ThreadIn:
     times = [m.created_at for m in conv.messages if m.created_at is not None]
     meta = {"model": conv.model} if conv.model else {}
-    return ThreadIn(SOURCE, key, title_or_fallback(conv.name, conv.messages), conv.messages,
-                    min(times) if times else None, max(times) if times else None, meta)
+    return ThreadIn(
+        SOURCE,
+        key,
+        title_or_fallback(conv.name, conv.messages),
+        conv.messages,
+        min(times) if times else None,
+        max(times) if times else None,
+        meta,
+    )
 
 
 # --- 0.32 threads/turns/messages/parts ------------------------------------------------------------
 
 
 def _threads(con: apsw.Connection, label: str, held: dict[str, _Conversation]) -> Iterator[Item]:
-    graph = {str(h): (str(role), parent) for h, parent, role in
-             con.execute("SELECT hash, parent_hash, role FROM messages")}
+    graph = {
+        str(h): (str(role), parent)
+        for h, parent, role in con.execute("SELECT hash, parent_hash, role FROM messages")
+    }
     dated = _date_messages(con, graph)
-    rows = list(con.execute(
-        "SELECT id, name, tip_message_hash, forked_from, datetime_utc FROM threads ORDER BY datetime_utc, id"))
+    rows = list(
+        con.execute(
+            "SELECT id, name, tip_message_hash, forked_from, datetime_utc FROM threads ORDER BY datetime_utc, id"
+        )
+    )
     for thread_id, name, tip, forked_from, when in rows:
         key = str(thread_id)
         try:
@@ -192,14 +232,22 @@ def _threads(con: apsw.Connection, label: str, held: dict[str, _Conversation]) -
             continue
         times = [m.created_at for m in messages if m.created_at is not None]
         meta = {"forked_from": str(forked_from)} if forked_from else {}
-        yield ThreadIn(SOURCE, key, title_or_fallback(name, messages), messages,
-                       min(times) if times else parse_ts(when), max(times) if times else parse_ts(when), meta)
+        yield ThreadIn(
+            SOURCE,
+            key,
+            title_or_fallback(name, messages),
+            messages,
+            min(times) if times else parse_ts(when),
+            max(times) if times else parse_ts(when),
+            meta,
+        )
     for key, conv in held.items():  # thread row vanished between queries: still import the history
         yield _legacy_thread(key, conv)
 
 
-def _date_messages(con: apsw.Connection,
-                   graph: dict[str, tuple[str, Any]]) -> dict[str, tuple[float | None, str | None]]:
+def _date_messages(
+    con: apsw.Connection, graph: dict[str, tuple[str, Any]]
+) -> dict[str, tuple[float | None, str | None]]:
     """Messages have no timestamp: each gets the time and model of the earliest turn whose chain holds it.
 
     Turns are visited oldest first and a walk stops at the first message already dated, so shared
@@ -207,8 +255,9 @@ def _date_messages(con: apsw.Connection,
     """
     dated: dict[str, tuple[float | None, str | None]] = {}
     for tip, model, when in con.execute(
-            "SELECT tip_message_hash, coalesce(resolved_model, model), datetime_utc FROM turns "
-            "ORDER BY datetime_utc, id"):
+        "SELECT tip_message_hash, coalesce(resolved_model, model), datetime_utc FROM turns "
+        "ORDER BY datetime_utc, id"
+    ):
         stamp = (parse_ts(when), model if isinstance(model, str) else None)
         cur = tip
         while isinstance(cur, str) and cur in graph and cur not in dated:
@@ -217,8 +266,13 @@ def _date_messages(con: apsw.Connection,
     return dated
 
 
-def _chain(con: apsw.Connection, tip: Any, graph: dict[str, tuple[str, Any]],
-           dated: dict[str, tuple[float | None, str | None]], thread_time: float | None) -> list[MessageIn]:
+def _chain(
+    con: apsw.Connection,
+    tip: Any,
+    graph: dict[str, tuple[str, Any]],
+    dated: dict[str, tuple[float | None, str | None]],
+    thread_time: float | None,
+) -> list[MessageIn]:
     """Messages from the root to `tip` (cycle-safe), dated by the turns that produced them."""
     hashes: list[str] = []
     seen: set[str] = set()
@@ -246,8 +300,9 @@ def _parts(con: apsw.Connection, message_hash: str, role: str) -> MessageIn | No
     meta: dict[str, Any] = {}
     kinds: list[str] = []
     for kind, tool_name, text, payload in con.execute(
-            "SELECT type, tool_name, text, payload FROM parts WHERE message_hash = ? ORDER BY position, id",
-            (message_hash,)):
+        "SELECT type, tool_name, text, payload FROM parts WHERE message_hash = ? ORDER BY position, id",
+        (message_hash,),
+    ):
         data = _json(payload)
         kinds.append(str(kind))
         body = text if isinstance(text, str) else _text_ref(con, data, meta)
@@ -263,7 +318,9 @@ def _parts(con: apsw.Connection, message_hash: str, role: str) -> MessageIn | No
                 entry["text"] = body
             meta.setdefault("tool_calls" if kind == "tool_call" else "tool_results", []).append(entry)
         elif kind == "attachment":
-            meta.setdefault("attachments", []).append(data.get("id") or data.get("path") or data.get("url") or "attachment")
+            meta.setdefault("attachments", []).append(
+                data.get("id") or data.get("path") or data.get("url") or "attachment"
+            )
     content = clean_text("\n".join(texts))
     if not content and not meta:
         return None
@@ -306,16 +363,23 @@ def _text_ref(con: apsw.Connection, data: dict[str, Any], meta: dict[str, Any]) 
 
 def _without_replayed(legacy: list[MessageIn], chain: list[MessageIn]) -> list[MessageIn]:
     """Legacy messages whose prompt/answer pair is not already on the new chain."""
-    pairs = {(a.content, b.content) for a, b in zip(chain, chain[1:], strict=False)
-             if a.role == "user" and b.role == "assistant"}
+    pairs = {
+        (a.content, b.content)
+        for a, b in zip(chain, chain[1:], strict=False)
+        if a.role == "user" and b.role == "assistant"
+    }
     out: list[MessageIn] = []
     i = 0
     while i < len(legacy):
         m = legacy[i]
         nxt = legacy[i + 1] if i + 1 < len(legacy) else None
-        if m.role == "user" and nxt is not None and nxt.role == "assistant" \
-                and nxt.external_id == (m.external_id or "").replace("/prompt", "/response") \
-                and (m.content, nxt.content) in pairs:
+        if (
+            m.role == "user"
+            and nxt is not None
+            and nxt.role == "assistant"
+            and nxt.external_id == (m.external_id or "").replace("/prompt", "/response")
+            and (m.content, nxt.content) in pairs
+        ):
             i += 2
             continue
         out.append(m)

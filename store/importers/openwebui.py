@@ -40,7 +40,11 @@ from store.records import MessageIn, ThreadIn
 
 SOURCE = "openwebui"
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
-_DETAILS_TYPES = {"reasoning": "reasoning", "tool_calls": "tool_calls", "code_interpreter": "code_interpreter"}
+_DETAILS_TYPES = {
+    "reasoning": "reasoning",
+    "tool_calls": "tool_calls",
+    "code_interpreter": "code_interpreter",
+}
 _DETAILS_OPEN = re.compile(r"<details\b([^>]*)>", re.IGNORECASE)
 _DETAILS_ANY = re.compile(r"<details\b[^>]*>|</details\s*>", re.IGNORECASE)
 _ATTR = re.compile(r'([\w-]+)\s*=\s*"([^"]*)"')
@@ -82,8 +86,9 @@ def parse_chat(row: Any) -> ThreadIn | None:
     history = as_dict(chat.get("history") or {}, "history")
     tree = as_dict(history.get("messages") or {}, "history.messages")
     linear = [m for m in as_list(chat.get("messages"), "messages") if isinstance(m, dict)]
-    path = _active_branch(tree, linear, history.get("currentId") or row.get("current_message_id")
-                          or chat.get("currentId"))
+    path = _active_branch(
+        tree, linear, history.get("currentId") or row.get("current_message_id") or chat.get("currentId")
+    )
     messages = [m for m in (_message(m, i) for i, m in enumerate(path)) if m is not None]
     if not messages:
         return None
@@ -101,7 +106,9 @@ def parse_chat(row: Any) -> ThreadIn | None:
         external_id=chat_id,
         title=title_or_fallback(row.get("title") or chat.get("title"), messages),
         messages=messages,
-        created_at=parse_ts(row.get("created_at")) or parse_ts(chat.get("timestamp")) or messages[0].created_at,
+        created_at=parse_ts(row.get("created_at"))
+        or parse_ts(chat.get("timestamp"))
+        or messages[0].created_at,
         updated_at=parse_ts(row.get("updated_at")) or messages[-1].created_at,
         metadata=meta,
     )
@@ -149,14 +156,22 @@ def _message(msg: dict[str, Any], index: int) -> MessageIn | None:
     model = msg.get("model") or msg.get("modelName")
     if role == "assistant" and isinstance(model, str) and model:
         meta["model"] = model
-    files = [f.get("name") or (f.get("file") or {}).get("filename") for f in as_list(msg.get("files"), "files")
-             if isinstance(f, dict)]
+    files = [
+        f.get("name") or (f.get("file") or {}).get("filename")
+        for f in as_list(msg.get("files"), "files")
+        if isinstance(f, dict)
+    ]
     if any(isinstance(f, str) for f in files):
         meta["files"] = [f for f in files if isinstance(f, str)]
     if not text and not meta:
         return None
-    return MessageIn(role=role, content=text, external_id=ident(msg.get("id")) or f"idx:{index}",
-                     created_at=parse_ts(msg.get("timestamp")), metadata=meta)
+    return MessageIn(
+        role=role,
+        content=text,
+        external_id=ident(msg.get("id")) or f"idx:{index}",
+        created_at=parse_ts(msg.get("timestamp")),
+        metadata=meta,
+    )
 
 
 def split_details(text: str) -> tuple[str, dict[str, list[Any]]]:
@@ -172,7 +187,7 @@ def split_details(text: str) -> tuple[str, dict[str, list[Any]]]:
         attrs = {k: html.unescape(v) for k, v in _ATTR.findall(m.group(1))}
         kind = _DETAILS_TYPES.get(attrs.get("type", ""))
         if kind is None:
-            out.append(text[pos:m.end()])
+            out.append(text[pos : m.end()])
             pos = m.end()
             continue
         depth, cursor, inner_end, end = 1, m.end(), len(text), len(text)
@@ -184,7 +199,7 @@ def split_details(text: str) -> tuple[str, dict[str, list[Any]]]:
             cursor = tag.end()
             if depth == 0:
                 inner_end, end = tag.start(), tag.end()
-        inner = html.unescape(_SUMMARY.sub("", text[m.end():inner_end], count=1)).strip()
+        inner = html.unescape(_SUMMARY.sub("", text[m.end() : inner_end], count=1)).strip()
         if kind == "reasoning":
             inner = _QUOTE_PREFIX.sub("", inner).strip()  # Open WebUI quotes reasoning lines with "> "
             if inner:
@@ -194,6 +209,6 @@ def split_details(text: str) -> tuple[str, dict[str, list[Any]]]:
             if inner:
                 entry["text"] = clean_text(inner)
             found.setdefault(kind, []).append(entry)
-        out.append(text[pos:m.start()])
+        out.append(text[pos : m.start()])
         pos = end
     return "".join(out), found

@@ -25,8 +25,13 @@ def test_detected() -> None:
 def test_items_in_order_with_the_malformed_conversation_reported() -> None:
     r = read(CONV)
     # conv-hidden-only has nothing visible: skipped silently, not an error.
-    assert r.order == ["thread:conv-branches", "memory", "thread:conv-no-current",
-                       "problem:conv-bad-mapping", "thread:conv-cycle"]
+    assert r.order == [
+        "thread:conv-branches",
+        "memory",
+        "thread:conv-no-current",
+        "problem:conv-bad-mapping",
+        "thread:conv-cycle",
+    ]
     assert r.problems[0].file == str(CONV)
     assert r.problems[0].error == "mapping is str, expected an object"
 
@@ -43,8 +48,14 @@ def test_active_branch_skips_regenerations_edits_hidden_and_plumbing() -> None:
         ("a3", "assistant", "Noted: 6 minutes for soft eggs."),
     ]
     text = " ".join(m.content for m in t.messages)
-    for gone in ("OLD REGENERATED ANSWER", "OLD EDITED QUESTION", "web results dump", "Model set context",
-                 "print(6 * 60)", "User prefers soft-boiled eggs."):
+    for gone in (
+        "OLD REGENERATED ANSWER",
+        "OLD EDITED QUESTION",
+        "web results dump",
+        "Model set context",
+        "print(6 * 60)",
+        "User prefers soft-boiled eggs.",
+    ):
         assert gone not in text
 
 
@@ -58,8 +69,10 @@ def test_timestamps_float_ms_string_and_missing() -> None:
 
 def test_metadata_keeps_custom_instructions_models_reasoning_and_tools() -> None:
     t = read(CONV).thread("conv-branches")
-    assert t.metadata == {"model": "gpt-4o",
-                          "custom_instructions": {"user_profile": "I am a cook.", "user_instructions": "Be brief."}}
+    assert t.metadata == {
+        "model": "gpt-4o",
+        "custom_instructions": {"user_profile": "I am a cook.", "user_instructions": "Be brief."},
+    }
     by_id = {m.external_id: m for m in t.messages}
     assert by_id["a1"].metadata == {"model": "gpt-4o"}
     assert by_id["exec"].metadata == {"tool": "python"}
@@ -70,7 +83,11 @@ def test_metadata_keeps_custom_instructions_models_reasoning_and_tools() -> None
 def test_bio_writes_become_memories() -> None:
     [memory] = read(CONV).memories
     assert (memory.category, memory.content, memory.origin, memory.created_at) == (
-        "preference", "User prefers soft-boiled eggs.", "chatgpt-bio", 1700000057.0)
+        "preference",
+        "User prefers soft-boiled eggs.",
+        "chatgpt-bio",
+        1700000057.0,
+    )
 
 
 def test_missing_current_node_takes_newest_leaf_and_keeps_multimodal_text() -> None:
@@ -96,8 +113,10 @@ def test_strip_citations() -> None:
 def test_split_files_with_manifest_report_missing_part_and_dedupe() -> None:
     r = read(SPLIT)
     assert [t.external_id for t in r.threads] == ["split-1", "split-2", "split-3"]
-    assert msgs(r.thread("split-3")) == [("split-3-q", "user", "Question three"),
-                                         ("split-3-a", "assistant", "Answer three")]
+    assert msgs(r.thread("split-3")) == [
+        ("split-3-q", "user", "Question three"),
+        ("split-3-a", "assistant", "Answer three"),
+    ]
     [problem] = r.problems
     assert problem.file == str(SPLIT / "export_manifest.json")
     assert problem.conversation is None
@@ -105,12 +124,15 @@ def test_split_files_with_manifest_report_missing_part_and_dedupe() -> None:
 
 
 def test_zip_matches_folder_even_inside_a_top_folder(tmp_path: Path) -> None:
-    archive = make_zip(tmp_path / "chatgpt.zip", {
-        "Export/conversations-000.json": SPLIT / "conversations-000.json",
-        "Export/conversations-001.json": SPLIT / "conversations-001.json",
-        "Export/chat.html": b"<html></html>",
-        "Export/file-AbC123-cat.png": b"\x89PNG....",
-    })
+    archive = make_zip(
+        tmp_path / "chatgpt.zip",
+        {
+            "Export/conversations-000.json": SPLIT / "conversations-000.json",
+            "Export/conversations-001.json": SPLIT / "conversations-001.json",
+            "Export/chat.html": b"<html></html>",
+            "Export/file-AbC123-cat.png": b"\x89PNG....",
+        },
+    )
     assert detect_format(archive) == "chatgpt"
     r = read(archive)
     assert [t.external_id for t in r.threads] == ["split-1", "split-2", "split-3"]
@@ -124,7 +146,11 @@ def test_wrapped_and_single_conversation_roots(tmp_path: Path) -> None:
     single = tmp_path / "one.json"
     single.write_text(json.dumps(convs[-1]), encoding="utf-8")
     assert detect_format(wrapped) == "chatgpt"
-    assert [t.external_id for t in read(wrapped).threads] == ["conv-branches", "conv-no-current", "conv-cycle"]
+    assert [t.external_id for t in read(wrapped).threads] == [
+        "conv-branches",
+        "conv-no-current",
+        "conv-cycle",
+    ]
     assert detect_format(single) == "chatgpt"
     assert [t.external_id for t in read(single).threads] == ["conv-cycle"]
 
@@ -152,8 +178,15 @@ def test_zip_without_conversations(tmp_path: Path) -> None:
     assert "no conversations.json" in r.problems[0].error
 
 
-@pytest.mark.parametrize("name", ["../evil/conversations.json", "/etc/conversations.json",
-                                  "C:/conversations.json", "a/../../conversations.json"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "../evil/conversations.json",
+        "/etc/conversations.json",
+        "C:/conversations.json",
+        "a/../../conversations.json",
+    ],
+)
 def test_zip_slip_paths_are_refused(tmp_path: Path, name: str) -> None:
     archive = tmp_path / "slip.zip"
     with zipfile.ZipFile(archive, "w") as zf:
@@ -169,7 +202,7 @@ def test_zip_symlink_member_is_refused(tmp_path: Path) -> None:
     archive = tmp_path / "link.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         info = zipfile.ZipInfo("conversations.json")
-        info.external_attr = (0o120777 << 16)
+        info.external_attr = 0o120777 << 16
         zf.writestr(info, "/etc/passwd")
     [problem] = read(archive, "chatgpt").problems
     assert "symlink" in problem.error

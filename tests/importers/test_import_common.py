@@ -12,19 +12,28 @@ from store.importers._json import JsonError, JsonStream
 from store.records import MessageIn
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    (1700000000, 1700000000.0),
-    (1700000000.25, 1700000000.25),
-    (1700000000123, 1700000000.123),  # ms
-    (1700000000123456, 1700000000.123456),  # µs
-    ("1700000000.5", 1700000000.5),
-    ("2023-11-14T22:13:20Z", 1700000000.0),
-    ("2023-11-14T22:13:20+00:00", 1700000000.0),
-    ("2023-11-15T00:13:20+02:00", 1700000000.0),
-    ("2023-11-14T22:13:20", 1700000000.0),  # naive: UTC
-    (None, None), ("", None), ("yesterday", None), (True, None), (0, None), (-5, None),
-    (float("inf"), None), ([1], None),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (1700000000, 1700000000.0),
+        (1700000000.25, 1700000000.25),
+        (1700000000123, 1700000000.123),  # ms
+        (1700000000123456, 1700000000.123456),  # µs
+        ("1700000000.5", 1700000000.5),
+        ("2023-11-14T22:13:20Z", 1700000000.0),
+        ("2023-11-14T22:13:20+00:00", 1700000000.0),
+        ("2023-11-15T00:13:20+02:00", 1700000000.0),
+        ("2023-11-14T22:13:20", 1700000000.0),  # naive: UTC
+        (None, None),
+        ("", None),
+        ("yesterday", None),
+        (True, None),
+        (0, None),
+        (-5, None),
+        (float("inf"), None),
+        ([1], None),
+    ],
+)
 def test_parse_ts(value: object, expected: float | None) -> None:
     got = parse_ts(value)
     assert got == pytest.approx(expected) if expected is not None else got is None
@@ -45,15 +54,18 @@ def test_stream_large_elements_are_linear() -> None:
     assert _elements(json.dumps(values).encode(), chunk=1024) == values
 
 
-@pytest.mark.parametrize(("data", "message"), [
-    (b'[{"a":1},{"b":', "truncated"),
-    (b'[{"a":1},{"b":"unterminated', "truncated"),
-    (b'[{"a":1} {"b":2}]', "expected ',' or ']'"),
-    (b"[1,2]  x", "unexpected data"),
-    (b"[1,]", "invalid JSON"),
-    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
-    (b'["\xff"]', "UTF-8"),
-])
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b'[{"a":1},{"b":', "truncated"),
+        (b'[{"a":1},{"b":"unterminated', "truncated"),
+        (b'[{"a":1} {"b":2}]', "expected ',' or ']'"),
+        (b"[1,2]  x", "unexpected data"),
+        (b"[1,]", "invalid JSON"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b'["\xff"]', "UTF-8"),
+    ],
+)
 def test_stream_errors(data: bytes, message: str) -> None:
     with pytest.raises(JsonError, match=message):
         _elements(data)
@@ -76,13 +88,16 @@ def test_title_fallback() -> None:
     assert title_or_fallback(17, []) == "Untitled"
 
 
-@pytest.mark.parametrize(("text", "full", "expected"), [
-    ("User prefers dark mode.", False, "preference"),
-    ("Doesn't like cilantro", False, "preference"),
-    ("Is working on a compiler project", False, "fact"),
-    ("Is working on a compiler project", True, "project"),
-    ("Knows how to use Kubernetes", True, "skill"),
-    ("Has two cats", True, "fact"),
-])
+@pytest.mark.parametrize(
+    ("text", "full", "expected"),
+    [
+        ("User prefers dark mode.", False, "preference"),
+        ("Doesn't like cilantro", False, "preference"),
+        ("Is working on a compiler project", False, "fact"),
+        ("Is working on a compiler project", True, "project"),
+        ("Knows how to use Kubernetes", True, "skill"),
+        ("Has two cats", True, "fact"),
+    ],
+)
 def test_guess_category(text: str, full: bool, expected: str) -> None:
     assert guess_category(text, full=full) == expected

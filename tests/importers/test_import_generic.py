@@ -19,8 +19,15 @@ def test_detected() -> None:
 
 def test_object_form_with_threads_and_memories() -> None:
     r = read(DIR / "bundle.json")
-    assert r.order == ["thread:g-1", "thread:42", "problem:g-bad", "memory", "memory", "problem:memory 2",
-                       "problem:memory 3"]
+    assert r.order == [
+        "thread:g-1",
+        "thread:42",
+        "problem:g-bad",
+        "memory",
+        "memory",
+        "problem:memory 2",
+        "problem:memory 3",
+    ]
     g1 = r.thread("g-1")
     assert (g1.source, g1.title) == ("demo", "Trip planning")  # top-level "source"
     assert msgs(g1) == [
@@ -39,7 +46,9 @@ def test_object_form_with_threads_and_memories() -> None:
     assert numeric.title == "Numbers as ids"
 
     assert [(m.category, m.content, m.importance, m.origin) for m in r.memories] == [
-        ("preference", "Prefers aisle seats", 7, "import"), ("fact", "Lives in Lisbon", 5, "import")]
+        ("preference", "Prefers aisle seats", 7, "import"),
+        ("fact", "Lives in Lisbon", 5, "import"),
+    ]
     assert [m.pinned for m in r.memories] == [True, False]
     assert [p.error for p in r.problems] == [
         "message x has unknown role 'wizard'",
@@ -67,11 +76,18 @@ def test_openai_finetuning_lines_get_stable_ids() -> None:
     a, b = first.threads
     assert (a.external_id or "").startswith("sha256:") and a.external_id != b.external_id
     assert a.title == "Capital of France?"
-    assert msgs(a) == [("idx:0", "system", "You are terse."), ("idx:1", "user", "Capital of France?"),
-                       ("idx:2", "assistant", "Paris.")]
+    assert msgs(a) == [
+        ("idx:0", "system", "You are terse."),
+        ("idx:1", "user", "Capital of France?"),
+        ("idx:2", "assistant", "Paris."),
+    ]
     assert a.messages[1].metadata == {"parts": ["image_url"]}
-    assert msgs(b) == [("idx:0", "user", "2+2?"), ("idx:1", "assistant", ""), ("idx:2", "tool", "4"),
-                       ("idx:3", "assistant", "4")]
+    assert msgs(b) == [
+        ("idx:0", "user", "2+2?"),
+        ("idx:1", "assistant", ""),
+        ("idx:2", "tool", "4"),
+        ("idx:3", "assistant", "4"),
+    ]
     assert b.messages[1].metadata["tool_calls"][0]["function"]["name"] == "calc"
     assert b.messages[2].metadata == {"tool_call_id": "c1"}
 
@@ -80,7 +96,10 @@ def test_list_form_and_sharegpt() -> None:
     r = read(DIR / "list.json")
     listed, share = r.threads
     assert (listed.source, listed.external_id, msgs(listed)) == (
-        "generic", "l-1", [("l-1-a", "user", "listed message")])
+        "generic",
+        "l-1",
+        [("l-1-a", "user", "listed message")],
+    )
     assert msgs(share) == [("idx:0", "user", "ShareGPT question"), ("idx:1", "assistant", "ShareGPT answer")]
 
 

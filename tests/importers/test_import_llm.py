@@ -31,24 +31,37 @@ def test_detected(logs_db: Path, tmp_path: Path) -> None:
 def test_both_generations_exactly(logs_db: Path) -> None:
     r = read(logs_db)
     assert r.problems == [] and r.memories == []
-    assert [t.external_id for t in r.threads] == ["01legacyconv1", "01r000", "01sharedconv", "01fork", "01newonly"]
+    assert [t.external_id for t in r.threads] == [
+        "01legacyconv1",
+        "01r000",
+        "01sharedconv",
+        "01fork",
+        "01newonly",
+    ]
     assert {t.source for t in r.threads} == {"llm"}
 
     legacy = r.thread("01legacyconv1")
     assert legacy.title == "Pelican names"
     assert msgs(legacy) == [
-        ("01r001/prompt", "user", "Name a pelican"), ("01r001/response", "assistant", "Percy"),
-        ("01r002/prompt", "user", "And a walrus?"), ("01r002/response", "assistant", "Wally"),
+        ("01r001/prompt", "user", "Name a pelican"),
+        ("01r001/response", "assistant", "Percy"),
+        ("01r002/prompt", "user", "And a walrus?"),
+        ("01r002/response", "assistant", "Wally"),
     ]
     assert legacy.messages[0].metadata == {"system": "Be fun"}
-    assert legacy.messages[1].metadata == {"model": "gpt-4o-mini-2024-07-18", "reasoning": ["Pelicans are dignified"]}
+    assert legacy.messages[1].metadata == {
+        "model": "gpt-4o-mini-2024-07-18",
+        "reasoning": ["Pelicans are dignified"],
+    }
     assert [m.created_at for m in legacy.messages] == [1714557600.0, 1714557600.0, 1714557660.0, 1714557660.0]
 
     # NULL conversation_id: its own thread, keyed by the response id; naive datetime read as UTC.
     lone = r.thread("01r000")
     assert (lone.title, lone.created_at) == ("Standalone question", 1711962000.0)
-    assert msgs(lone) == [("01r000/prompt", "user", "Standalone question"),
-                          ("01r000/response", "assistant", "Standalone answer")]
+    assert msgs(lone) == [
+        ("01r000/prompt", "user", "Standalone question"),
+        ("01r000/response", "assistant", "Standalone answer"),
+    ]
 
 
 def test_shared_conversation_merges_without_duplicates(logs_db: Path) -> None:
@@ -70,10 +83,16 @@ def test_shared_conversation_merges_without_duplicates(logs_db: Path) -> None:
     by_id = {m.external_id: m for m in t.messages}
     assert by_id["b2:m4"].metadata == {"reasoning": ["thinking about the document"], "model": "gpt-4o"}
     assert by_id["b2:m6"].metadata == {
-        "tool_calls": [{"name": "llm_time", "arguments": {}, "tool_call_id": "tc1"}], "model": "gpt-4o-2024-08-06"}
-    assert by_id["b2:m7"].metadata == {"tool_results": [{"name": "llm_time", "tool_call_id": "tc1", "text": "12:00"}]}
+        "tool_calls": [{"name": "llm_time", "arguments": {}, "tool_call_id": "tc1"}],
+        "model": "gpt-4o-2024-08-06",
+    }
+    assert by_id["b2:m7"].metadata == {
+        "tool_results": [{"name": "llm_time", "tool_call_id": "tc1", "text": "12:00"}]
+    }
     # Messages are dated by the earliest turn that reached them.
-    assert [m.created_at for m in t.messages][2:] == [1717286400.0] * 4 + [1717286700.0] * 2 + [1717286760.0] * 2
+    assert [m.created_at for m in t.messages][2:] == [1717286400.0] * 4 + [1717286700.0] * 2 + [
+        1717286760.0
+    ] * 2
 
 
 def test_fork_shares_history_dated_by_the_original_turns(logs_db: Path) -> None:
@@ -87,16 +106,24 @@ def test_fork_shares_history_dated_by_the_original_turns(logs_db: Path) -> None:
 def test_new_only_thread_keeps_system_message(logs_db: Path) -> None:
     t = read(logs_db).thread("01newonly")
     assert t.title == "Write a line"
-    assert msgs(t) == [("b2:s1", "system", "You are a poet"), ("b2:s2", "user", "Write a line"),
-                       ("b2:s3", "assistant", "Roses are red")]
+    assert msgs(t) == [
+        ("b2:s1", "system", "You are a poet"),
+        ("b2:s2", "user", "Write a line"),
+        ("b2:s3", "assistant", "Roses are red"),
+    ]
 
 
 def test_each_generation_alone(tmp_path: Path) -> None:
     legacy = read(build_llm_db(tmp_path / "legacy.db", drop=NEW))
     assert [t.external_id for t in legacy.threads] == ["01legacyconv1", "01r000", "01sharedconv"]
     assert [m.content for m in legacy.thread("01sharedconv").messages] == [
-        "Old shared question", "Old shared answer", "Replayed question", "Replayed answer",
-        "What time is it?", "DUAL WRITTEN"]
+        "Old shared question",
+        "Old shared answer",
+        "Replayed question",
+        "Replayed answer",
+        "What time is it?",
+        "DUAL WRITTEN",
+    ]
     new = read(build_llm_db(tmp_path / "new.db", drop=LEGACY))
     assert [t.external_id for t in new.threads] == ["01sharedconv", "01fork", "01newonly"]
     assert new.thread("01sharedconv").messages[0].external_id == "b2:m1"

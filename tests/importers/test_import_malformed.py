@@ -63,15 +63,17 @@ def test_invalid_utf8(tmp_path: Path, fmt: str) -> None:
     data = JSON_FIXTURES[fmt].read_bytes()
     middle = data.index(b'"', len(data) // 2)
     bad = tmp_path / JSON_FIXTURES[fmt].name
-    bad.write_bytes(data[:middle + 1] + b"\xff\xfe\xc3" + data[middle + 1:])
+    bad.write_bytes(data[: middle + 1] + b"\xff\xfe\xc3" + data[middle + 1 :])
     r = read(bad, fmt)
     assert any("UTF-8" in p.error for p in r.problems)
 
 
 def test_invalid_utf8_line_in_jsonl(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
-    path.write_bytes(b'{"id": "a", "messages": [{"role": "user", "content": "\xff"}]}\n'
-                     b'{"id": "b", "messages": [{"role": "user", "content": "fine"}]}\n')
+    path.write_bytes(
+        b'{"id": "a", "messages": [{"role": "user", "content": "\xff"}]}\n'
+        b'{"id": "b", "messages": [{"role": "user", "content": "fine"}]}\n'
+    )
     r = read(path)
     assert [t.external_id for t in r.threads] == ["b"]
     assert r.problems[0].conversation == "line 1" and "UTF-8" in r.problems[0].error
@@ -89,14 +91,39 @@ def test_wrong_types_become_problems(tmp_path: Path, fmt: str, content: str) -> 
 
 def test_wrong_types_inside_conversations(tmp_path: Path) -> None:
     path = tmp_path / "conversations.json"
-    path.write_text(json.dumps([
-        [], "x", {"id": "c1", "mapping": {"n": "not a node"}, "current_node": "n"},
-        {"id": "c2", "mapping": {"n": {"message": {"author": {"role": "user"},
-                                                   "content": {"content_type": "text", "parts": "oops"}}}},
-         "current_node": "n"},
-        {"id": "ok", "mapping": {"n": {"message": {"author": {"role": "user"},
-                                                   "content": {"content_type": "text", "parts": ["fine"]}}}}},
-    ]), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            [
+                [],
+                "x",
+                {"id": "c1", "mapping": {"n": "not a node"}, "current_node": "n"},
+                {
+                    "id": "c2",
+                    "mapping": {
+                        "n": {
+                            "message": {
+                                "author": {"role": "user"},
+                                "content": {"content_type": "text", "parts": "oops"},
+                            }
+                        }
+                    },
+                    "current_node": "n",
+                },
+                {
+                    "id": "ok",
+                    "mapping": {
+                        "n": {
+                            "message": {
+                                "author": {"role": "user"},
+                                "content": {"content_type": "text", "parts": ["fine"]},
+                            }
+                        }
+                    },
+                },
+            ]
+        ),
+        encoding="utf-8",
+    )
     r = read(path, "chatgpt")
     assert [t.external_id for t in r.threads] == ["ok"]
     assert [p.conversation for p in r.problems] == [None, None, "c1", "c2"]
@@ -113,7 +140,9 @@ def test_empty_folder_and_zip_of_junk(tmp_path: Path) -> None:
 
 
 def test_corrupt_zip(tmp_path: Path) -> None:
-    good = make_zip(tmp_path / "good.zip", {"conversations.json": FIXTURES / "chatgpt" / "conversations.json"})
+    good = make_zip(
+        tmp_path / "good.zip", {"conversations.json": FIXTURES / "chatgpt" / "conversations.json"}
+    )
     data = bytearray(good.read_bytes())
     data[40:200] = b"\x00" * 160  # damage the compressed member, keep the directory
     bad = tmp_path / "bad.zip"
@@ -124,13 +153,47 @@ def test_corrupt_zip(tmp_path: Path) -> None:
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
-        st.sampled_from(["id", "uuid", "mapping", "current_node", "message", "parent", "children", "author",
-                         "role", "content", "parts", "chat_messages", "sender", "text", "type", "chat",
-                         "history", "messages", "currentId", "parentId", "threads", "memories", "category",
-                         "created_at", "create_time", "timestamp", "conversations_memory", "attachments"]),
-        inner, max_size=6),
-    max_leaves=30)
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "id",
+                    "uuid",
+                    "mapping",
+                    "current_node",
+                    "message",
+                    "parent",
+                    "children",
+                    "author",
+                    "role",
+                    "content",
+                    "parts",
+                    "chat_messages",
+                    "sender",
+                    "text",
+                    "type",
+                    "chat",
+                    "history",
+                    "messages",
+                    "currentId",
+                    "parentId",
+                    "threads",
+                    "memories",
+                    "category",
+                    "created_at",
+                    "create_time",
+                    "timestamp",
+                    "conversations_memory",
+                    "attachments",
+                ]
+            ),
+            inner,
+            max_size=6,
+        )
+    ),
+    max_leaves=30,
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -143,7 +206,11 @@ def test_fuzzed_json_never_raises(tmp_path: Path, value: object, fmt: str) -> No
 
 def test_memapp_backup_is_named_not_misread(tmp_path: Path) -> None:
     backup = tmp_path / "backup.json"
-    backup.write_text(json.dumps({"format": "memapp-export", "schema_version": 3,
-                                  "tables": {"threads": [], "messages": []}}), encoding="utf-8")
+    backup.write_text(
+        json.dumps(
+            {"format": "memapp-export", "schema_version": 3, "tables": {"threads": [], "messages": []}}
+        ),
+        encoding="utf-8",
+    )
     with pytest.raises(UnknownFormatError, match="memapp export"):
         read_export(backup)

@@ -55,10 +55,14 @@ def test_missing_current_id_falls_back_to_last_linear_message() -> None:
 
 
 def test_split_details_nested_unknown_and_unclosed() -> None:
-    text = ('A<details type="reasoning"><summary>s</summary>outer<details type="x">inner</details>'
-            'tail</details>B<details type="other">kept</details>C<details type="code_interpreter" lang="py">'
-            'print(1)')
+    text = (
+        'A<details type="reasoning"><summary>s</summary>outer<details type="x">inner</details>'
+        'tail</details>B<details type="other">kept</details>C<details type="code_interpreter" lang="py">'
+        "print(1)"
+    )
     clean, found = split_details(text)
     assert clean == 'AB<details type="other">kept</details>C'
-    assert found == {"reasoning": ['outer<details type="x">inner</details>tail'],
-                     "code_interpreter": [{"lang": "py", "text": "print(1)"}]}
+    assert found == {
+        "reasoning": ['outer<details type="x">inner</details>tail'],
+        "code_interpreter": [{"lang": "py", "text": "print(1)"}],
+    }

@@ -39,13 +39,18 @@ def _patch_fake_embedder() -> None:
     store.store.SentenceTransformerEmbedder = lambda *a, **k: FakeEmbedder()  # type: ignore[misc,assignment]
 
 
-def _edit_loop(main: Any, db: str, config: str, journal: str, seed: int, seconds: float, only: set[int]) -> int:
+def _edit_loop(
+    main: Any, db: str, config: str, journal: str, seed: int, seconds: float, only: set[int]
+) -> int:
     """Edit memories (all, or the ids in `only`) until killed, or for `seconds`."""
     from store import Store
 
     s = Store(db, embedder=None)
-    memories = {m.id: m for m in s.list_memories(limit=10**6) + s.list_memories(trash=True, limit=10**6)
-                if not only or m.id in only}
+    memories = {
+        m.id: m
+        for m in s.list_memories(limit=10**6) + s.list_memories(trash=True, limit=10**6)
+        if not only or m.id in only
+    }
     s.close()
     deadline = time.monotonic() + seconds
     rng = random.Random(seed)
@@ -77,8 +82,13 @@ def _edit_loop(main: Any, db: str, config: str, journal: str, seed: int, seconds
         if code != 0:
             print(f"step {step}: {args} exited {code}", file=sys.stderr)
             return int(code)
-        changes = {"edit": {"content": value}, "importance": {"importance": value}, "pin": {"pinned": value},
-                   "rm": {"deleted_at": 1.0}, "restore": {"deleted_at": None}}[op]
+        changes = {
+            "edit": {"content": value},
+            "importance": {"importance": value},
+            "pin": {"pinned": value},
+            "rm": {"deleted_at": 1.0},
+            "restore": {"deleted_at": None},
+        }[op]
         memories[mid] = dataclasses.replace(m, **changes)
         os.write(fd, (json.dumps({"done": record}) + "\n").encode())
         step += 1

@@ -66,10 +66,44 @@ class ExportSpec:
         return dict(self.threads)
 
 
-_WORDS = ("sqlite", "wal", "checkpoint", "vector", "index", "embedding", "import", "thread", "memory",
-          "summary", "garden", "bread", "rust", "python", "backup", "restic", "timer", "coffee", "tea",
-          "lisbon", "marathon", "budget", "invoice", "textual", "widget", "pilot", "snapshot", "cosine",
-          "token", "chunk", "merge", "pinned", "trash", "cleanup", "decay", "recall")
+_WORDS = (
+    "sqlite",
+    "wal",
+    "checkpoint",
+    "vector",
+    "index",
+    "embedding",
+    "import",
+    "thread",
+    "memory",
+    "summary",
+    "garden",
+    "bread",
+    "rust",
+    "python",
+    "backup",
+    "restic",
+    "timer",
+    "coffee",
+    "tea",
+    "lisbon",
+    "marathon",
+    "budget",
+    "invoice",
+    "textual",
+    "widget",
+    "pilot",
+    "snapshot",
+    "cosine",
+    "token",
+    "chunk",
+    "merge",
+    "pinned",
+    "trash",
+    "cleanup",
+    "decay",
+    "recall",
+)
 
 
 def _sentence(rng: random.Random, n: int) -> str:
@@ -81,8 +115,10 @@ def conversation_texts(seed: int, n_threads: int, per_thread: int) -> ExportSpec
     spec = ExportSpec()
     for t in range(n_threads):
         n = max(2, per_thread + rng.randint(-per_thread // 2, per_thread // 2))
-        texts = [f"[{t}:{i}] " + " ".join(_sentence(rng, rng.randint(5, 18)) for _ in range(rng.randint(1, 4)))
-                 for i in range(n)]
+        texts = [
+            f"[{t}:{i}] " + " ".join(_sentence(rng, rng.randint(5, 18)) for _ in range(rng.randint(1, 4)))
+            for i in range(n)
+        ]
         spec.threads.append((f"conv-{seed}-{t:05d}", texts))
     return spec
 
@@ -98,24 +134,51 @@ def write_chatgpt(path: Path, spec: ExportSpec) -> Path:
             node = f"{conv_id}-n{i}"
             mapping[parent]["children"].append(node)
             mapping[node] = {
-                "id": node, "parent": parent, "children": [],
-                "message": {"id": node, "author": {"role": "user" if i % 2 == 0 else "assistant"},
-                            "create_time": t0 + i, "content": {"content_type": "text", "parts": [text]},
-                            "status": "finished_successfully", "metadata": {}},
+                "id": node,
+                "parent": parent,
+                "children": [],
+                "message": {
+                    "id": node,
+                    "author": {"role": "user" if i % 2 == 0 else "assistant"},
+                    "create_time": t0 + i,
+                    "content": {"content_type": "text", "parts": [text]},
+                    "status": "finished_successfully",
+                    "metadata": {},
+                },
             }
             parent = node
-        convs.append({"id": conv_id, "title": f"Conversation {conv_id}", "create_time": t0,
-                      "update_time": t0 + len(texts), "current_node": parent, "mapping": mapping})
+        convs.append(
+            {
+                "id": conv_id,
+                "title": f"Conversation {conv_id}",
+                "create_time": t0,
+                "update_time": t0 + len(texts),
+                "current_node": parent,
+                "mapping": mapping,
+            }
+        )
     path.write_text(json.dumps(convs), encoding="utf-8")
     return path
 
 
 def write_generic(path: Path, spec: ExportSpec) -> Path:
     """The documented generic JSON list: `[{"id", "title", "messages": [{"id", "role", "content"}]}]`."""
-    threads = [{"id": conv_id, "title": f"Thread {conv_id}",
-                "messages": [{"id": f"{conv_id}-m{i}", "role": "user" if i % 2 == 0 else "assistant",
-                              "content": text, "created_at": 1_700_000_000 + i} for i, text in enumerate(texts)]}
-               for conv_id, texts in spec.threads]
+    threads = [
+        {
+            "id": conv_id,
+            "title": f"Thread {conv_id}",
+            "messages": [
+                {
+                    "id": f"{conv_id}-m{i}",
+                    "role": "user" if i % 2 == 0 else "assistant",
+                    "content": text,
+                    "created_at": 1_700_000_000 + i,
+                }
+                for i, text in enumerate(texts)
+            ],
+        }
+        for conv_id, texts in spec.threads
+    ]
     path.write_text(json.dumps(threads), encoding="utf-8")
     return path
 
@@ -194,8 +257,14 @@ class Runner(Killable):
         if fake_embedder:
             cmd.append("--fake-embedder")
         with self.err.open("wb") as err:
-            self.proc = subprocess.Popen([*cmd, "--", *args], cwd=REPO, env=runner_env(tmp),
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
+            self.proc = subprocess.Popen(
+                [*cmd, "--", *args],
+                cwd=REPO,
+                env=runner_env(tmp),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+            )
 
     def go(self) -> None:
         assert self.proc.stdout is not None and self.proc.stdin is not None
@@ -227,8 +296,14 @@ class Zygote:
         self.n = 0
         env = runner_env(tmp)
         env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")  # no pools to fork
-        self.proc = subprocess.Popen([sys.executable, str(RUNNER), "--zygote"], cwd=REPO, env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(RUNNER), "--zygote"],
+            cwd=REPO,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         assert line.strip() == b"ready", f"zygote did not start: {line!r}"
@@ -237,8 +312,13 @@ class Zygote:
         self.n += 1
         name = tag or f"job-{self.n}"
         job = ForkedJob(self.tmp / f"{name}.out", self.tmp / f"{name}.err", self.tmp / f"{name}.rc")
-        request = {"argv": args, "out": str(job.out), "err": str(job.err), "rc": str(job.rc),
-                   "fake_embedder": fake_embedder}
+        request = {
+            "argv": args,
+            "out": str(job.out),
+            "err": str(job.err),
+            "rc": str(job.rc),
+            "fake_embedder": fake_embedder,
+        }
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write((json.dumps(request) + "\n").encode())
         self.proc.stdin.flush()
@@ -295,28 +375,36 @@ def database_problems(store: Store) -> list[str]:
     bad = store.con.execute(
         "SELECT t.id, t.message_count, count(m.id), t.token_count, coalesce(sum(m.token_count), 0) "
         "FROM threads t LEFT JOIN messages m ON m.thread_id = t.id GROUP BY t.id "
-        "HAVING t.message_count != count(m.id) OR t.token_count != coalesce(sum(m.token_count), 0)").fetchall()
-    problems += [f"thread {r[0]}: message_count {r[1]} but {r[2]} messages; token_count {r[3]} vs {r[4]}"
-                 for r in bad]
+        "HAVING t.message_count != count(m.id) OR t.token_count != coalesce(sum(m.token_count), 0)"
+    ).fetchall()
+    problems += [
+        f"thread {r[0]}: message_count {r[1]} but {r[2]} messages; token_count {r[3]} vs {r[4]}" for r in bad
+    ]
     gaps = store.con.execute(
         "SELECT thread_id FROM messages GROUP BY thread_id HAVING max(seq) - min(seq) + 1 != count(*) "
-        "OR min(seq) != 0").fetchall()
+        "OR min(seq) != 0"
+    ).fetchall()
     problems += [f"thread {r[0]}: message seqs are not 0..n-1" for r in gaps]
-    for fts, table, key in (("fts_messages", "messages", "id"), ("fts_memories", "long_term_memories", "id"),
-                            ("fts_summaries", "thread_summaries", "thread_id")):
+    for fts, table, key in (
+        ("fts_messages", "messages", "id"),
+        ("fts_memories", "long_term_memories", "id"),
+        ("fts_summaries", "thread_summaries", "thread_id"),
+    ):
         stray = store.con.execute(
-            f"SELECT count(*) FROM {fts} WHERE rowid NOT IN (SELECT {key} FROM {table})").fetchone()[0]
+            f"SELECT count(*) FROM {fts} WHERE rowid NOT IN (SELECT {key} FROM {table})"
+        ).fetchone()[0]
         if stray:
             problems.append(f"{fts} has {stray} rows for no {table} row")
     if store._scalar("SELECT count(*) FROM sqlite_master WHERE name = 'vec_chunks'"):
         odd = store.con.execute(
             "SELECT (SELECT count(*) FROM vec_chunks WHERE chunk_id NOT IN (SELECT id FROM message_chunks)) + "
-            "(SELECT count(*) FROM message_chunks WHERE id NOT IN (SELECT chunk_id FROM vec_chunks))").fetchone()[0]
+            "(SELECT count(*) FROM message_chunks WHERE id NOT IN (SELECT chunk_id FROM vec_chunks))"
+        ).fetchone()[0]
         if odd:
             problems.append(f"{odd} chunk rows and chunk vectors do not pair up")
     unchunked = store.con.execute(
-        "SELECT count(*) FROM message_chunks c LEFT JOIN messages m ON m.id = c.message_id "
-        "WHERE m.id IS NULL").fetchone()[0]
+        "SELECT count(*) FROM message_chunks c LEFT JOIN messages m ON m.id = c.message_id WHERE m.id IS NULL"
+    ).fetchone()[0]
     if unchunked:
         problems.append(f"{unchunked} message chunks point at no message")
     return problems
@@ -327,12 +415,16 @@ def thread_contents(store: Store, source: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     rows = store.con.execute(
         "SELECT t.external_id, m.content FROM threads t JOIN messages m ON m.thread_id = t.id "
-        "WHERE t.source = ? ORDER BY t.id, m.seq", (source,))
+        "WHERE t.source = ? ORDER BY t.id, m.seq",
+        (source,),
+    )
     for ext, content in rows:
         out.setdefault(ext, []).append(content)
     empty = store.con.execute(
         "SELECT external_id FROM threads t WHERE source = ? AND NOT EXISTS "
-        "(SELECT 1 FROM messages m WHERE m.thread_id = t.id)", (source,))
+        "(SELECT 1 FROM messages m WHERE m.thread_id = t.id)",
+        (source,),
+    )
     for (ext,) in empty:
         out[ext] = []
     return out
@@ -344,10 +436,16 @@ TRACKED = ("content", "category", "importance", "pinned", "deleted")
 
 
 def memory_state(store: Store, memory_id: int) -> dict[str, Any] | None:
-    row = store.con.execute("SELECT content, category, importance, pinned, deleted_at IS NOT NULL "
-                            "FROM long_term_memories WHERE id = ?", (memory_id,)).fetchone()
-    return None if row is None else dict(zip(TRACKED, (row[0], row[1], row[2], bool(row[3]), bool(row[4])),
-                                             strict=True))
+    row = store.con.execute(
+        "SELECT content, category, importance, pinned, deleted_at IS NOT NULL "
+        "FROM long_term_memories WHERE id = ?",
+        (memory_id,),
+    ).fetchone()
+    return (
+        None
+        if row is None
+        else dict(zip(TRACKED, (row[0], row[1], row[2], bool(row[3]), bool(row[4])), strict=True))
+    )
 
 
 def apply_edit(state: dict[str, Any], op: str, value: Any) -> dict[str, Any]:
@@ -365,8 +463,12 @@ def history_problems(store: Store) -> list[str]:
     the replayed state must be the row as it is (or gone, after a purge). So every change is recorded
     with its old and new values, and nothing changed a memory without a history row."""
     problems: list[str] = []
-    ids = {int(r[0]) for r in store.con.execute(
-        "SELECT id FROM long_term_memories UNION SELECT memory_id FROM memory_history")}
+    ids = {
+        int(r[0])
+        for r in store.con.execute(
+            "SELECT id FROM long_term_memories UNION SELECT memory_id FROM memory_history"
+        )
+    }
     for mid in sorted(ids):
         state: dict[str, Any] | None = None
         for ev in store.memory_history(mid):
@@ -374,8 +476,13 @@ def history_problems(store: Store) -> list[str]:
             if ev.event == "add":
                 if state is not None:
                     problems.append(f"memory {mid}: 'add' event for an id already in use")
-                state = {"content": new.get("content"), "category": new.get("category"),
-                         "importance": new.get("importance"), "pinned": bool(new.get("pinned")), "deleted": False}
+                state = {
+                    "content": new.get("content"),
+                    "category": new.get("category"),
+                    "importance": new.get("importance"),
+                    "pinned": bool(new.get("pinned")),
+                    "deleted": False,
+                }
                 continue
             if state is None:
                 problems.append(f"memory {mid}: {ev.event} event before it was added")
@@ -389,8 +496,9 @@ def history_problems(store: Store) -> list[str]:
                 field_ = "deleted" if key == "deleted_at" else key
                 before = value is not None if key == "deleted_at" else value
                 if field_ in state and state[field_] != before:
-                    problems.append(f"memory {mid}: {ev.event} says old {key}={value!r}, "
-                                    f"but it was {state[field_]!r}")
+                    problems.append(
+                        f"memory {mid}: {ev.event} says old {key}={value!r}, but it was {state[field_]!r}"
+                    )
             for key, value in new.items():
                 if key == "deleted_at":
                     state["deleted"] = value is not None

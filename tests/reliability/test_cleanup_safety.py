@@ -35,48 +35,73 @@ from store.records import CATEGORIES
 DAY = 86400.0
 NOW = time.time()
 
-_memory = st.fixed_dictionaries({
-    "importance": st.integers(1, 10),
-    "access_count": st.integers(0, 4),
-    "created_days_ago": st.floats(0, 400),
-    "accessed_days_ago": st.none() | st.floats(0, 400),
-    "pinned": st.booleans(),
-    "trashed_days_ago": st.none() | st.floats(0, 100),
-})
-_thresholds = st.builds(Thresholds, min_access=st.integers(0, 6), max_importance=st.integers(0, 11),
-                        older_than_days=st.floats(0, 400))
+_memory = st.fixed_dictionaries(
+    {
+        "importance": st.integers(1, 10),
+        "access_count": st.integers(0, 4),
+        "created_days_ago": st.floats(0, 400),
+        "accessed_days_ago": st.none() | st.floats(0, 400),
+        "pinned": st.booleans(),
+        "trashed_days_ago": st.none() | st.floats(0, 100),
+    }
+)
+_thresholds = st.builds(
+    Thresholds,
+    min_access=st.integers(0, 6),
+    max_importance=st.integers(0, 11),
+    older_than_days=st.floats(0, 400),
+)
 
 
 def _populate(store: Store, specs: list[dict[str, Any]]) -> list[int]:
     ids = []
     with store.con:
         for i, spec in enumerate(specs):
-            m = store.add_memory(f"memory {i}: fact number {i * 7919 % 1000}", CATEGORIES[i % 4],
-                                 importance=spec["importance"], pinned=spec["pinned"],
-                                 created_at=NOW - spec["created_days_ago"] * DAY, force=True).memory
+            m = store.add_memory(
+                f"memory {i}: fact number {i * 7919 % 1000}",
+                CATEGORIES[i % 4],
+                importance=spec["importance"],
+                pinned=spec["pinned"],
+                created_at=NOW - spec["created_days_ago"] * DAY,
+                force=True,
+            ).memory
             accessed = spec["accessed_days_ago"]
             # Counters and times set directly: the test travels in time, the store has no API for that.
-            store.con.execute("UPDATE long_term_memories SET access_count = ?, last_accessed = ? WHERE id = ?",
-                              (spec["access_count"], None if accessed is None else NOW - accessed * DAY, m.id))
+            store.con.execute(
+                "UPDATE long_term_memories SET access_count = ?, last_accessed = ? WHERE id = ?",
+                (spec["access_count"], None if accessed is None else NOW - accessed * DAY, m.id),
+            )
             if spec["trashed_days_ago"] is not None:
                 store.delete_memory(m.id)
-                store.con.execute("UPDATE long_term_memories SET deleted_at = ? WHERE id = ?",
-                                  (NOW - spec["trashed_days_ago"] * DAY, m.id))
+                store.con.execute(
+                    "UPDATE long_term_memories SET deleted_at = ? WHERE id = ?",
+                    (NOW - spec["trashed_days_ago"] * DAY, m.id),
+                )
             ids.append(m.id)
     return ids
 
 
 def _is_candidate(m: Any, t: Thresholds, at: float) -> bool:
     last = m.last_accessed if m.last_accessed is not None else m.created_at
-    return (m.deleted_at is None and not m.pinned and m.importance < t.max_importance
-            and m.access_count < t.min_access and last < at - t.older_than_days * DAY)
+    return (
+        m.deleted_at is None
+        and not m.pinned
+        and m.importance < t.max_importance
+        and m.access_count < t.min_access
+        and last < at - t.older_than_days * DAY
+    )
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(specs=st.lists(_memory, max_size=25), thresholds=_thresholds, at_days=st.floats(-10, 400),
-       purge_days=st.floats(0, 120))
-def test_cleanup_and_purge_never_touch_pinned(specs: list[dict[str, Any]], thresholds: Thresholds,
-                                              at_days: float, purge_days: float) -> None:
+@given(
+    specs=st.lists(_memory, max_size=25),
+    thresholds=_thresholds,
+    at_days=st.floats(-10, 400),
+    purge_days=st.floats(0, 120),
+)
+def test_cleanup_and_purge_never_touch_pinned(
+    specs: list[dict[str, Any]], thresholds: Thresholds, at_days: float, purge_days: float
+) -> None:
     with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "chat.db", embedder=FakeEmbedder()) as store:
         ids = _populate(store, specs)
         before = {i: store.get_memory(i) for i in ids}
@@ -84,7 +109,9 @@ def test_cleanup_and_purge_never_touch_pinned(specs: list[dict[str, Any]], thres
         at = NOW + at_days * DAY
 
         preview = find_candidates(store, thresholds, at=at)
-        assert {c.memory.id for c in preview} == {i for i, m in before.items() if _is_candidate(m, thresholds, at)}
+        assert {c.memory.id for c in preview} == {
+            i for i, m in before.items() if _is_candidate(m, thresholds, at)
+        }
         assert {i: store.get_memory(i) for i in ids} == before, "the preview changed something"
 
         applied = apply_cleanup(store, thresholds, at=at)
@@ -139,8 +166,12 @@ def test_cli_preview_apply_restore_purge(tmp_path: Path) -> None:
     db, config = tmp_path / "chat.db", no_embed_config(tmp_path)
     with Store(db, embedder=None) as store:
         old = NOW - 200 * DAY
-        faded = [store.add_memory(f"faded {i}", "fact", importance=1, created_at=old).memory.id for i in range(5)]
-        kept = store.add_memory("pinned and faded", "fact", importance=1, pinned=True, created_at=old).memory.id
+        faded = [
+            store.add_memory(f"faded {i}", "fact", importance=1, created_at=old).memory.id for i in range(5)
+        ]
+        kept = store.add_memory(
+            "pinned and faded", "fact", importance=1, pinned=True, created_at=old
+        ).memory.id
         store.add_memory("important", "fact", importance=9, created_at=old)
         store.delete_memory(kept)  # a pinned memory can be trashed by hand; purge must still keep it
         store.con.execute("UPDATE long_term_memories SET deleted_at = ? WHERE id = ?", (old, kept))
@@ -200,13 +231,21 @@ class MemoryLifecycle(RuleBasedStateMachine):
 
     def _ids(self, trash: bool | None = None) -> list[int]:
         rows = self.store.con.execute(
-            "SELECT id FROM long_term_memories" + ("" if trash is None else
-                                                   " WHERE deleted_at IS " + ("NOT NULL" if trash else "NULL")))
+            "SELECT id FROM long_term_memories"
+            + ("" if trash is None else " WHERE deleted_at IS " + ("NOT NULL" if trash else "NULL"))
+        )
         return sorted(int(r[0]) for r in rows)
 
-    @rule(words=st.lists(st.sampled_from(["tea", "coffee", "garden", "rust", "sqlite", "bread", "train"]),
-                         min_size=1, max_size=4),
-          category=st.sampled_from(CATEGORIES), importance=st.integers(1, 10), pinned=st.booleans())
+    @rule(
+        words=st.lists(
+            st.sampled_from(["tea", "coffee", "garden", "rust", "sqlite", "bread", "train"]),
+            min_size=1,
+            max_size=4,
+        ),
+        category=st.sampled_from(CATEGORIES),
+        importance=st.integers(1, 10),
+        pinned=st.booleans(),
+    )
     def add(self, words: list[str], category: str, importance: int, pinned: bool) -> None:
         # Similar words merge into an existing memory (a 'merge' event); next to a pinned or hand-edited
         # one the store asks instead (DuplicateMemoryError) and changes nothing.
@@ -214,11 +253,21 @@ class MemoryLifecycle(RuleBasedStateMachine):
             self.store.add_memory("I like " + " ".join(words), category, importance=importance, pinned=pinned)
 
     @precondition(lambda self: self._ids(trash=False))
-    @rule(data=st.data(), content=st.none() | st.text(min_size=1, max_size=20).filter(str.strip),
-          category=st.none() | st.sampled_from(CATEGORIES), importance=st.none() | st.integers(1, 10),
-          pinned=st.none() | st.booleans())
-    def edit(self, data: st.DataObject, content: str | None, category: str | None, importance: int | None,
-             pinned: bool | None) -> None:
+    @rule(
+        data=st.data(),
+        content=st.none() | st.text(min_size=1, max_size=20).filter(str.strip),
+        category=st.none() | st.sampled_from(CATEGORIES),
+        importance=st.none() | st.integers(1, 10),
+        pinned=st.none() | st.booleans(),
+    )
+    def edit(
+        self,
+        data: st.DataObject,
+        content: str | None,
+        category: str | None,
+        importance: int | None,
+        pinned: bool | None,
+    ) -> None:
         mid = data.draw(st.sampled_from(self._ids(trash=False)))
         self.store.edit_memory(mid, content=content, category=category, importance=importance, pinned=pinned)
 

@@ -61,8 +61,9 @@ class Memapp:
         self.lock = threading.Lock()
 
     def run(self, *args: str) -> Any:
-        proc = subprocess.run([*self.base, *args], cwd=REPO, env=self.env, capture_output=True, text=True,
-                              timeout=120)
+        proc = subprocess.run(
+            [*self.base, *args], cwd=REPO, env=self.env, capture_output=True, text=True, timeout=120
+        )
         if proc.returncode != 0 or proc.stderr:
             with self.lock:
                 self.failures.append(f"{' '.join(args)[:80]}: exit {proc.returncode}: {proc.stderr[-2000:]}")
@@ -72,9 +73,16 @@ class Memapp:
 
 def _reader(app: Memapp, deadline: float, shown: Counter[int], answers: list[int]) -> None:
     """One `search --batch -` process, one query in flight at a time, until the deadline."""
-    proc = subprocess.Popen([*app.base, "search", "--batch", "-", "-k", "10"], cwd=REPO, env=app.env,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            bufsize=1)
+    proc = subprocess.Popen(
+        [*app.base, "search", "--batch", "-", "-k", "10"],
+        cwd=REPO,
+        env=app.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+    )
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     n = 0
     while time.monotonic() < deadline:
@@ -141,15 +149,21 @@ def test_search_import_and_edits_at_once(tmp_path: Path, soak: bool) -> None:
     db = tmp_path / "chat.db"
     config = no_embed_config(tmp_path)
     with Store(db, embedder=None) as store:
-        ids = [store.add_memory(f"memory {i} about {TOPICS[i % len(TOPICS)]} note", "fact").memory.id
-               for i in range(24)]
+        ids = [
+            store.add_memory(f"memory {i} about {TOPICS[i % len(TOPICS)]} note", "fact").memory.id
+            for i in range(24)
+        ]
         expected: dict[int, dict[str, Any]] = {
-            i: {"content": store.get_memory(i).content, "pinned": False} for i in ids[:12]}
+            i: {"content": store.get_memory(i).content, "pinned": False} for i in ids[:12]
+        }
     app = Memapp(db, config, tmp_path)
     seconds = 30.0 if soak else 8.0
     journal = tmp_path / "journal.jsonl"
-    loop = Runner(["@edit-loop", str(db), str(config), str(journal), "7", str(seconds),
-                   ",".join(map(str, ids[12:]))], tmp_path, tag="edit-loop")
+    loop = Runner(
+        ["@edit-loop", str(db), str(config), str(journal), "7", str(seconds), ",".join(map(str, ids[12:]))],
+        tmp_path,
+        tag="edit-loop",
+    )
     with Store(db, embedder=None) as store:
         loop_model = {i: memory_state(store, i) for i in ids[12:]}
     loop.go()
@@ -178,19 +192,24 @@ def test_search_import_and_edits_at_once(tmp_path: Path, soak: bool) -> None:
     with Store(db, embedder=None) as store:
         assert database_problems(store) == []
         assert history_problems(store) == []
-        counts = {int(i): int(n) for i, n in store.con.execute("SELECT id, access_count FROM long_term_memories")}
+        counts = {
+            int(i): int(n) for i, n in store.con.execute("SELECT id, access_count FROM long_term_memories")
+        }
         assert sum(counts.values()) == sum(shown.values())
         assert counts == {mid: shown.get(mid, 0) for mid in counts}, "an access-count increment was lost"
         for mid, want in expected.items():
             m = store.get_memory(mid)
-            assert (m.content, m.pinned) == (want["content"], want["pinned"]), f"memory {mid}: an edit was lost"
+            assert (m.content, m.pinned) == (want["content"], want["pinned"]), (
+                f"memory {mid}: an edit was lost"
+            )
         for mid, state in loop_model.items():
             assert memory_state(store, mid) == state, f"memory {mid}: an edit of the loop was lost"
         assert thread_contents(store, "generic") == imported
 
 
 def test_a_lock_held_past_the_timeout_is_a_message_not_a_traceback(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """If another process keeps the write lock longer than the busy timeout (15 s; 0.2 s here), the
     command stops with one line saying so and exit 1; it used to end in an apsw.BusyError traceback."""
     db = tmp_path / "chat.db"
@@ -199,8 +218,19 @@ def test_a_lock_held_past_the_timeout_is_a_message_not_a_traceback(
     holder = apsw.Connection(str(db))
     holder.execute("BEGIN IMMEDIATE")
     try:
-        code = main(["--db", str(db), "--config", str(no_embed_config(tmp_path)), "memory", "add", "blocked",
-                     "-c", "fact"])
+        code = main(
+            [
+                "--db",
+                str(db),
+                "--config",
+                str(no_embed_config(tmp_path)),
+                "memory",
+                "add",
+                "blocked",
+                "-c",
+                "fact",
+            ]
+        )
     finally:
         holder.execute("ROLLBACK")
         holder.close()

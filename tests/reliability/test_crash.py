@@ -78,8 +78,10 @@ def _thread_states(store: Store, source: str, full: ExportSpec, before: ExportSp
         elif ext in old and have == old[ext]:
             states.append("old")
         else:
-            raise AssertionError(f"thread {ext} is half-written: {len(have or [])} messages, "
-                                 f"expected {len(texts)} or {len(old.get(ext, []))}")
+            raise AssertionError(
+                f"thread {ext} is half-written: {len(have or [])} messages, "
+                f"expected {len(texts)} or {len(old.get(ext, []))}"
+            )
     return states
 
 
@@ -97,8 +99,9 @@ def _kill_point(rng: random.Random, stored: int, total: int, kills: int) -> tupl
     return min(total, stored + 1 + int(rng.uniform(0.0, 2.0) * total / kills)), rng.uniform(0.0, 0.02)
 
 
-def _import_series(tmp: Path, *, fmt: str, n_threads: int, per_thread: int, kills: int, fake_embedder: bool,
-                   seed: int) -> dict[str, Any]:
+def _import_series(
+    tmp: Path, *, fmt: str, n_threads: int, per_thread: int, kills: int, fake_embedder: bool, seed: int
+) -> dict[str, Any]:
     """Import v1 (a quarter of the threads, half their messages), then kill `memapp import` of the full
     export `kills` times, checking after each kill; then import to the end."""
     spec = conversation_texts(seed, n_threads, per_thread)
@@ -142,14 +145,26 @@ def _import_series(tmp: Path, *, fmt: str, n_threads: int, per_thread: int, kill
         assert store._scalar("SELECT count(*) FROM threads") == n_threads
         assert store._scalar("SELECT count(*) FROM messages") == spec.messages
         if fake_embedder:
-            assert store._scalar("SELECT count(*) FROM messages m WHERE NOT EXISTS "
-                                 "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)") == 0
+            assert (
+                store._scalar(
+                    "SELECT count(*) FROM messages m WHERE NOT EXISTS "
+                    "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
+                )
+                == 0
+            )
     return {"landed": landed, "kills": kills, "states": states, "report": report_json}
 
 
 def test_import_killed_20_times_then_completes(tmp_path: Path, soak: bool) -> None:
-    result = _import_series(tmp_path, fmt="chatgpt", n_threads=2400 if soak else 300, per_thread=20,
-                            kills=60 if soak else 20, fake_embedder=False, seed=SEED)
+    result = _import_series(
+        tmp_path,
+        fmt="chatgpt",
+        n_threads=2400 if soak else 300,
+        per_thread=20,
+        kills=60 if soak else 20,
+        fake_embedder=False,
+        seed=SEED,
+    )
     assert result["landed"] >= result["kills"] // 2, f"only {result['landed']} kills hit a running import"
     assert result["report"]["errors"] == []
 
@@ -157,8 +172,15 @@ def test_import_killed_20_times_then_completes(tmp_path: Path, soak: bool) -> No
 def test_import_with_vectors_killed_then_completes(tmp_path: Path, soak: bool) -> None:
     """The embedding pipeline (batches encoded on a worker thread, written thread by thread) with the
     fake embedder: chunk rows and their vectors are written in the thread's transaction or not at all."""
-    result = _import_series(tmp_path, fmt="generic", n_threads=600 if soak else 80, per_thread=10,
-                            kills=20 if soak else 4, fake_embedder=True, seed=SEED + 1)
+    result = _import_series(
+        tmp_path,
+        fmt="generic",
+        n_threads=600 if soak else 80,
+        per_thread=10,
+        kills=20 if soak else 4,
+        fake_embedder=True,
+        seed=SEED + 1,
+    )
     assert result["landed"] >= 1
 
 
@@ -191,8 +213,12 @@ def test_memory_edit_loop_killed(tmp_path: Path, soak: bool) -> None:
     db = tmp_path / "chat.db"
     with Store(db, embedder=FakeEmbedder()) as store, store.con:
         for i in range(30):
-            store.add_memory(f"memory {i}: the {['garden', 'bread', 'sqlite', 'rust', 'tea'][i % 5]} note {i}",
-                             ["preference", "project", "skill", "fact"][i % 4], importance=1 + i % 10, force=True)
+            store.add_memory(
+                f"memory {i}: the {['garden', 'bread', 'sqlite', 'rust', 'tea'][i % 5]} note {i}",
+                ["preference", "project", "skill", "fact"][i % 4],
+                importance=1 + i % 10,
+                force=True,
+            )
     with Store(db, embedder=None) as store:
         model = {m.id: memory_state(store, m.id) for m in store.list_memories()}
     journal = tmp_path / "journal.jsonl"
@@ -203,8 +229,10 @@ def test_memory_edit_loop_killed(tmp_path: Path, soak: bool) -> None:
     zygote = Zygote(tmp_path)
     for n in range(kills):
         # A new seed per run: each process makes its own edits (the runner reads the state from chat.db).
-        job = zygote.run(["@edit-loop", str(db), str(tmp_path / "absent.toml"), str(journal),
-                          str(SEED + 100 + n)], fake_embedder=True)
+        job = zygote.run(
+            ["@edit-loop", str(db), str(tmp_path / "absent.toml"), str(journal), str(SEED + 100 + n)],
+            fake_embedder=True,
+        )
         assert job.kill_after(rng.uniform(0.1, 0.6)), job.stderr()
         lines = [json.loads(x) for x in journal.read_text().splitlines()]
         journal.write_text("")
@@ -236,11 +264,22 @@ def _cleanup_template(path: Path, n_candidates: int) -> Path:
     old = time.time() - 400 * DAY
     with Store(path, embedder=FakeEmbedder()) as store, store.con:
         for i in range(n_candidates):
-            store.add_memory(f"faded note {i} about {i % 97} things", "fact", importance=1 + i % 2,
-                             created_at=old + i, force=True)
+            store.add_memory(
+                f"faded note {i} about {i % 97} things",
+                "fact",
+                importance=1 + i % 2,
+                created_at=old + i,
+                force=True,
+            )
         for i in range(n_candidates // 10):
-            store.add_memory(f"pinned note {i} never to be cleaned", "preference", importance=1, pinned=True,
-                             created_at=old, force=True)
+            store.add_memory(
+                f"pinned note {i} never to be cleaned",
+                "preference",
+                importance=1,
+                pinned=True,
+                created_at=old,
+                force=True,
+            )
             store.add_memory(f"important note {i} kept", "project", importance=8, created_at=old, force=True)
     return path
 
@@ -273,7 +312,9 @@ def test_cleanup_apply_killed_is_all_or_nothing(tmp_path: Path, soak: bool) -> N
         assert applied == expected - trashed
         with _check(db) as store:
             assert {m.id for m in store.list_memories(trash=True, limit=10**6)} == expected
-            assert store._scalar("SELECT count(*) FROM memory_history WHERE event = 'cleanup'") == len(expected)
+            assert store._scalar("SELECT count(*) FROM memory_history WHERE event = 'cleanup'") == len(
+                expected
+            )
     zygote.close()
     assert landed >= 1
 

@@ -47,8 +47,11 @@ JSON_FIXTURES = {
     "openwebui": FIXTURES / "openwebui" / "chat-export-1720000000000.json",
     "generic": FIXTURES / "generic" / "bundle.json",
 }
-FUZZ = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                        HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 # -- running an import and checking what it left --------------------------------------------------
@@ -60,8 +63,20 @@ def run_import(db: Path, path: Path, fmt: str = "auto") -> tuple[int, dict[str, 
     config.write_text("[embedding]\nenabled = false\n", encoding="utf-8")
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        code = main(["--db", str(db), "--config", str(config), "import", str(path), "--format", fmt, "--no-embed",
-                     "--json"])
+        code = main(
+            [
+                "--db",
+                str(db),
+                "--config",
+                str(config),
+                "import",
+                str(path),
+                "--format",
+                fmt,
+                "--no-embed",
+                "--json",
+            ]
+        )
     assert "Traceback" not in err.getvalue(), err.getvalue()
     assert code in (0, 1), (code, err.getvalue())
     report = json.loads(out.getvalue())
@@ -69,7 +84,9 @@ def run_import(db: Path, path: Path, fmt: str = "auto") -> tuple[int, dict[str, 
     return code, report, err.getvalue()
 
 
-def _expected(path: Path, fmt: str, report: dict[str, Any]) -> tuple[dict[tuple[str, str], list[str]], set[Any]]:
+def _expected(
+    path: Path, fmt: str, report: dict[str, Any]
+) -> tuple[dict[tuple[str, str], list[str]], set[Any]]:
     """What chat.db must hold after importing `path`: the parser's threads (messages merged by external
     id, as re-importing does) minus those the store rejected, and the memories it accepted."""
     try:
@@ -103,10 +120,12 @@ def _stored(db: Path) -> tuple[dict[tuple[str, str], list[str]], set[Any]]:
     with Store(db, embedder=None) as store:
         assert database_problems(store) == []
         threads: dict[tuple[str, str], list[str]] = {
-            (src, str(ext)): [] for src, ext in store.con.execute("SELECT source, external_id FROM threads")}
+            (src, str(ext)): [] for src, ext in store.con.execute("SELECT source, external_id FROM threads")
+        }
         for src, ext, content in store.con.execute(
-                "SELECT t.source, t.external_id, m.content FROM messages m JOIN threads t ON t.id = m.thread_id "
-                "ORDER BY t.id, m.seq"):
+            "SELECT t.source, t.external_id, m.content FROM messages m JOIN threads t ON t.id = m.thread_id "
+            "ORDER BY t.id, m.seq"
+        ):
             threads[(src, str(ext))].append(content)
         memories = {(c, t) for c, t in store.con.execute("SELECT category, content FROM long_term_memories")}
     return threads, memories
@@ -130,14 +149,35 @@ def check_import(tmp: Path, path: Path, fmt: str = "auto") -> dict[str, Any]:
 
 # -- hypothesis: mutated fixtures -------------------------------------------------------------------
 
-_nasty_text = st.sampled_from([
-    "", " ", "\x00", "\ud800 unpaired", "x\udfff", "\ufeff", "[red]markup[/red]", "\x1b[2J", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 😀",
-    "中文对话", "a" * 100_000, "line\r\nbreak\rcr",
-])
-_scalar = (st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=True)
-           | st.text(max_size=20) | _nasty_text)
-_value = st.recursive(_scalar, lambda inner: st.lists(inner, max_size=3)
-                      | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8)
+_nasty_text = st.sampled_from(
+    [
+        "",
+        " ",
+        "\x00",
+        "\ud800 unpaired",
+        "x\udfff",
+        "\ufeff",
+        "[red]markup[/red]",
+        "\x1b[2J",
+        "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 😀",
+        "中文对话",
+        "a" * 100_000,
+        "line\r\nbreak\rcr",
+    ]
+)
+_scalar = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True)
+    | st.text(max_size=20)
+    | _nasty_text
+)
+_value = st.recursive(
+    _scalar,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
 
 
 def _deep(depth: int) -> Any:
@@ -177,7 +217,11 @@ def damaged_bytes(draw: st.DrawFn, text: bytes) -> bytes:
         return text[: draw(st.integers(0, len(text)))]
     if kind == "bad-utf8":
         at = draw(st.integers(0, len(text)))
-        return text[:at] + draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x00\x80\xfe"])) + text[at:]
+        return (
+            text[:at]
+            + draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x00\x80\xfe"]))
+            + text[at:]
+        )
     return text
 
 
@@ -240,15 +284,23 @@ def test_fuzz_generic_jsonl(tmp_path: Path, data: st.DataObject) -> None:
     """JSONL lines each mutated on their own, and a line that is cut short or not UTF-8."""
     threads = json.loads(JSON_FIXTURES["generic"].read_text(encoding="utf-8"))["threads"]
     lines = [_dump(data.draw(mutated(t))) if data.draw(st.booleans()) else _dump(t) for t in threads]
-    lines.insert(data.draw(st.integers(0, len(lines))), data.draw(damaged_bytes(b'{"id": "x", "messages": [')))
+    lines.insert(
+        data.draw(st.integers(0, len(lines))), data.draw(damaged_bytes(b'{"id": "x", "messages": ['))
+    )
     path = tmp_path / "threads.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     check_import(tmp_path, path)
 
 
-_cell = (st.none() | st.integers(-2**63, 2**63 - 1) | st.floats(allow_nan=True) | st.text(max_size=30)
-         | st.binary(max_size=30) | _nasty_text.filter(lambda s: "\ud800" not in s and "\udfff" not in s)
-         | st.sampled_from(["{", "[]", '{"text_ref": 99}', '{"text_ref": "h1"}', "null", "2024-13-45"]))
+_cell = (
+    st.none()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=True)
+    | st.text(max_size=30)
+    | st.binary(max_size=30)
+    | _nasty_text.filter(lambda s: "\ud800" not in s and "\udfff" not in s)
+    | st.sampled_from(["{", "[]", '{"text_ref": 99}', '{"text_ref": "h1"}', "null", "2024-13-45"])
+)
 
 
 @FUZZ
@@ -269,8 +321,10 @@ def test_fuzz_llm_logs_db(tmp_path: Path, data: st.DataObject) -> None:
         column = data.draw(st.sampled_from(columns))
         # A key collision or a non-integer rowid cannot be stored in that file either: skip the change.
         with contextlib.suppress(apsw.ConstraintError, apsw.MismatchError):
-            con.execute(f'UPDATE "{table}" SET "{column}" = ? WHERE rowid = ?',
-                        (data.draw(_cell), data.draw(st.sampled_from(rowids))))
+            con.execute(
+                f'UPDATE "{table}" SET "{column}" = ? WHERE rowid = ?',
+                (data.draw(_cell), data.draw(st.sampled_from(rowids))),
+            )
     con.close()
     check_import(tmp_path, case, fmt=data.draw(st.sampled_from(["auto", "llm"])))
 
@@ -282,10 +336,12 @@ def test_surrogate_escape_rejects_only_that_thread(tmp_path: Path) -> None:
     """A JSON "\\ud800" escape is valid JSON but not text SQLite can store: that thread is reported and
     skipped, the others import, and a re-run does the same (it used to stop the import with a traceback)."""
     path = tmp_path / "threads.jsonl"
-    path.write_text('{"id": "bad", "messages": [{"id": "m1", "role": "user", "content": "x \\ud800 y"}]}\n'
-                    '{"id": "good", "messages": [{"id": "m1", "role": "user", "content": "fine"}]}\n'
-                    '{"id": "t3", "title": "\\udfff", "messages": [{"id": "m1", "role": "user", "content": "ok"}]}\n',
-                    encoding="utf-8")
+    path.write_text(
+        '{"id": "bad", "messages": [{"id": "m1", "role": "user", "content": "x \\ud800 y"}]}\n'
+        '{"id": "good", "messages": [{"id": "m1", "role": "user", "content": "fine"}]}\n'
+        '{"id": "t3", "title": "\\udfff", "messages": [{"id": "m1", "role": "user", "content": "ok"}]}\n',
+        encoding="utf-8",
+    )
     report = check_import(tmp_path, path)
     assert report["threads_added"] == 1
     assert [e["conversation"] for e in report["errors"]] == ["bad", "t3"]
@@ -297,9 +353,12 @@ def test_deeply_nested_jsonl_line_is_one_problem(tmp_path: Path) -> None:
     still import (it used to stop the rest of the file)."""
     path = tmp_path / "threads.jsonl"
     deep = "[" * 100_000 + "]" * 100_000
-    path.write_text('{"id": "a", "messages": [{"role": "user", "content": "first"}]}\n'
-                    '{"id": "b", "messages": [{"role": "user", "content": ' + deep + '}]}\n'
-                    '{"id": "c", "messages": [{"role": "user", "content": "last"}]}\n', encoding="utf-8")
+    path.write_text(
+        '{"id": "a", "messages": [{"role": "user", "content": "first"}]}\n'
+        '{"id": "b", "messages": [{"role": "user", "content": ' + deep + "}]}\n"
+        '{"id": "c", "messages": [{"role": "user", "content": "last"}]}\n',
+        encoding="utf-8",
+    )
     report = check_import(tmp_path, path)
     assert report["threads_added"] == 2
     assert [e["conversation"] for e in report["errors"]] == ["line 2"]
@@ -308,8 +367,11 @@ def test_deeply_nested_jsonl_line_is_one_problem(tmp_path: Path) -> None:
 def test_deeply_nested_json_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "list.json"
     deep = "[" * 100_000 + "]" * 100_000
-    path.write_text('[{"id": "a", "messages": [{"role": "user", "content": "first"}]}, '
-                    '{"id": "b", "messages": [{"role": "user", "content": ' + deep + '}]}]', encoding="utf-8")
+    path.write_text(
+        '[{"id": "a", "messages": [{"role": "user", "content": "first"}]}, '
+        '{"id": "b", "messages": [{"role": "user", "content": ' + deep + "}]}]",
+        encoding="utf-8",
+    )
     report = check_import(tmp_path, path)
     assert report["threads_added"] == 1
     assert "nested too deeply" in report["errors"][0]["error"]
@@ -340,8 +402,8 @@ def test_archive_claiming_more_than_the_limit_is_refused(tmp_path: Path) -> None
         infos = zf.infolist()
     for info in infos:  # declare 1 GiB per member in the central directory
         at = _central_entry(data, info.filename)
-        data[at + 20:at + 24] = (900 * 1024**2).to_bytes(4, "little")
-        data[at + 24:at + 28] = (1024**3).to_bytes(4, "little")
+        data[at + 20 : at + 24] = (900 * 1024**2).to_bytes(4, "little")
+        data[at + 24 : at + 28] = (1024**3).to_bytes(4, "little")
     archive.write_bytes(bytes(data))
     code, report, _ = run_import(tmp_path / "chat.db", archive, "chatgpt")
     assert code == 1 and report["threads_added"] == 0
@@ -352,8 +414,8 @@ def _central_entry(data: bytearray, name: str) -> int:
     """Offset of the central-directory header of member `name`."""
     at = 0
     while (at := data.find(b"PK\x01\x02", at)) >= 0:
-        n = int.from_bytes(data[at + 28:at + 30], "little")
-        if bytes(data[at + 46:at + 46 + n]).decode() == name:
+        n = int.from_bytes(data[at + 28 : at + 30], "little")
+        if bytes(data[at + 46 : at + 46 + n]).decode() == name:
             return at
         at += 4
     raise AssertionError(name)
@@ -362,9 +424,20 @@ def _central_entry(data: bytearray, name: str) -> int:
 def test_ten_megabyte_message_imports_whole(tmp_path: Path) -> None:
     text = ("A very long pasted log line with words. " * 262_144)[: 10 * 1024**2]
     path = tmp_path / "big.json"
-    path.write_text(json.dumps([{"id": "big", "messages": [{"id": "m", "role": "user", "content": text},
-                                                            {"id": "r", "role": "assistant", "content": "ok"}]}]),
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "id": "big",
+                    "messages": [
+                        {"id": "m", "role": "user", "content": text},
+                        {"id": "r", "role": "assistant", "content": "ok"},
+                    ],
+                }
+            ]
+        ),
+        encoding="utf-8",
+    )
     report = check_import(tmp_path, path)
     assert report["messages_added"] == 2
     with Store(tmp_path / "fuzz.db", embedder=None) as store:

@@ -46,8 +46,11 @@ NASTY = [
 ]
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
 _text = st.text(st.characters(blacklist_categories=["Cs"]), min_size=0, max_size=60)
-_nasty = st.one_of(_text, st.sampled_from(NASTY),
-                   st.lists(st.one_of(_text, st.sampled_from(NASTY)), min_size=2, max_size=4).map("".join))
+_nasty = st.one_of(
+    _text,
+    st.sampled_from(NASTY),
+    st.lists(st.one_of(_text, st.sampled_from(NASTY)), min_size=2, max_size=4).map("".join),
+)
 FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
@@ -111,9 +114,17 @@ def searchable(tmp_path: Path) -> Path:
     with Store(db, embedder=FakeEmbedder()) as store:
         for text in NASTY:
             store.add_memory(f"memory with {text}", "fact", force=True)
-        store.write_thread(ThreadIn("generic", "t1", "[b]Nasty[/b] \x1b[1mthread", [
-            MessageIn("user" if i % 2 == 0 else "assistant", f"message {i}: {text}", f"m{i}")
-            for i, text in enumerate(NASTY)]))
+        store.write_thread(
+            ThreadIn(
+                "generic",
+                "t1",
+                "[b]Nasty[/b] \x1b[1mthread",
+                [
+                    MessageIn("user" if i % 2 == 0 else "assistant", f"message {i}: {text}", f"m{i}")
+                    for i, text in enumerate(NASTY)
+                ],
+            )
+        )
     return db
 
 
@@ -141,8 +152,9 @@ def test_search_results_shown_literally(searchable: Path, fake_model: None) -> N
 def test_ten_megabyte_memory_and_query(tmp_path: Path, fake_model: None) -> None:
     db = tmp_path / "chat.db"
     text = ("ten megabytes of one memory " * 374_500)[: 10 * 1024**2]
-    code, out, err = cli(db, "--config", str(no_embed_config(tmp_path)), "memory", "add", text, "-c", "fact",
-                         "--json")
+    code, out, err = cli(
+        db, "--config", str(no_embed_config(tmp_path)), "memory", "add", text, "-c", "fact", "--json"
+    )
     assert code == 0, err
     mid = json.loads(out)["id"]
     assert json.loads(cli(db, "memory", "show", str(mid), "--json")[1])["content"] == text
@@ -173,8 +185,15 @@ def test_search_with_the_real_model_survives_odd_text(tmp_path: Path, real_embed
 
 
 def _memapp(db: Path, tmp: Path, *args: bytes) -> subprocess.CompletedProcess[bytes]:
-    base = [sys.executable.encode(), b"-m", b"app", b"--db", str(db).encode(), b"--config",
-            str(no_embed_config(tmp)).encode()]
+    base = [
+        sys.executable.encode(),
+        b"-m",
+        b"app",
+        b"--db",
+        str(db).encode(),
+        b"--config",
+        str(no_embed_config(tmp)).encode(),
+    ]
     return subprocess.run([*base, *args], cwd=REPO, env=runner_env(tmp), capture_output=True, timeout=120)
 
 
@@ -200,7 +219,9 @@ def test_memory_edit_refuses_unstorable_text(tmp_path: Path) -> None:
     mid = json.loads(out)["id"]
     code, _, err = cli(db, "--config", config, "memory", "edit", str(mid), "--text", "half \ud83d emoji")
     assert code == 2 and "not valid Unicode" in err
-    assert json.loads(cli(db, "--config", config, "memory", "show", str(mid), "--json")[1])["content"] == "fine"
+    assert (
+        json.loads(cli(db, "--config", config, "memory", "show", str(mid), "--json")[1])["content"] == "fine"
+    )
 
 
 # -- the TUI -------------------------------------------------------------------------------------

@@ -45,5 +45,7 @@ def demo_store(tui_store: Store) -> Store:
     """The bundled demo, with the summaries' "written at" times (import time) pinned for snapshots."""
     load_demo(tui_store)
     with tui_store.con:
-        tui_store.con.execute("UPDATE thread_summaries SET created_at = ?, updated_at = ?", (FIXED_TIME, FIXED_TIME))
+        tui_store.con.execute(
+            "UPDATE thread_summaries SET created_at = ?, updated_at = ?", (FIXED_TIME, FIXED_TIME)
+        )
     return tui_store

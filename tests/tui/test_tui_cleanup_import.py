@@ -20,7 +20,9 @@ OLD = now() - 200 * 86400
 async def test_cleanup_apply_undo_restore_and_purge(tui_store: Store) -> None:
     faded = tui_store.add_memory("Once tried the Dvorak layout", "fact", importance=1, created_at=OLD).memory
     also = tui_store.add_memory("Had a cold in March", "fact", importance=2, created_at=OLD).memory
-    pinned = tui_store.add_memory("Allergic to penicillin", "fact", importance=1, pinned=True, created_at=OLD).memory
+    pinned = tui_store.add_memory(
+        "Allergic to penicillin", "fact", importance=1, pinned=True, created_at=OLD
+    ).memory
     kept = tui_store.add_memory("Writes Python daily", "skill", importance=8, created_at=OLD).memory
     app = make_app(tui_store)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -72,12 +74,20 @@ async def test_cleanup_apply_undo_restore_and_purge(tui_store: Store) -> None:
 
 
 async def test_import_from_the_ui(tui_store: Store, tmp_path: Path) -> None:
-    export = write_generic(tmp_path / "export.json", [
-        {"id": "c1", "title": "Sourdough starter", "messages": [
-            {"id": "a", "role": "user", "content": "How often do I feed a sourdough starter?"},
-            {"id": "b", "role": "assistant", "content": "Once a day at room temperature."}]},
-        {"id": "c2", "title": "Broken", "messages": [{"id": "x", "role": "wizard", "content": "?"}]},
-    ])
+    export = write_generic(
+        tmp_path / "export.json",
+        [
+            {
+                "id": "c1",
+                "title": "Sourdough starter",
+                "messages": [
+                    {"id": "a", "role": "user", "content": "How often do I feed a sourdough starter?"},
+                    {"id": "b", "role": "assistant", "content": "Once a day at room temperature."},
+                ],
+            },
+            {"id": "c2", "title": "Broken", "messages": [{"id": "x", "role": "wizard", "content": "?"}]},
+        ],
+    )
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -114,5 +124,7 @@ async def test_import_explains_a_missing_path(tui_store: Store) -> None:
         screen.query_one("#import-path", Input).value = "no/such/file.json"
         await pilot.press("ctrl+r")
         await settle(pilot)
-        assert "There is no file or folder" in str(screen.query_one("#import-progress-label", Static).render())
+        assert "There is no file or folder" in str(
+            screen.query_one("#import-progress-label", Static).render()
+        )
         assert tui_store.count_threads() == 0

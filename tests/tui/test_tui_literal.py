@@ -26,11 +26,22 @@ def _fill(store: Store) -> None:
     for text in NASTY:
         store.add_memory(f"{text} memory", "fact", force=True)
     store.add_memory(HUGE, "fact")
-    store.write_thread(ThreadIn("generic", "nasty", "[red]Title[/red] [/x] \x1b[31m", [
-        MessageIn("user", NASTY[i % len(NASTY)], f"u{i}") if i % 2 == 0
-        else MessageIn("assistant", f"{NASTY[i % len(NASTY)]}\n\n# Heading [/x]\n\n`[b]code[/b]`", f"a{i}")
-        for i in range(2 * len(NASTY))
-    ] + [MessageIn("user", HUGE, "huge")]))
+    store.write_thread(
+        ThreadIn(
+            "generic",
+            "nasty",
+            "[red]Title[/red] [/x] \x1b[31m",
+            [
+                MessageIn("user", NASTY[i % len(NASTY)], f"u{i}")
+                if i % 2 == 0
+                else MessageIn(
+                    "assistant", f"{NASTY[i % len(NASTY)]}\n\n# Heading [/x]\n\n`[b]code[/b]`", f"a{i}"
+                )
+                for i in range(2 * len(NASTY))
+            ]
+            + [MessageIn("user", HUGE, "huge")],
+        )
+    )
 
 
 def test_literal_helpers_make_controls_visible() -> None:
@@ -63,12 +74,19 @@ async def test_every_screen_shows_nasty_text_literally(tui_store: Store) -> None
         await settle(pilot)
         assert isinstance(app.screen, MemoriesScreen)
         text = screen_text(app)
-        for nasty in ("[red]not markup[/red] memory", "[/x] closing tag", "[link=https://example.com]click",
-                      "␛[31mANSI red␛[0m", "$name and \\[escaped] and [@click=app.quit]quit[/]"):
+        for nasty in (
+            "[red]not markup[/red] memory",
+            "[/x] closing tag",
+            "[link=https://example.com]click",
+            "␛[31mANSI red␛[0m",
+            "$name and \\[escaped] and [@click=app.quit]quit[/]",
+        ):
             assert nasty in text
         assert "lorem ipsum dolor lorem" in text
         table = app.screen.table
-        huge_row = next(i for i, row in enumerate(table.ordered_rows) if "lorem" in str(table.get_row(row.key)[3]))
+        huge_row = next(
+            i for i, row in enumerate(table.ordered_rows) if "lorem" in str(table.get_row(row.key)[3])
+        )
         table.move_cursor(row=huge_row)
         await pilot.press("e")
         await settle(pilot)
@@ -117,14 +135,23 @@ def test_no_attribute_shadows_a_textual_member() -> None:
                 base = next((b for b in cls.__mro__ if b.__module__.startswith("textual.")), None)
                 if base is None:
                     continue
-                assigned = {t.attr for n in ast.walk(node) if isinstance(n, (ast.Assign, ast.AnnAssign))
-                            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-                            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+                assigned = {
+                    t.attr
+                    for n in ast.walk(node)
+                    if isinstance(n, (ast.Assign, ast.AnnAssign))
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                }
                 clash = assigned & set(dir(base))
                 if clash:
                     problems.append(f"{path.name}:{node.name} assigns {sorted(clash)}")
-                private = {f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                           and f.name.startswith("_") and not f.name.startswith("__")}
+                private = {
+                    f.name
+                    for f in node.body
+                    if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and f.name.startswith("_")
+                    and not f.name.startswith("__")
+                }
                 if private & set(dir(base)):  # `_render` once replaced Widget._render
                     problems.append(f"{path.name}:{node.name} overrides {sorted(private & set(dir(base)))}")
     assert not problems

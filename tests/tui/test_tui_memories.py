@@ -42,7 +42,11 @@ async def test_add_memory_with_the_editor(tui_store: Store) -> None:
         await settle(pilot)
         assert app.screen is screen
         [added] = tui_store.list_memories(category="project")
-        assert (added.content, added.importance, added.pinned) == ("Working on the memapp TUI in Textual", 8, True)
+        assert (added.content, added.importance, added.pinned) == (
+            "Working on the memapp TUI in Textual",
+            8,
+            True,
+        )
         assert _row_ids(screen)[0] == added.id  # pinned first, and the cursor moved to it
         assert screen.current_id() == added.id
         assert "Working on the memapp TUI in Textual" in screen_text(app)
@@ -83,7 +87,11 @@ async def test_edit_pin_importance_delete_and_undo(tui_store: Store) -> None:
         await pilot.click("#save")
         await settle(pilot)
         edited = tui_store.get_memory(m.id)
-        assert (edited.content, edited.category, edited.user_edited) == ("Prefers green tea over coffee", "fact", True)
+        assert (edited.content, edited.category, edited.user_edited) == (
+            "Prefers green tea over coffee",
+            "fact",
+            True,
+        )
 
         await pilot.press("p")
         await settle(pilot)
@@ -109,8 +117,18 @@ async def test_edit_pin_importance_delete_and_undo(tui_store: Store) -> None:
         assert tui_store.get_memory(m.id).deleted_at is None
         assert _row_ids(screen) == [m.id]
         events = [h.event for h in tui_store.memory_history(m.id)]
-        assert events == ["add", "edit", "recategorise", "pin", "unpin", "importance", "importance", "importance",
-                          "delete", "restore"]
+        assert events == [
+            "add",
+            "edit",
+            "recategorise",
+            "pin",
+            "unpin",
+            "importance",
+            "importance",
+            "importance",
+            "delete",
+            "restore",
+        ]
 
 
 async def test_near_duplicate_of_a_pinned_memory_asks_and_can_add_anyway(tui_store: Store) -> None:
@@ -132,7 +150,10 @@ async def test_near_duplicate_of_a_pinned_memory_asks_and_can_add_anyway(tui_sto
         await pilot.press("n")  # back to editing, with the text still there
         await settle(pilot)
         assert isinstance(app.screen, MemoryEditScreen)
-        assert app.screen.query_one("#memory-text", TextArea).text == "I use restic for backups to a storage box!"
+        assert (
+            app.screen.query_one("#memory-text", TextArea).text
+            == "I use restic for backups to a storage box!"
+        )
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert isinstance(app.screen, ConfirmScreen)

@@ -18,9 +18,13 @@ from store import MessageIn, Store, ThreadIn
 
 
 def _thread(store: Store) -> tuple[int, int]:
-    msgs = [MessageIn("user" if i % 2 == 0 else "assistant", f"filler message number {i} about nothing", f"m{i}")
-            for i in range(60)]
-    msgs[41] = MessageIn("assistant", "Use restic with a systemd timer to back up the NAS every night.", "m41")
+    msgs = [
+        MessageIn("user" if i % 2 == 0 else "assistant", f"filler message number {i} about nothing", f"m{i}")
+        for i in range(60)
+    ]
+    msgs[41] = MessageIn(
+        "assistant", "Use restic with a systemd timer to back up the NAS every night.", "m41"
+    )
     res = store.write_thread(ThreadIn("generic", "t1", "Backups at home", msgs))
     target = store.get_messages(res.thread_id, offset=41, limit=1)[0]
     return res.thread_id, target.id
@@ -88,14 +92,16 @@ async def test_stale_results_are_dropped(tui_store: Store) -> None:
         from app.screens.search import Found
         from store.search import SearchResponse
 
-        screen.post_message(SearchScreen.Finished(Found("an old query", "all", SearchResponse("x", "hybrid", []),
-                                                        {}, False)))
+        screen.post_message(
+            SearchScreen.Finished(Found("an old query", "all", SearchResponse("x", "hybrid", []), {}, False))
+        )
         await pilot.pause()
         assert screen.results == before and screen.shown_query == "restic"
 
 
 async def test_memory_result_opens_the_editor_and_access_counts_once_per_query(
-        tui_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    tui_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(search_screen, "DWELL", 0.3)
     m = tui_store.add_memory("Prefers restic over borg for backups", "preference").memory
     app = make_app(tui_store)

@@ -47,8 +47,14 @@ asyncio.run(main())
 
 @pytest.mark.model
 def test_first_frame_before_torch_then_the_model_loads(tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / "chat.db")], capture_output=True,
-                         text=True, timeout=300, check=True, cwd=Path(__file__).resolve().parents[2])
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(tmp_path / "chat.db")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen["at_first_frame"] == []
     assert seen["state_at_first_frame"] == "loading"

@@ -23,20 +23,28 @@ def _many_threads(store: Store, n: int) -> None:
         for i in range(n):
             store.con.execute(
                 "INSERT INTO threads(source, external_id, title, created_at, updated_at, message_count, "
-                "token_count) VALUES ('generic', ?, ?, ?, ?, 1, ?)", (f"t{i}", f"Thread {i:04d}", i, i, i))
+                "token_count) VALUES ('generic', ?, ?, ?, ?, 1, ?)",
+                (f"t{i}", f"Thread {i:04d}", i, i, i),
+            )
 
 
 def _long_thread(store: Store, n: int) -> int:
     """n messages written straight (no keyword index: this thread is only read, never searched)."""
     with store.con:
-        store.con.execute("INSERT INTO threads(source, external_id, title, created_at, updated_at, message_count) "
-                          "VALUES ('generic', 'long', 'A very long thread', 0, 0, ?)", (n,))
+        store.con.execute(
+            "INSERT INTO threads(source, external_id, title, created_at, updated_at, message_count) "
+            "VALUES ('generic', 'long', 'A very long thread', 0, 0, ?)",
+            (n,),
+        )
         tid = store.con.last_insert_rowid()
         for i in range(n):
             role = "user" if i % 2 == 0 else "assistant"
             text = f"message {i}: **bold** text with `code` and a [/x] bracket"
-            store.con.execute("INSERT INTO messages(thread_id, seq, role, content, token_count, created_at) "
-                              "VALUES (?, ?, ?, ?, 12, ?)", (tid, i, role, text, 1_700_000_000 + i))
+            store.con.execute(
+                "INSERT INTO messages(thread_id, seq, role, content, token_count, created_at) "
+                "VALUES (?, ?, ?, ?, 12, ?)",
+                (tid, i, role, text, 1_700_000_000 + i),
+            )
     return int(tid)
 
 
@@ -72,11 +80,16 @@ async def test_threads_page_in_and_filter_and_sort(tui_store: Store) -> None:
 
 async def test_a_5000_message_thread_opens_at_once_and_pages_in(tui_store: Store) -> None:
     tid = _long_thread(tui_store, 5000)
-    tui_store.con.execute("INSERT INTO thread_summaries(thread_id, content, last_message_seq, token_count, "
-                          "created_at, updated_at) VALUES (?, ?, 99, 321, 0, 0)",
-                          (tid, "- user: wants [b]literal[/b] text"))
-    tui_store.con.execute("INSERT INTO memory_topics(thread_id, topic, mention_count, last_seen_at) "
-                          "VALUES (?, 'parsers', 7, 0)", (tid,))
+    tui_store.con.execute(
+        "INSERT INTO thread_summaries(thread_id, content, last_message_seq, token_count, "
+        "created_at, updated_at) VALUES (?, ?, 99, 321, 0, 0)",
+        (tid, "- user: wants [b]literal[/b] text"),
+    )
+    tui_store.con.execute(
+        "INSERT INTO memory_topics(thread_id, topic, mention_count, last_seen_at) "
+        "VALUES (?, 'parsers', 7, 0)",
+        (tid,),
+    )
     app = make_app(tui_store)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
