@@ -118,6 +118,10 @@ class ThreadsMixin(StoreBase):
         )
         return [_thread(r) for r in self.con.execute(sql, [*args, limit, offset])]
 
+    def thread_ids(self) -> list[int]:
+        """Every thread id, oldest first (for `--all` commands)."""
+        return [int(r[0]) for r in self.con.execute("SELECT id FROM threads ORDER BY id")]
+
     def count_threads(self, *, text: str | None = None) -> int:
         if text:
             return int(

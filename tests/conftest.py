@@ -76,3 +76,12 @@ def real_embedder() -> SentenceTransformerEmbedder:
     emb = SentenceTransformerEmbedder()
     emb.load()
     return emb
+
+
+@pytest.fixture
+def no_model_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """For CLI tests about the command, not the model: a keyword-only config keeps them fast."""
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[embedding]\nenabled = false\n")
+    monkeypatch.setenv("MEMAPP_CONFIG", str(cfg))
+    return cfg

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -23,15 +22,6 @@ MEMORY_KEYS = {
     "updated_at",
     "source_thread_id",
 }
-
-
-@pytest.fixture
-def no_model_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Most CLI tests are about the CLI, not the model: keyword-only config keeps them fast."""
-    cfg = tmp_path / "config.toml"
-    cfg.write_text("[embedding]\nenabled = false\n")
-    monkeypatch.setenv("MEMAPP_CONFIG", str(cfg))
-    return cfg
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

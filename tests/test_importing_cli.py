@@ -16,15 +16,6 @@ DEMO = Path(__file__).parent.parent / "data" / "demo.json"
 REPORT_KEYS = {"threads_added", "threads_updated", "messages_added", "memories_added", "skipped", "errors"}
 
 
-@pytest.fixture
-def no_model_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """These tests are about the command, not the model: keyword-only config keeps them fast."""
-    cfg = tmp_path / "config.toml"
-    cfg.write_text("[embedding]\nenabled = false\n")
-    monkeypatch.setenv("MEMAPP_CONFIG", str(cfg))
-    return cfg
-
-
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     code = main(list(args))
     out, err = capsys.readouterr()

@@ -21,7 +21,7 @@ from app.widgets.format import literal
 from store import Store, load_config
 from store import db as chat_db
 from store.config import Config
-from store.errors import InvalidInputError, NotFoundError, StoreError
+from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError, StoreError
 from store.locations import config_path, default_db_path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -106,3 +106,12 @@ def run_command(handler: Callable[[Context], int | None], args: argparse.Namespa
 def one_line(text: str, width: int = 80) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def report_duplicate(ctx: Context, exc: DuplicateMemoryError) -> int:
+    """A merge into a pinned or hand-edited memory was refused: say which one, exit 1."""
+    if ctx.json:
+        ctx.emit({"error": str(exc), "existing_id": exc.existing_id, "similarity": round(exc.similarity, 4)})
+    else:
+        fail(str(exc))
+    return EXIT_FAILED

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.cli.common import EXIT_FAILED, Context, UsageError, fail, one_line
+from app.cli.common import EXIT_FAILED, Context, UsageError, fail, one_line, report_duplicate
 from store import CATEGORIES
 from store.errors import DuplicateMemoryError
 from store.suggest import (
@@ -59,15 +59,6 @@ def _print_bulk(b: BulkResult) -> None:
         fail(f"suggestion {s.id} left pending: {err}")
 
 
-def _thread_ids(ctx: Context) -> list[int]:
-    out: list[int] = []
-    while True:
-        page = ctx.store.list_threads(sort="created", limit=500, offset=len(out))
-        out += [t.id for t in page]
-        if len(page) < 500:
-            return sorted(out)
-
-
 def _ints(values: list[str], what: str) -> list[int]:
     try:
         return [int(v) for v in values]
@@ -89,7 +80,7 @@ def cmd_extract(ctx: Context) -> int | None:
     if a.target is not None:
         results = [extract_suggestions(ctx.store, _ints([a.target], "thread")[0])]
     else:
-        results = [extract_suggestions(ctx.store, tid) for tid in _thread_ids(ctx)]
+        results = [extract_suggestions(ctx.store, tid) for tid in ctx.store.thread_ids()]
         results = [r for r in results if r.pending]
     bulk = accept_all(ctx.store, None if a.all else results[0].thread_id) if a.accept_all else None
     data: dict[str, Any] = {"threads": [r.to_json() for r in results]}
@@ -136,13 +127,7 @@ def cmd_accept(ctx: Context) -> int | None:
             ctx.store, sid, content=a.text, category=a.category, importance=a.importance, force=a.force
         )
     except DuplicateMemoryError as exc:
-        if ctx.json:
-            ctx.emit(
-                {"error": str(exc), "existing_id": exc.existing_id, "similarity": round(exc.similarity, 4)}
-            )
-        else:
-            fail(str(exc))
-        return EXIT_FAILED
+        return report_duplicate(ctx, exc)
 
     def human() -> None:
         verb = {"added": "added as", "merged": "merged into", "exists": "already stored as"}[res.action]

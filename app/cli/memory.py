@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.cli.common import EXIT_FAILED, Context, UsageError, fail, one_line
+from app.cli.common import Context, UsageError, one_line, report_duplicate
 from store import CATEGORIES, Memory
 from store.errors import DuplicateMemoryError
 from store.records import iso
@@ -52,13 +52,7 @@ def cmd_add(ctx: Context) -> int | None:
     try:
         res = ctx.store.add_memory(a.text, a.category, importance=a.importance, pinned=a.pin, force=a.force)
     except DuplicateMemoryError as exc:
-        if ctx.json:
-            ctx.emit(
-                {"error": str(exc), "existing_id": exc.existing_id, "similarity": round(exc.similarity, 4)}
-            )
-        else:
-            fail(str(exc))
-        return EXIT_FAILED
+        return report_duplicate(ctx, exc)
     data = {**res.memory.to_json(), "action": res.action}
     if res.similarity is not None:
         data["similarity"] = round(res.similarity, 4)

@@ -33,7 +33,7 @@ def cmd_summarize(ctx: Context) -> int | None:
         r = summarize_thread(ctx.store, a.thread, force=a.rebuild)
         ctx.emit(r.to_json(), lambda: _print_result(r, verbose=True))
         return None
-    ids = _all_ids(ctx) if a.rebuild else threads_to_summarize(ctx.store)
+    ids = ctx.store.thread_ids() if a.rebuild else threads_to_summarize(ctx.store)
     results: list[SummaryResult] = []
     failed: list[dict[str, object]] = []
     for tid in ids:
@@ -52,15 +52,6 @@ def cmd_summarize(ctx: Context) -> int | None:
     elif not ids:
         print("every summary is up to date")
     return EXIT_FAILED if failed else None
-
-
-def _all_ids(ctx: Context) -> list[int]:
-    out: list[int] = []
-    while True:
-        page = ctx.store.list_threads(sort="created", limit=500, offset=len(out))
-        out += [t.id for t in page]
-        if len(page) < 500:
-            return sorted(out)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
