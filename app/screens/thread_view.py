@@ -16,6 +16,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from app.screens.base import MemappScreen
+from app.screens.context_preview import ContextPreviewScreen
 from app.screens.suggestions import SuggestionsScreen
 from app.widgets.format import literal, number, one_line, when
 from app.widgets.message_list import MessageList
@@ -60,6 +61,13 @@ class ThreadViewScreen(MemappScreen):
             "Suggestions",
             id="thread-suggestions",
             tooltip="Memories suggested from this thread: accept, edit or reject each",
+        ),
+        Binding(
+            "c",
+            "context_preview",
+            "Context",
+            id="thread-context",
+            tooltip="Preview the context a chat model would get for a token budget, tier by tier",
         ),
     ]
 
@@ -185,6 +193,10 @@ class ThreadViewScreen(MemappScreen):
     def action_suggestions(self) -> None:
         title = self.head.thread.title if self.head is not None else ""
         self.app.push_screen(SuggestionsScreen(self.thread_id, title))
+
+    def action_context_preview(self) -> None:
+        title = self.head.thread.title if self.head is not None else ""
+        self.app.push_screen(ContextPreviewScreen(self.thread_id, title))
 
     def action_toggle_summary(self) -> None:
         box = self.query_one("#thread-summary", Collapsible)

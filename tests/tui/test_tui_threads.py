@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import time
 
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Input
 from tui_helpers import make_app, screen_text, settle
 
+from app.screens.context_preview import ContextPreviewScreen
 from app.screens.suggestions import SuggestionsScreen
 from app.screens.thread_view import ThreadViewScreen
 from app.screens.threads import PAGE, ThreadsScreen
@@ -177,3 +178,41 @@ async def test_summarise_and_suggested_memories_from_a_thread(tui_store: Store) 
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, ThreadViewScreen)
+
+
+async def test_context_preview_shows_tiers_within_the_budget(tui_store: Store) -> None:
+    msgs = [
+        MessageIn(
+            "user" if i % 2 == 0 else "assistant", f"turn {i}: we talk about backups and restic " * 8, f"m{i}"
+        )
+        for i in range(40)
+    ]
+    tid = tui_store.write_thread(ThreadIn("generic", "ctx", "Backups [bold]chat[/bold]", msgs)).thread_id
+    pinned = tui_store.add_memory("Prefers restic over borg", "preference", pinned=True).memory
+    app = make_app(tui_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ThreadViewScreen)
+        await pilot.press("c")
+        await settle(pilot, rounds=4)
+        modal = app.screen
+        assert isinstance(modal, ContextPreviewScreen)
+        result = modal.result
+        assert result is not None and result.token_stats.budget == 4000
+        assert result.token_stats.total <= 4000
+        assert result.messages[-1]["content"] == msgs[-1].content
+        text = screen_text(app)
+        assert "Tier 3 · recent, verbatim" in text and "Backups [bold]chat[/bold]" in text
+        # A smaller budget rebuilds; previewing never counts as using a memory.
+        budget = modal.query_one("#context-budget", Input)
+        budget.value = "600"
+        await pilot.press("enter")
+        await settle(pilot, rounds=4)
+        assert modal.result is not None and modal.result.token_stats.budget == 600
+        assert modal.result.token_stats.total <= 600
+        assert tui_store.get_memory(pinned.id).access_count == 0
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ThreadViewScreen) and tid
