@@ -2,7 +2,7 @@
 
 Every benchmark prints one JSON document on stdout and a one-line summary on stderr, and keeps the JSON
 in bench/out/NAME.json (`bench/report.py` turns those into the README table). Generated data lives in
-bench/.data/ (gitignored) and is reused while the code that shapes it is unchanged.
+bench/.data/ (gitignored) and is reused until DATA_VERSION (or the benchmark's own BUILD) changes.
 
 Why the vectors look the way they do: uniform random vectors make every method look good (nothing is
 near anything) and tight Gaussian blobs make binary quantisation look perfect. These are a hierarchy
@@ -18,6 +18,7 @@ topic, subtopic and thread, so keyword search and vector search agree about what
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -44,6 +45,7 @@ WEIGHTS = (0.08, 0.10, 0.15, 0.12, 0.20, 0.35)
 SPECTRUM = 1.1
 THREAD, SUBTOPIC, TOPIC = 20, 200, 2000  # items per thread / subtopic / topic
 _KINDS = {"topic": 1, "sub": 2, "thread": 3}
+DATA_VERSION = 1  # bump when the generators below change what they produce: cached data is rebuilt
 BLOCK = 50_000  # vectors are generated in blocks (bounded memory, same result whatever is asked)
 
 
@@ -52,11 +54,9 @@ BLOCK = 50_000  # vectors are generated in blocks (bounded memory, same result w
 
 def machine() -> dict[str, Any]:
     model = ""
-    try:
+    with contextlib.suppress(OSError):
         model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                       if line.startswith("model name")), "")
-    except OSError:
-        pass
     import apsw
 
     return {"cpus": os.cpu_count(), "cpu": model or platform.processor(), "python": platform.python_version(),
@@ -86,12 +86,6 @@ def emit(name: str, result: dict[str, Any], summary: str) -> None:
     print(summary, file=sys.stderr)
 
 
-def code_key(*paths: str) -> str:
-    """A short hash of source files: cached data is rebuilt when the code that wrote it changes."""
-    h = hashlib.sha1()
-    for p in paths:
-        h.update((ROOT / p).read_bytes())
-    return h.hexdigest()[:10]
 
 
 def layout_key() -> str:
@@ -107,8 +101,18 @@ def layout_key() -> str:
     return hashlib.sha1(ddl.encode()).hexdigest()[:10]
 
 
-def data_file(name: str) -> Path:
+def data_file(name: str, stale: str | None = None) -> Path:
+    """bench/.data/NAME; files starting with `stale` (earlier versions of it) are removed."""
     DATA.mkdir(parents=True, exist_ok=True)
+    if stale:
+        for old in DATA.glob(stale + "*"):
+            if not old.name.startswith(name):
+                if old.is_dir():
+                    for f in old.iterdir():
+                        f.unlink()
+                    old.rmdir()
+                else:
+                    old.unlink()
     return DATA / name
 
 

@@ -25,18 +25,19 @@ import argparse
 import os
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from _common import (
+    DATA_VERSION,
     DIM,
     MODEL_NAME,
     Population,
     Precomputed,
     Words,
     World,
-    code_key,
     data_file,
     emit,
     exact_top,
@@ -50,7 +51,7 @@ from _common import (
 from store import Store, db, vectors
 from store.base import fts_put
 from store.records import CATEGORIES, MessageIn, ThreadIn
-from store.search import Filters
+from store.search import DEPTH, Filters
 from store.threads import PreparedChunks
 
 BUILD = 1  # bump when the data below changes shape
@@ -145,11 +146,11 @@ def side_by_side(queries: np.ndarray, ours: Callable[[int, np.ndarray], list[int
     t_ours, t_np, recall = [], [], []
     for i, q in enumerate(queries):
         if i % 2:
-            tn, want = timed(lambda: exact(i, q))
-            to, got = timed(lambda: ours(i, q))
+            tn, want = timed(partial(exact, i, q))
+            to, got = timed(partial(ours, i, q))
         else:
-            to, got = timed(lambda: ours(i, q))
-            tn, want = timed(lambda: exact(i, q))
+            to, got = timed(partial(ours, i, q))
+            tn, want = timed(partial(exact, i, q))
         t_ours.append(to)
         t_np.append(tn)
         if want:
@@ -161,6 +162,7 @@ def side_by_side(queries: np.ndarray, ours: Callable[[int, np.ndarray], list[int
 
 def vector_series(store: Store, mem: Population, chunks: Population, nq: int) -> dict[str, Any]:
     con = store.con
+    helper = store.vector_helper()  # what Store.search uses: half of each scan on a second connection
     m_ids, m_x, m_meta = load_matrix(con, "SELECT memory_id, embedding, category FROM vec_memories "
                                           "ORDER BY memory_id")
     c_ids, c_x, c_meta = load_matrix(con, "SELECT chunk_id, embedding, role, created_at, thread_id FROM vec_chunks "
@@ -181,19 +183,21 @@ def vector_series(store: Store, mem: Population, chunks: Population, nq: int) ->
         mask = thread == top_threads[i]
         return c_ids[exact_top(c_x, q, min(10, int(mask.sum())), mask)].tolist()
 
+    def mem(**kw: Any) -> Callable[[int, np.ndarray], list[int]]:
+        return lambda i, q: [h[0] for h in vectors.knn_memories(con, q, 10, helper=helper, **kw)]
+
+    def chu(**kw: Any) -> Callable[[int, np.ndarray], list[int]]:
+        return lambda i, q: [h[0] for h in vectors.knn_chunks(con, q, 10, helper=helper, **kw)]
+
     out = {
-        "memories": side_by_side(qm, lambda i, q: [h[0] for h in vectors.knn_memories(con, q, 10)], ex(m_ids, m_x)),
-        "chunks": side_by_side(qc, lambda i, q: [h[0] for h in vectors.knn_chunks(con, q, 10)], ex(c_ids, c_x)),
-        "memories_category_fact": side_by_side(
-            qm, lambda i, q: [h[0] for h in vectors.knn_memories(con, q, 10, category="fact")],
-            ex(m_ids, m_x, fact)),
-        "chunks_role_user": side_by_side(
-            qc, lambda i, q: [h[0] for h in vectors.knn_chunks(con, q, 10, role="user")], ex(c_ids, c_x, user)),
-        "chunks_last_10pct_of_time": side_by_side(
-            qc, lambda i, q: [h[0] for h in vectors.knn_chunks(con, q, 10, since=since)],
-            ex(c_ids, c_x, when >= since)),
+        "memories": side_by_side(qm, mem(), ex(m_ids, m_x)),
+        "chunks": side_by_side(qc, chu(), ex(c_ids, c_x)),
+        "memories_category_fact": side_by_side(qm, mem(category="fact"), ex(m_ids, m_x, fact)),
+        "chunks_role_user": side_by_side(qc, chu(role="user"), ex(c_ids, c_x, user)),
+        "chunks_last_10pct_of_time": side_by_side(qc, chu(since=since), ex(c_ids, c_x, when >= since)),
         "chunks_one_thread": side_by_side(
-            qc, lambda i, q: [h[0] for h in vectors.knn_chunks(con, q, 10, thread_id=top_threads[i])], by_thread),
+            qc, lambda i, q: [h[0] for h in vectors.knn_chunks(con, q, 10, thread_id=top_threads[i], helper=helper)],
+            by_thread),
     }
     return out
 
@@ -206,10 +210,11 @@ def hybrid_series(store: Store, chunks: Population, nq: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for label, filters, kinds in (("all", Filters(), ("message", "memory")),
                                   ("role_user", Filters(role="user"), ("message",))):
-        t_h, t_v, modes = [], [], set()
+        t_h, t_v, t_k, modes = [], [], [], set()
         for i, q in enumerate(qc):
-            run_h = (lambda: store.search(texts[i], query_vector=q, k=10, filters=filters))  # noqa: B023
-            run_v = (lambda: store.semantic_candidates(q, kinds, filters, 10))  # noqa: B023
+            t_k.append(timed(partial(store.keyword_candidates, texts[i], filters.kinds("all"), filters, DEPTH))[0])
+            run_h = partial(store.search, texts[i], query_vector=q, k=10, filters=filters)
+            run_v = partial(store.semantic_candidates, q, kinds, filters, 10)
             if i % 2:
                 tv, _ = timed(run_v)
                 th, res = timed(run_h)
@@ -221,7 +226,7 @@ def hybrid_series(store: Store, chunks: Population, nq: int) -> dict[str, Any]:
             modes.add(res.mode)
         h, v = timing(t_h), timing(t_v)
         out[label] = {"hybrid": h, "vector_only": v, "ratio_p50": round(h["p50_ms"] / v["p50_ms"], 3),
-                      "modes": sorted(modes)}
+                      "keyword_only": timing(t_k), "modes": sorted(modes)}
     out["example_query"] = texts[0]
     return out
 
@@ -246,29 +251,30 @@ def _embed_only(chunks: Population, n: int) -> dict[str, Any]:
     emb = SentenceTransformerEmbedder()
     load_ms, _ = timed(emb.load)
     emb.embed_query("warm up")
-    return {"model_load_s": round(load_ms / 1000, 2), **timing([timed(lambda: emb.embed_query(t))[0]
+    return {"model_load_s": round(load_ms / 1000, 2), **timing([timed(partial(emb.embed_query, t))[0]
                                                                for t in texts])}
+
+
+def scale_point(n: int, nq: int) -> tuple[dict[str, Any], float | None]:
+    """knn_memories against numpy on a memories-only table of n rows (built once, cached)."""
+    pop = Population(World(n, 21), n, 22)
+    path = data_file(f"scale-{n}-d{DATA_VERSION}-{layout_key()}.db", stale=f"scale-{n}-")
+    build_s = None if path.exists() else round(build_memories_only(path, pop), 1)
+    store = Store(path, embedder=Precomputed())
+    helper = store.vector_helper()
+    x = pop.vectors()
+    ids = np.arange(1, n + 1)
+    q, _ = pop.queries(nq, seed=1)
+    r = side_by_side(q, lambda i, q: [h[0] for h in vectors.knn_memories(store.con, q, 10, helper=helper)],
+                     lambda i, q: ids[exact_top(x, q, 10)].tolist())
+    store.close()
+    return r, build_s
 
 
 def scaling(sizes: list[int], main: dict[str, Any], n_mem: int, nq: int) -> list[dict[str, Any]]:
     out = []
     for n in sizes:
-        if n == n_mem:
-            r, build_s = main["memories"], None
-        else:
-            pop = Population(World(n, 21), n, 22)
-            path = data_file(f"scale-{n}-{code_key('bench/_common.py')}{layout_key()}.db")
-            build_s = None
-            if not path.exists():
-                build_s = round(build_memories_only(path, pop), 1)
-            con = db.connect(path)
-            x = pop.vectors()
-            ids = np.arange(1, n + 1)
-            q, _ = pop.queries(nq, seed=1)
-            r = side_by_side(q, lambda i, q: [h[0] for h in vectors.knn_memories(con, q, 10)],
-                             lambda i, q: ids[exact_top(x, q, 10)].tolist())
-            con.close()
-            del x
+        r, build_s = (main["memories"], None) if n == n_mem else scale_point(n, nq)
         out.append({"rows": n, "ours_p50_ms": r["ours"]["p50_ms"], "numpy_p50_ms": r["numpy"]["p50_ms"],
                     "ratio_p50": r["ratio_p50"], "recall_at_10": r["recall_at_10"], "build_s": build_s})
     return out
@@ -290,8 +296,8 @@ def main() -> None:
     n_mem, n_chunks = (10_000, 20_000) if a.quick else (100_000, 200_000)
     sizes = [10_000] if a.quick else [10_000, 100_000] + ([1_000_000] if a.full else [])
     mem, chunks = populations(n_mem, n_chunks)
-    key = code_key("bench/_common.py") + layout_key()
-    path = data_file(f"search-{n_mem}-{n_chunks}-b{BUILD}-{key}.db")
+    key = f"d{DATA_VERSION}-{layout_key()}"
+    path = data_file(f"search-{n_mem}-{n_chunks}-b{BUILD}-{key}.db", stale=f"search-{n_mem}-{n_chunks}-")
     build_s = None if path.exists() else round(build(path, mem, chunks), 1)
     store = Store(path, embedder=Precomputed())
     vec = vector_series(store, mem, chunks, a.queries)

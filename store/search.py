@@ -16,7 +16,8 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,16 @@ _SCOPE_KIND = {"memories": "memory", "messages": "message", "summaries": "summar
 
 DEPTH = 100  # candidates fetched from each retriever before fusion
 _CACHE_LOCK = threading.Lock()
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _pool() -> ThreadPoolExecutor:
+    """Two threads for the work a search can do beside the caller's: keyword retrieval, half a KNN."""
+    global _POOL
+    with _CACHE_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(2, thread_name_prefix="memapp-search")
+        return _POOL
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,10 +167,11 @@ class SearchMixin(StoreBase):
         k = max(0, min(int(k), vectors.K_MAX))
         fusion = fusion or Fusion(rrf_k=self.config.search.rrf_k)
         notice = None
-        kw = self.keyword_candidates(query, kinds, filters, DEPTH, prefix=prefix) if k else []
+        semantic = not keyword_only and k and query.strip() and kinds != ("summary",)
+        keyword = self._keyword_soon(query, kinds, filters, prefix, parallel=bool(semantic)) if k else list
         mode = "keyword"
         sem: list[tuple[Key, float, tuple[int, int] | None]] = []
-        if not keyword_only and k and query.strip() and kinds != ("summary",):
+        if semantic:
             problem = self._semantic_problem()
             if problem is None:
                 qvec = self._query_vector(query) if query_vector is None else query_vector
@@ -170,6 +182,7 @@ class SearchMixin(StoreBase):
                     mode = "hybrid"
             if problem is not None:
                 notice = f"semantic search unavailable: {problem}; keyword results only"
+        kw = keyword()
         fused = fuse([(key, s) for key, s in kw], [(key, s) for key, s, _ in sem], fusion, query)
         if fusion.neighbours > 0 and "message" in kinds:
             top = [key[1] for key, _, _ in fused[:NEIGHBOUR_SOURCES] if key[0] == "message"]
@@ -179,6 +192,29 @@ class SearchMixin(StoreBase):
         if touch:
             self.touch_memories([r.id for r in results if r.kind == "memory"])
         return SearchResponse(query, mode, results, notice)
+
+    def _keyword_soon(
+        self, query: str, kinds: Sequence[str], filters: Filters, prefix: bool, *, parallel: bool
+    ) -> Callable[[], list[tuple[Key, float]]]:
+        """Start the keyword retriever; call the result for its candidates.
+
+        Why a second thread: FTS5 scores every row that matches any query word (a common word in a big
+        archive is tens of thousands of rows), and that work is independent of embedding the query and
+        of the KNN. On its own connection it runs beside them (SQLite and numpy release the GIL), so a
+        hybrid search costs about the slower retriever instead of both (README "Benchmarks"). Not inside
+        the caller's transaction, whose writes another connection could not see, nor on `:memory:`.
+        """
+        if not parallel or self.vector_helper() is None:
+            found = self.keyword_candidates(query, kinds, filters, DEPTH, prefix=prefix)
+            return lambda: found
+        return _pool().submit(self.keyword_candidates, query, kinds, filters, DEPTH, prefix=prefix).result
+
+    def vector_helper(self) -> vectors.Helper | None:
+        """Lets store.vectors split a KNN over two connections (two cores); None where `_keyword_soon`
+        would not run in the background either."""
+        if self.con.in_transaction or str(getattr(self, "path", ":memory:")) == ":memory:":
+            return None
+        return lambda fn: _pool().submit(lambda: fn(self.con))
 
     # -- retrievers (public for the evaluation) ------------------------------------------------------
 
@@ -210,6 +246,7 @@ class SearchMixin(StoreBase):
                 role=filters.role,
                 since=filters.since,
                 until=filters.until,
+                helper=self.vector_helper(),
             )
             best: dict[int, tuple[int, float]] = {}
             for chunk_id, mid, sim in chunks:
@@ -263,7 +300,7 @@ class SearchMixin(StoreBase):
         """Category and trash are vec0 metadata, filtered inside the KNN. Pinned and dates are not: then
         the memories that pass the filter are ranked exactly, by distance, among themselves."""
         if f.pinned is None and f.since is None and f.until is None:
-            return vectors.knn_memories(self.con, qvec, n, category=f.category)
+            return vectors.knn_memories(self.con, qvec, n, category=f.category, helper=self.vector_helper())
         if not vectors.tables_exist(self.con):
             return []
         where, args = _memory_where(f)

@@ -210,4 +210,5 @@ class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
             n_vec = self._scalar("SELECT count(*) FROM vec_chunks")
             if n_chunks != n_vec:
                 problems.append(f"message_chunks has {n_chunks} rows, vec_chunks has {n_vec}")
+            problems += vectors.check(self.con)
         return problems

@@ -19,7 +19,7 @@ from the float rows, and the best k by true cosine are returned (README "Benchma
 Two facts about vec0 shape the coarse step. Its per-chunk top-k selection costs chunk_size x k, so a
 deep list (search asks for 300 chunks) would cost ten times a top-10; but rows beyond a `distance <= T`
 bound never enter the selection. So each bit table has a partition key `shard = id % SHARDS`: a probe
-of one shard (1/16 of the rows, same filters) estimates the Hamming radius T that holds the nearest
+of one shard (1/32 of the rows, same filters) estimates the Hamming radius T that holds the nearest
 `n` rows, and the full scan then selects only among rows within T. A probe that undershoots just means
 a second, unbounded scan: the result never depends on the estimate.
 
@@ -36,18 +36,22 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from typing import Any
 
 import apsw
 import numpy as np
 
 K_MAX = 4096
+Helper = Callable[[Callable[[apsw.Connection], Any]], "Future[Any]"]  # runs a query on another connection
 VEC_TABLES = ("vec_memories", "vec_chunks")
 BIT_TABLES = ("vec_memories_bits", "vec_chunks_bits")
-SHARDS = 16  # partitions of a bit table; shard 0 is the sample that estimates the search radius
-MIN_CANDIDATES = 256  # re-scored at least this many coarse candidates ...
-OVERSAMPLE = 2  # ... or this many per result asked for, whichever is more
+SHARDS = 32  # partitions of a bit table; shard 0 is the sample that estimates the search radius
+BIT_CHUNK = 1024  # rows per vec0 chunk (vec0 merges each chunk's top-k into the result: fewer is faster)
+MIN_CANDIDATES = 256  # coarse candidates re-scored: at least this many, or OVERSAMPLE per result asked
+OVERSAMPLE = 2  # for, or one per ROWS_PER_CANDIDATE rows in the table, whichever is most: recall@10
+ROWS_PER_CANDIDATE = 160  # of the re-scored top-10 is >= 0.97 at 10k, 100k and 200k rows (README)
 PROBE_SLACK = 1.5  # the radius estimate aims at this many times the candidates wanted
 _LAYOUT_SQL = "SELECT name, sql FROM sqlite_master WHERE name IN (?, ?, ?, ?)"
 
@@ -153,15 +157,15 @@ def _create_bits(con: apsw.Connection, dim: int) -> None:
         f"""
         CREATE VIRTUAL TABLE vec_memories_bits USING vec0(
             memory_id INTEGER PRIMARY KEY, shard INTEGER PARTITION KEY, embedding bit[{int(dim)}],
-            category TEXT, deleted INTEGER
+            category TEXT, chunk_size={BIT_CHUNK}
         );
         CREATE VIRTUAL TABLE vec_chunks_bits USING vec0(
             chunk_id INTEGER PRIMARY KEY, shard INTEGER PARTITION KEY, embedding bit[{int(dim)}],
-            thread_id INTEGER, role TEXT, created_at FLOAT
+            thread_id INTEGER, role TEXT, created_at FLOAT, chunk_size={BIT_CHUNK}
         );
-        INSERT INTO vec_memories_bits(memory_id, shard, embedding, category, deleted)
-            SELECT memory_id, memory_id % {SHARDS}, vec_quantize_binary(embedding), category, deleted
-            FROM vec_memories ORDER BY memory_id;
+        INSERT INTO vec_memories_bits(memory_id, shard, embedding, category)
+            SELECT memory_id, memory_id % {SHARDS}, vec_quantize_binary(embedding), category
+            FROM vec_memories WHERE deleted = 0 ORDER BY memory_id;
         INSERT INTO vec_chunks_bits(chunk_id, shard, embedding, thread_id, role, created_at)
             SELECT chunk_id, chunk_id % {SHARDS}, vec_quantize_binary(embedding), thread_id, role, created_at
             FROM vec_chunks ORDER BY chunk_id;
@@ -183,14 +187,15 @@ def check(con: apsw.Connection) -> list[str]:
     if _legacy(layout) or not _has_bits(layout):
         return []
     problems = []
-    for plain, bits in zip(VEC_TABLES, BIT_TABLES, strict=True):
-        n_plain = con.execute(f"SELECT count(*) FROM {plain}").fetchone()[0]
+    for plain, bits, where in (("vec_memories", "vec_memories_bits", "deleted = 0"),
+                               ("vec_chunks", "vec_chunks_bits", "1")):
+        n_plain = con.execute(f"SELECT count(*) FROM {plain} WHERE {where}").fetchone()[0]
         n_bits = con.execute(f"SELECT count(*) FROM {bits}").fetchone()[0]
         if n_plain != n_bits:
-            problems.append(f"{bits} has {n_bits} rows, {plain} has {n_plain}")
+            problems.append(f"{bits} has {n_bits} rows, {plain} has {n_plain} to search")
     stale = con.execute(
         "SELECT count(*) FROM vec_memories_bits b JOIN vec_memories v ON v.memory_id = b.memory_id "
-        "WHERE b.category != v.category OR b.deleted != v.deleted").fetchone()[0]
+        "WHERE b.category != v.category OR v.deleted").fetchone()[0]
     if stale:
         problems.append(f"{stale} quantised memory vectors disagree with their memory (category/trash)")
     return problems
@@ -206,18 +211,30 @@ def put_memory(con: apsw.Connection, memory_id: int, vec: np.ndarray, category: 
                 "category = excluded.category, deleted = excluded.deleted",
                 (memory_id, blob, category, int(deleted)))
     if _has_bits(_layout(con)):
-        con.execute("DELETE FROM vec_memories_bits WHERE memory_id = ?", (memory_id,))
-        con.execute("INSERT INTO vec_memories_bits(memory_id, shard, embedding, category, deleted) "
-                    "VALUES (?, ?, vec_quantize_binary(?), ?, ?)",
-                    (memory_id, memory_id % SHARDS, blob, category, int(deleted)))
+        _put_memory_bits(con, memory_id, blob, category, deleted)
+
+
+def _put_memory_bits(con: apsw.Connection, memory_id: int, blob: bytes, category: str, deleted: bool) -> None:
+    """The bit table holds the memories search may return: a trashed memory leaves it, a restored one
+    comes back (so the KNN needs no trash filter)."""
+    con.execute("DELETE FROM vec_memories_bits WHERE memory_id = ?", (memory_id,))
+    if not deleted:
+        con.execute("INSERT INTO vec_memories_bits(memory_id, shard, embedding, category) "
+                    "VALUES (?, ?, vec_quantize_binary(?), ?)", (memory_id, memory_id % SHARDS, blob, category))
 
 
 def update_memory_meta(con: apsw.Connection, memory_id: int, *, category: str, deleted: bool) -> None:
     layout = _layout(con)
-    for table in ("vec_memories", "vec_memories_bits"):
-        if table in layout:
-            con.execute(f"UPDATE {table} SET category = ?, deleted = ? WHERE memory_id = ?",
-                        (category, int(deleted), memory_id))
+    if "vec_memories" not in layout:
+        return
+    if _legacy(layout):
+        con.execute("UPDATE vec_memories SET category = ?, deleted = ? WHERE memory_id = ?",
+                    (category, int(deleted), memory_id))
+        return
+    row = con.execute("UPDATE vec_memories SET category = ?, deleted = ? WHERE memory_id = ? RETURNING embedding",
+                      (category, int(deleted), memory_id)).fetchone()
+    if row is not None and _has_bits(layout):
+        _put_memory_bits(con, memory_id, row[0], category, deleted)
 
 
 def delete_memory(con: apsw.Connection, memory_id: int) -> None:
@@ -235,8 +252,9 @@ def memory_vector(con: apsw.Connection, memory_id: int) -> np.ndarray | None:
 
 
 def knn_memories(con: apsw.Connection, query: np.ndarray, k: int, *, category: str | None = None,
-                 include_deleted: bool = False) -> list[tuple[int, float]]:
-    """(memory_id, cosine similarity) of the k nearest, best first, filtered inside the KNN."""
+                 include_deleted: bool = False, helper: Helper | None = None) -> list[tuple[int, float]]:
+    """(memory_id, cosine similarity) of the k nearest, best first, filtered inside the KNN. With a
+    `helper` (Store.vector_helper()) half the work runs on a second connection at the same time."""
     layout = _layout(con)
     if "vec_memories" not in layout or k <= 0:
         return []
@@ -244,9 +262,11 @@ def knn_memories(con: apsw.Connection, query: np.ndarray, k: int, *, category: s
     if category is not None:
         where.append("category = ?")
         args.append(category)
-    if not include_deleted:
+    if include_deleted:  # the bit table holds active memories only: score every row instead
+        layout = {t: sql for t, sql in layout.items() if t not in BIT_TABLES}
+    elif _legacy(layout) or not _has_bits(layout):
         where.append("deleted = 0")
-    hits = _search(con, layout, "vec_memories", "memory_id", "", query, min(int(k), K_MAX), where, args)
+    hits = _search(con, layout, "vec_memories", "memory_id", "", query, min(int(k), K_MAX), where, args, helper)
     return [(mid, sim) for mid, _, sim in hits]
 
 
@@ -292,8 +312,8 @@ def delete_message_chunks(con: apsw.Connection, message_ids: Sequence[int]) -> N
 
 
 def knn_chunks(con: apsw.Connection, query: np.ndarray, k: int, *, thread_id: int | None = None,
-               role: str | None = None, since: float | None = None,
-               until: float | None = None) -> list[tuple[int, int, float]]:
+               role: str | None = None, since: float | None = None, until: float | None = None,
+               helper: Helper | None = None) -> list[tuple[int, int, float]]:
     """(chunk_id, message_id, cosine similarity) of the k nearest chunks, best first, filters applied
     inside the KNN."""
     layout = _layout(con)
@@ -305,7 +325,8 @@ def knn_chunks(con: apsw.Connection, query: np.ndarray, k: int, *, thread_id: in
         if value is not None:
             where.append(clause)
             args.append(float(value) if "created_at" in clause else value)
-    return _search(con, layout, "vec_chunks", "chunk_id", "message_id", query, min(int(k), K_MAX), where, args)
+    return _search(con, layout, "vec_chunks", "chunk_id", "message_id", query, min(int(k), K_MAX), where, args,
+                   helper)
 
 
 # -- the search itself -------------------------------------------------------------------------------
@@ -314,19 +335,30 @@ Hit = tuple[int, int, float]  # (id, extra column or 0, cosine similarity)
 
 
 def _search(con: apsw.Connection, layout: dict[str, str], table: str, pk: str, extra: str, query: np.ndarray,
-            k: int, where: list[str], args: list[Any]) -> list[Hit]:
+            k: int, where: list[str], args: list[Any], helper: Helper | None) -> list[Hit]:
     q = np.ascontiguousarray(query, dtype=np.float32)
     if _legacy(layout):
         return _vec0_float_knn(con, table, pk, extra, q, k, where, args)
     if not _has_bits(layout):
         return _exact_scan(con, table, pk, extra, q, k, where, args)
-    n = min(K_MAX, max(MIN_CANDIDATES, OVERSAMPLE * k))
-    ids = _coarse(con, f"{table}_bits", pk, q, n, where, args)
+    rows = con.execute(f"SELECT max({pk}) FROM {table}").fetchone()[0] or 0  # ids only grow: about the count
+    n = min(K_MAX, max(MIN_CANDIDATES, OVERSAMPLE * k, rows // ROWS_PER_CANDIDATE))
+    ids = _coarse(con, f"{table}_bits", pk, q, n, where, args, helper)
     return _rescore(con, table, pk, extra, q, ids, k)
 
 
+def _halves(con: apsw.Connection, helper: Helper | None, run: Callable[[apsw.Connection, str], list[Any]],
+            ) -> list[Any]:
+    """run(con, extra_where) over the whole table, or, given a helper, over half the shards here and the
+    other half on the helper's connection at the same time."""
+    if helper is None:
+        return run(con, "")
+    other = helper(lambda c: run(c, f" AND shard >= {SHARDS // 2}"))
+    return run(con, f" AND shard < {SHARDS // 2}") + other.result()
+
+
 def _coarse(con: apsw.Connection, bits: str, pk: str, q: np.ndarray, n: int, where: list[str],
-            args: list[Any]) -> list[int]:
+            args: list[Any], helper: Helper | None = None) -> list[int]:
     """Ids of (about) the n nearest rows by Hamming distance that pass the filters."""
     cond = "".join(f" AND {w}" for w in where)
     knn = f"SELECT {pk}, distance FROM {bits} WHERE embedding MATCH vec_quantize_binary(?) AND k = ?{cond}"
@@ -334,29 +366,25 @@ def _coarse(con: apsw.Connection, bits: str, pk: str, q: np.ndarray, n: int, whe
     probe = min(K_MAX, math.ceil(n * PROBE_SLACK / SHARDS) + 8)
     sample = con.execute(f"{knn} AND shard = 0 ORDER BY distance", [blob, probe, *args]).fetchall()
     if len(sample) == probe:  # shard 0 holds enough matches: bound the full scan by their radius
-        rows = con.execute(f"{knn} AND distance <= ? ORDER BY distance",
-                           [blob, n, *args, sample[-1][1]]).fetchall()
+        bound = [blob, n, *args, sample[-1][1]]
+        rows = _halves(con, helper, lambda c, part: c.execute(
+            f"{knn}{part} AND distance <= ? ORDER BY distance", bound).fetchall())
         if len(rows) * 2 >= n:
-            return [int(r[0]) for r in rows]
+            rows.sort(key=lambda r: r[1])
+            return [int(r[0]) for r in rows[:n]]
     return [int(r[0]) for r in con.execute(f"{knn} ORDER BY distance", [blob, n, *args])]
 
 
 def _rescore(con: apsw.Connection, table: str, pk: str, extra: str, q: np.ndarray, ids: Sequence[int],
              k: int) -> list[Hit]:
-    """The k best of `ids` by exact cosine against their float rows."""
+    """The k best of `ids` by exact cosine against their float rows, computed inside SQLite so that only
+    the scores cross into Python (each candidate is one page read; the cosine is the cheap part)."""
     if not ids:
         return []
-    cols = f"{pk}, {extra or 0}, embedding"
-    rows = con.execute(f"SELECT {cols} FROM {table} WHERE {pk} IN (SELECT value FROM json_each(?))",
-                       (_json_ids(ids),)).fetchall()
-    if not rows:
-        return []
-    mat = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-    norms = np.linalg.norm(mat, axis=1) * max(float(np.linalg.norm(q)), 1e-12)
-    sims = (mat @ q) / np.maximum(norms, 1e-12)
-    keys = np.array([r[0] for r in rows])
-    order = np.lexsort((keys, -sims))[:k]
-    return [(int(rows[i][0]), int(rows[i][1]), float(sims[i])) for i in order]
+    rows = con.execute(f"SELECT {pk}, {extra or 0}, vec_distance_cosine(embedding, ?) FROM {table} "
+                       f"WHERE {pk} IN (SELECT value FROM json_each(?))", (q.tobytes(), _json_ids(ids))).fetchall()
+    rows.sort(key=lambda r: (r[2], r[0]))
+    return [(int(i), int(x), 1.0 - float(d)) for i, x, d in rows[:k]]
 
 
 def _exact_scan(con: apsw.Connection, table: str, pk: str, extra: str, q: np.ndarray, k: int,

@@ -1,0 +1,187 @@
+"""Import throughput against the model's own speed, and the footprint it leaves; prints JSON.
+
+    .venv/bin/python bench/import.py [--quick | --threads 100 | --full] [--no-embed-threads 2000]
+
+Generates a ChatGPT export (`conversations.json`: a `mapping` tree per conversation walked back from
+`current_node`, a hidden system root, regenerated answers on side branches) with 20 messages per thread
+of realistic lengths (user turns ~35 words, answers ~200, long tails), then, each in a fresh process so
+neither warms up the other:
+
+1. `store.importing.import_paths` with embedding (the model is loaded first and timed apart),
+2. `SentenceTransformer.encode` alone on the very chunks that import stored (read back from chat.db),
+   in one call with the configured batch size: the physical limit for the embedding import,
+3. `import_paths(embed=False)` of the 2,000-thread / 40,000-message export.
+
+Targets (issue 7): embedding import >= 0.8x the raw encode rate (in messages/s); --no-embed >= 5,000
+messages/s. Also reported: chat.db bytes per 1,000 messages with and without vectors and each import's
+peak RSS. The embedding run defaults to 100 threads (2,000 messages): on 2 cores the model encodes about
+20-30 chunks a second, so the full 40,000 messages take about an hour per pass; `--full` runs it anyway.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _common import DATA_VERSION, ROOT, Words, data_file, emit, remove_db
+
+PER_THREAD = 20
+EXPORT = 1  # bump when export() changes what it writes
+
+
+def export(path: Path, n_threads: int, seed: int = 3) -> dict[str, int]:
+    """Write a ChatGPT-format conversations.json; returns what is on the active paths."""
+    words = Words(seed)
+    rng = np.random.default_rng(seed)
+    convs, n_messages, n_words = [], 0, 0
+    t = 1.65e9
+    for h in range(n_threads):
+        t += float(rng.exponential(40_000))
+        mapping: dict[str, Any] = {"root": {"id": "root", "message": None, "parent": None, "children": ["sys"]}}
+        mapping["sys"] = _node("sys", "root", "system", "", None, hidden=True)
+        parent, when = "sys", t
+        for i in range(PER_THREAD):
+            role = "user" if i % 2 == 0 else "assistant"
+            median, sigma, hi = (35, 0.9, 600) if role == "user" else (200, 0.7, 1500)
+            n = int(np.clip(rng.lognormal(np.log(median), sigma), 3, hi))
+            text = words.text(rng, n, h % 40, h % 400, h)
+            node = f"{h:05d}-{i:02d}"
+            when += float(rng.uniform(20, 300))
+            mapping[node] = _node(node, parent, role, text, when)
+            mapping[parent]["children"].append(node)
+            if role == "assistant" and rng.random() < 0.05:  # a regenerated answer the person did not keep
+                alt = node + "-alt"
+                mapping[alt] = _node(alt, parent, role, words.text(rng, n, h % 40, h % 400, h), when)
+                mapping[parent]["children"].insert(0, alt)
+            parent = node
+            n_messages += 1
+            n_words += n
+        convs.append({"id": f"conv-{h}", "conversation_id": f"conv-{h}", "title": f"Conversation {h}",
+                      "create_time": t, "update_time": when, "current_node": parent, "mapping": mapping,
+                      "default_model_slug": "gpt-4o"})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(convs))
+    return {"threads": n_threads, "messages": n_messages, "words": n_words}
+
+
+def _node(node: str, parent: str, role: str, text: str, when: float | None, hidden: bool = False) -> dict[str, Any]:
+    meta = {"is_visually_hidden_from_conversation": True} if hidden else {}
+    return {"id": node, "parent": parent, "children": [], "message": {
+        "id": node, "author": {"role": role, "name": None, "metadata": {}}, "create_time": when,
+        "update_time": None, "content": {"content_type": "text", "parts": [text]}, "status": "finished_successfully",
+        "end_turn": True, "weight": 0.0 if hidden else 1.0, "metadata": meta, "recipient": "all"}}
+
+
+def child(argv: list[str]) -> tuple[dict[str, Any], float]:
+    """Run this script in a fresh process; its JSON answer and its peak RSS (MiB)."""
+    proc = subprocess.Popen([sys.executable, __file__, "--child", *argv], stdout=subprocess.PIPE, text=True)
+    out = proc.stdout.read() if proc.stdout else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    if status != 0:
+        raise SystemExit(f"bench/import.py {' '.join(argv)} failed ({status})")
+    return json.loads(out), round(usage.ru_maxrss / 1024, 1)
+
+
+# -- the child processes -------------------------------------------------------------------------------
+
+
+def run_import(db: str, export_path: str, embed: bool) -> dict[str, Any]:
+    from store import Store
+    from store.importing import import_paths
+
+    remove_db(Path(db))
+    store = Store(db)
+    t0 = time.perf_counter()
+    if embed:
+        store.load_model()
+    load_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    report = import_paths(store, [export_path], embed=embed)
+    seconds = time.perf_counter() - t0
+    chunks = store._scalar("SELECT count(*) FROM message_chunks")
+    messages = report.messages_added
+    problems = store.check_indexes()
+    store.close()
+    return {"seconds": round(seconds, 2), "model_load_s": round(load_s, 2), "messages": messages,
+            "threads": report.threads_added, "chunks": chunks, "errors": len(report.errors),
+            "messages_per_s": round(messages / seconds, 1), "db_bytes": Path(db).stat().st_size,
+            "index_problems": problems}
+
+
+def run_encode(db: str) -> dict[str, Any]:
+    from store import Store
+
+    store = Store(db)
+    rows = store.con.execute("SELECT m.content, c.start_char, c.end_char FROM message_chunks c "
+                             "JOIN messages m ON m.id = c.message_id ORDER BY c.id").fetchall()
+    messages = store._scalar("SELECT count(DISTINCT message_id) FROM message_chunks")
+    texts = [content[a:b] for content, a, b in rows]
+    embedder = store.embedder
+    assert embedder is not None
+    embedder.load()  # type: ignore[attr-defined]
+    model = embedder._model  # type: ignore[attr-defined]
+    batch = store.config.embedding.batch_size
+    t0 = time.perf_counter()
+    model.encode(texts, batch_size=batch, show_progress_bar=False, convert_to_numpy=True,
+                 normalize_embeddings=True)
+    seconds = time.perf_counter() - t0
+    store.close()
+    return {"seconds": round(seconds, 2), "chunks": len(texts), "messages": messages, "batch_size": batch,
+            "chunks_per_s": round(len(texts) / seconds, 1), "messages_per_s": round(messages / seconds, 1)}
+
+
+# -- the run ---------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--threads", type=int, default=100, help="threads in the embedding run (default 100)")
+    ap.add_argument("--full", action="store_true", help="the embedding run on all 2,000 threads (about 2 hours)")
+    ap.add_argument("--no-embed-threads", type=int, default=2000)
+    ap.add_argument("--quick", action="store_true", help="20 threads with embeddings, 500 without")
+    ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.quick:
+        a.threads, a.no_embed_threads = 20, 500
+    if a.child:
+        kind, *rest = a.child
+        out = run_encode(rest[0]) if kind == "encode" else run_import(rest[0], rest[1], kind == "import")
+        print(json.dumps(out))
+        return
+    n_embed = a.no_embed_threads if a.full else a.threads
+    key = f"d{DATA_VERSION}-e{EXPORT}"
+    exports = {}
+    for n in sorted({n_embed, a.no_embed_threads}):
+        path = data_file(f"import-{n}-{key}", stale=f"import-{n}-") / "conversations.json"
+        exports[n] = (path, export(path, n) if not path.exists() else None)
+    db = str(data_file("import-embed.db"))
+    imp, imp_rss = child(["import", db, str(exports[n_embed][0])])
+    enc, enc_rss = child(["encode", db])
+    db_plain = str(data_file("import-plain.db"))
+    plain, plain_rss = child(["no-embed", db_plain, str(exports[a.no_embed_threads][0])])
+    ratio = round(imp["messages_per_s"] / enc["messages_per_s"], 3)
+    per_1k = {"with_vectors_mb": round(imp["db_bytes"] / imp["messages"] * 1000 / 1e6, 3),
+              "without_vectors_mb": round(plain["db_bytes"] / plain["messages"] * 1000 / 1e6, 3)}
+    targets = {"import_ge_0.8x_raw_encode": ratio >= 0.8, "no_embed_ge_5000_msgs_per_s": plain["messages_per_s"] >= 5000}
+    summary = (f"import: {imp['messages']} messages ({imp['chunks']} chunks) at {imp['messages_per_s']:.1f} msg/s vs "
+               f"raw encode {enc['messages_per_s']:.1f} msg/s ({ratio:.2f}x); --no-embed {plain['messages']} messages "
+               f"at {plain['messages_per_s']:.0f} msg/s; chat.db {per_1k['with_vectors_mb']:.2f} MB per 1k messages "
+               f"with vectors ({per_1k['without_vectors_mb']:.2f} without); peak RSS {imp_rss:.0f} MiB importing "
+               f"with the model; targets "
+               f"{'met' if all(targets.values()) else 'MISSED: ' + ', '.join(k for k, v in targets.items() if not v)}")
+    emit("import", {"export": {str(n): v[1] for n, v in exports.items() if v[1]}, "embed_import": imp,
+                    "raw_encode": enc, "ratio_import_to_encode": ratio, "no_embed_import": plain,
+                    "peak_rss_mib": {"import_with_model": imp_rss, "raw_encode": enc_rss, "import_no_embed": plain_rss},
+                    "db_mb_per_1k_messages": per_1k, "targets": targets}, summary)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    main()
