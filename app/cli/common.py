@@ -115,3 +115,14 @@ def report_duplicate(ctx: Context, exc: DuplicateMemoryError) -> int:
     else:
         fail(str(exc))
     return EXIT_FAILED
+
+
+def importance_arg(text: str) -> int:
+    """argparse type for --importance: a whole number 1-10 (else exit 2 with one line)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"importance must be a whole number 1-10, got {text!r}") from None
+    if not 1 <= value <= 10:
+        raise argparse.ArgumentTypeError(f"importance must be 1-10, got {value}")
+    return value

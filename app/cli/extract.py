@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.cli.common import EXIT_FAILED, Context, UsageError, fail, one_line, report_duplicate
+from app.cli.common import EXIT_FAILED, Context, UsageError, fail, importance_arg, one_line, report_duplicate
 from store import CATEGORIES
 from store.errors import DuplicateMemoryError
 from store.suggest import (
@@ -152,16 +152,6 @@ def cmd_reject(ctx: Context) -> None:
 _ACTION_HANDLERS = {"list": cmd_list, "accept": cmd_accept, "reject": cmd_reject}
 
 
-def _importance(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"importance must be a whole number 1-10, got {text!r}") from None
-    if not 1 <= value <= 10:
-        raise argparse.ArgumentTypeError(f"importance must be 1-10, got {value}")
-    return value
-
-
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "extract",
@@ -181,7 +171,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--status", choices=[*STATUSES, "all"], help="list: which suggestions (default pending)")
     p.add_argument("--text", "-t", help="accept: the memory's text, edited")
     p.add_argument("--category", "-c", choices=CATEGORIES, help="accept: a different category")
-    p.add_argument("--importance", "-i", type=_importance, help="accept: a different importance (1-10)")
+    p.add_argument("--importance", "-i", type=importance_arg, help="accept: a different importance (1-10)")
     p.add_argument(
         "--force", action="store_true", help="accept: add even next to a pinned or hand-edited near-duplicate"
     )

@@ -5,20 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.cli.common import Context, UsageError, one_line, report_duplicate
+from app.cli.common import Context, UsageError, importance_arg, one_line, report_duplicate
 from store import CATEGORIES, Memory
 from store.errors import DuplicateMemoryError
 from store.records import iso
-
-
-def _importance(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"importance must be a whole number 1-10, got {text!r}") from None
-    if not 1 <= value <= 10:
-        raise argparse.ArgumentTypeError(f"importance must be 1-10, got {value}")
-    return value
 
 
 def _id(text: str) -> int:
@@ -121,7 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add = msub.add_parser("add", help="add a memory (merges into a near-duplicate)")
     add.add_argument("text")
     add.add_argument("--category", "-c", required=True, choices=CATEGORIES)
-    add.add_argument("--importance", "-i", type=_importance, default=5)
+    add.add_argument("--importance", "-i", type=importance_arg, default=5)
     add.add_argument("--pin", action="store_true", help="pin it (never cleaned up)")
     add.add_argument(
         "--force", action="store_true", help="add even next to a pinned/hand-edited near-duplicate"
@@ -146,7 +136,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     edit.add_argument("id", type=_id)
     edit.add_argument("--text", "-t")
     edit.add_argument("--category", "-c", choices=CATEGORIES)
-    edit.add_argument("--importance", "-i", type=_importance)
+    edit.add_argument("--importance", "-i", type=importance_arg)
     edit.add_argument("--json", action="store_true")
     edit.set_defaults(handler=cmd_edit)
 
