@@ -280,6 +280,24 @@ def scaling(sizes: list[int], main: dict[str, Any], n_mem: int, nq: int) -> list
     return out
 
 
+MESSAGE_SIDE = ("messages", "sqlite_autoindex_messages", "fts_messages", "message_chunks",
+                "sqlite_autoindex_message_chunks", "vec_chunks", "sqlite_autoindex_vec_chunks")
+VECTOR_SIDE = ("message_chunks", "sqlite_autoindex_message_chunks", "vec_chunks", "sqlite_autoindex_vec_chunks")
+
+
+def footprint(store: Store) -> dict[str, Any]:
+    """Bytes on disk per 1,000 messages (text, keyword index, chunk vectors) at this scale, from dbstat."""
+    sizes = {str(n): int(b) for n, b in store.con.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name")}
+    messages = store.stats()["messages"]
+
+    def per_1k(prefixes: tuple[str, ...]) -> float:
+        return round(sum(b for n, b in sizes.items() if n.startswith(prefixes)) / messages * 1000 / 1e6, 3)
+
+    return {"messages": messages, "db_mb": round(sum(sizes.values()) / 1e6, 1),
+            "mb_per_1k_messages": per_1k(MESSAGE_SIDE), "of_which_vectors_mb": per_1k(VECTOR_SIDE),
+            "float_vector_bytes_each": round(sizes.get("vec_chunks", 0) / max(1, store.stats()["embedded_chunks"]))}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     size = ap.add_mutually_exclusive_group()
@@ -304,8 +322,7 @@ def main() -> None:
     hyb = hybrid_series(store, chunks, a.queries)
     emb = query_embedding(chunks)
     scale = scaling(sizes, vec, n_mem, a.queries)
-    size_mb = round(path.stat().st_size / 1e6, 1)
-    messages = store.stats()["messages"]
+    foot = footprint(store)
     store.close()
     worst = max(vec["memories"]["ratio_p50"], vec["chunks"]["ratio_p50"])
     recall = min(v["recall_at_10"] for v in vec.values())
@@ -318,8 +335,8 @@ def main() -> None:
                f"{recall:.3f}; hybrid {hyb['all']['hybrid']['p50_ms']:.1f} ms = {hyb['all']['ratio_p50']:.2f}x "
                f"vector-only; query embedding {emb['p50_ms']:.1f} ms; targets "
                f"{'met' if all(targets.values()) else 'MISSED: ' + ', '.join(k for k, v in targets.items() if not v)}")
-    emit("search", {"rows": {"memories": n_mem, "chunks": n_chunks, "messages": messages}, "db_mb": size_mb,
-                    "build_s": build_s, "queries": a.queries, "vector": vec, "hybrid": hyb, "query_embedding": emb,
+    emit("search", {"rows": {"memories": n_mem, "chunks": n_chunks, "messages": foot["messages"]},
+                    "footprint": foot, "build_s": build_s, "queries": a.queries, "vector": vec, "hybrid": hyb, "query_embedding": emb,
                     "scaling": scale, "targets": targets}, summary)
 
 
