@@ -35,15 +35,24 @@ EmbedderArg = Embedder | None | Literal["auto"]
 
 
 class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
-    def __init__(self, path: str | Path, *, config: Config | None = None, embedder: EmbedderArg = "auto",
-                 tokens: TokenCounter | None = None, create: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        config: Config | None = None,
+        embedder: EmbedderArg = "auto",
+        tokens: TokenCounter | None = None,
+        create: bool = True,
+    ) -> None:
         self.path = Path(path)
         self.config = config or Config()
         self._local = threading.local()
         self._all: list[apsw.Connection] = []
         self._all_lock = threading.Lock()
         self._create = create
-        self.tokens = tokens or TokenCounter(self.config.tokenizer.encoding, self.config.tokenizer.bpe_file or None)
+        self.tokens = tokens or TokenCounter(
+            self.config.tokenizer.encoding, self.config.tokenizer.bpe_file or None
+        )
         self.embedder_problem: str | None = None
         self.embedder: Embedder | None
         if embedder == "auto":
@@ -60,8 +69,12 @@ class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
             self.embedder_problem = "semantic search is disabled in config (embedding.enabled = false)"
             return None
         try:
-            return SentenceTransformerEmbedder(cfg.model_path or None, batch_size=cfg.batch_size,
-                                               chunk_tokens=cfg.chunk_tokens, chunk_overlap=cfg.chunk_overlap)
+            return SentenceTransformerEmbedder(
+                cfg.model_path or None,
+                batch_size=cfg.batch_size,
+                chunk_tokens=cfg.chunk_tokens,
+                chunk_overlap=cfg.chunk_overlap,
+            )
         except Exception as exc:
             self.embedder_problem = str(exc)
             return None
@@ -170,7 +183,8 @@ class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
             "memories": {
                 "active": self._scalar("SELECT count(*) FROM long_term_memories WHERE deleted_at IS NULL"),
                 "pinned": self._scalar(
-                    "SELECT count(*) FROM long_term_memories WHERE deleted_at IS NULL AND pinned"),
+                    "SELECT count(*) FROM long_term_memories WHERE deleted_at IS NULL AND pinned"
+                ),
                 "trash": self._scalar("SELECT count(*) FROM long_term_memories WHERE deleted_at IS NOT NULL"),
             },
             "summaries": self._scalar("SELECT count(*) FROM thread_summaries"),
@@ -198,12 +212,14 @@ class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
                 problems.append(f"{fts} has {n_fts} rows, {table} has {n_rows}")
         if vectors.tables_exist(self.con):
             orphans = self._scalar(
-                "SELECT count(*) FROM vec_memories WHERE memory_id NOT IN (SELECT id FROM long_term_memories)")
+                "SELECT count(*) FROM vec_memories WHERE memory_id NOT IN (SELECT id FROM long_term_memories)"
+            )
             if orphans:
                 problems.append(f"{orphans} memory vectors have no memory")
             stale = self._scalar(
                 "SELECT count(*) FROM vec_memories v JOIN long_term_memories m ON m.id = v.memory_id "
-                "WHERE v.deleted != (m.deleted_at IS NOT NULL) OR v.category != m.category")
+                "WHERE v.deleted != (m.deleted_at IS NOT NULL) OR v.category != m.category"
+            )
             if stale:
                 problems.append(f"{stale} memory vectors disagree with their memory (category/trash)")
             n_chunks = self._scalar("SELECT count(*) FROM message_chunks")
