@@ -1,44 +1,88 @@
-"""The Textual app: five places (modes), the status line's state, the model loaded after the first frame.
+"""The Textual app: five places (modes), the status line's state, the store and the model loaded after
+the first frame.
 
 Why modes: Threads, Memories, Search, Cleanup and Import each keep their own screen stack, so opening a
 thread from a search result and going back lands in the search with its results intact, while the
-Threads list keeps its scroll position.
+Threads list keeps its scroll position. Each mode's screen module is imported when the mode is first
+shown: together they cost a few hundred milliseconds of imports that the first frame does not need.
 
-Why the model loads in `on_ready`: importing torch and sentence-transformers takes seconds. `Ready` is
+Why the store may open in `on_ready`: building the Store imports numpy and the vector code, and that,
+like everything else not needed to draw the first frame, is what separates memapp's start from a bare
+Textual app's (issue 7, benchmark 4). `memapp` checks chat.db before the app starts and passes a
+`StoreOpener`; the app draws its screens, opens the store in a worker, then tells the screens to read
+(the same `data_version` bump as after any write). Code on the UI thread that needs the store before
+that simply waits for it (`MemApp.store`); tests and scripts may pass a ready Store instead.
+
+Why the model loads after that: importing torch and sentence-transformers takes seconds. `Ready` is
 sent after the first frame is on the terminal, so the app is usable at once; until the model is in,
 search runs keyword-only and the status line says semantic search is warming up.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
-from dataclasses import replace
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
+from textual.screen import Screen
 
 from app.commands import MemappCommands
 from app.messages import CountsChanged, ModelStateChanged
-from app.screens.cleanup import CleanupScreen
-from app.screens.help import HelpScreen
-from app.screens.import_screen import ImportScreen
-from app.screens.memories import MemoriesScreen
-from app.screens.memory_edit import open_memory_editor
-from app.screens.search import SearchScreen
-from app.screens.threads import ThreadsScreen
-from app.screens.welcome import WelcomeScreen
 from app.widgets.format import short_path
 from app.widgets.status_line import AppStatus
 from app.widgets.work import run_in_thread
-from store import Store
 from store.errors import StoreError
+
+if TYPE_CHECKING:
+    from store.store import Store
 
 log = logging.getLogger(__name__)
 
 GLOBAL_ACTIONS = {"go", "help", "new_memory", "load_demo"}
+
+MODE_SCREENS: dict[str, tuple[str, str]] = {
+    "threads": ("app.screens.threads", "ThreadsScreen"),
+    "memories": ("app.screens.memories", "MemoriesScreen"),
+    "search": ("app.screens.search", "SearchScreen"),
+    "cleanup": ("app.screens.cleanup", "CleanupScreen"),
+    "import": ("app.screens.import_screen", "ImportScreen"),
+}
+"""Each mode's base screen, as (module, class): imported when the mode is first shown."""
+FIRST_MODE = "threads"
+
+
+def mode_screen_class(mode: str) -> type[Screen[Any]]:
+    module, name = MODE_SCREENS[mode]
+    return cast("type[Screen[Any]]", getattr(importlib.import_module(module), name))
+
+
+class _OnFirstUse:
+    """A MODES entry: Textual calls it for the mode's first screen, and only then is its module imported."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+
+    def __call__(self) -> Screen[Any]:
+        return mode_screen_class(self.mode)()
+
+    def __repr__(self) -> str:
+        return f"<{self.mode} screen, imported on first use>"
+
+
+@dataclass(frozen=True)
+class StoreOpener:
+    """A chat.db the caller has already checked, and how to build its Store (in a worker, after the
+    first frame)."""
+
+    path: Path
+    open: Callable[[], Store]
 
 
 class MemApp(App[None]):
@@ -47,14 +91,11 @@ class MemApp(App[None]):
     CSS_PATH = Path(__file__).with_name("memapp.tcss")
     TITLE = "memapp"
     COMMANDS = App.COMMANDS | {MemappCommands}
-    MODES = {
-        "threads": ThreadsScreen,
-        "memories": MemoriesScreen,
-        "search": SearchScreen,
-        "cleanup": CleanupScreen,
-        "import": ImportScreen,
+    DEFAULT_MODE = FIRST_MODE
+    MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
+        mode: _OnFirstUse(mode) for mode in MODE_SCREENS if mode != FIRST_MODE
     }
-    DEFAULT_MODE = "threads"
+    """The default mode's screen comes from `get_default_screen` and joins the modes in `on_mount`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -132,33 +173,91 @@ class MemApp(App[None]):
     data_version: reactive[int] = reactive(0, init=False)
     """Bumped after every write; screens reload when it differs from what they last showed."""
 
-    def __init__(self, store: Store, *, load_model: bool = True, greet: bool = True) -> None:
+    def __init__(self, store: Store | StoreOpener, *, load_model: bool = True, greet: bool = True) -> None:
         super().__init__()
-        self.store = store
+        self._store: Store | None = None
+        self._opener: StoreOpener | None = None
+        self._store_lock = threading.Lock()
         self._load_model = load_model
+        self._model_started = False
         self._greet = greet
+        if isinstance(store, StoreOpener):
+            self._opener = store
+            # Until the store is open: counts are being read, semantic search is warming up.
+            status = AppStatus(database=short_path(store.path), semantic="loading")
+        else:
+            self._store = store
+            status = self._store_status(AppStatus(database=short_path(store.path)), store)
+        self.set_reactive(MemApp.status, status)
+
+    @property
+    def store(self) -> Store:
+        """The Store. If the opening worker has not finished, the caller waits for it (or opens it)."""
+        store = self._store
+        if store is None:
+            with self._store_lock:
+                if self._store is None:
+                    assert self._opener is not None
+                    self._store = self._opener.open()
+                store = self._store
+        return store
+
+    @property
+    def store_ready(self) -> bool:
+        """Whether the store is open: screens read nothing before, so the first frame never waits."""
+        return self._store is not None
+
+    def _store_status(self, status: AppStatus, store: Store) -> AppStatus:
         state = store.semantic_state
         if state == "not loaded":
-            state = "loading" if load_model else "unavailable: the model is not loaded in this session"
-        self.set_reactive(
-            MemApp.status,
-            AppStatus(database=short_path(store.path), tokens_exact=store.tokens.exact, semantic=state),
-        )
+            state = "loading" if self._load_model else "unavailable: the model is not loaded in this session"
+        return replace(status, tokens_exact=store.tokens.exact, semantic=state)
 
     # -- start-up ------------------------------------------------------------------------------------
 
+    def get_default_screen(self) -> Screen[Any]:
+        """The Threads screen, shown first. Why not from MODES like the others: Textual re-parses the
+        whole stylesheet when it starts a mode from MODES (~40 ms, before the first frame here), and
+        not for the default screen. `on_mount` adds the mode, so `switch_mode` can come back to it."""
+        return mode_screen_class(self.DEFAULT_MODE)()
+
     def on_mount(self) -> None:
-        self.refresh_counts()
+        self.add_mode(self.DEFAULT_MODE, _OnFirstUse(self.DEFAULT_MODE))  # its screen is already running
+        if self.store_ready:
+            self.refresh_counts()
 
     def on_ready(self) -> None:
-        if self.status.semantic == "loading":
-            run_in_thread(
-                self, self._load_model_now, group="model", description="loading the embedding model"
-            )
+        if self.store_ready:
+            return
+        run_in_thread(
+            self,
+            lambda: self.store,
+            self._store_opened,
+            group="store",
+            description="opening the database",
+            on_error=self._store_failed,
+        )
+
+    def _store_opened(self, store: Store) -> None:
+        self.status = self._store_status(self.status, store)
+        self.data_changed()  # the screens read what they show now, and the status line counts
+
+    def _store_failed(self, error: BaseException) -> None:
+        self.exit(return_code=1, message=f"memapp: cannot open {self.status.database}: {error}")
+
+    def _load_model_later(self) -> None:
+        """Once, after the first counts are on screen: importing torch holds the GIL for seconds, and
+        started any earlier it slows the first screen's rows by hundreds of milliseconds."""
+        if self._model_started or self.status.semantic != "loading":
+            return
+        self._model_started = True
+        run_in_thread(self, self._load_model_now, group="model", description="loading the embedding model")
 
     def _load_model_now(self) -> None:
-        ok = self.store.load_model()
-        problem = self.store.vector_problem or "the embedding model failed to load"
+        store = self.store
+        store.tokens.load()  # the BPE file is parsed on first use: do it here, not in the first count
+        ok = store.load_model()
+        problem = store.vector_problem or "the embedding model failed to load"
         self.post_message(ModelStateChanged("ready" if ok else f"unavailable: {problem}"))
 
     def on_model_state_changed(self, message: ModelStateChanged) -> None:
@@ -176,7 +275,14 @@ class MemApp(App[None]):
     # -- counts and data changes ---------------------------------------------------------------------
 
     def refresh_counts(self) -> None:
-        run_in_thread(self, self._count, group="counts", exclusive=True, description="counting")
+        run_in_thread(
+            self,
+            self._count,
+            group="counts",
+            exclusive=True,
+            description="counting",
+            on_error=lambda _error: self._load_model_later(),
+        )
 
     def _count(self) -> None:
         stats = self.store.stats()
@@ -188,8 +294,12 @@ class MemApp(App[None]):
         self.status = replace(
             self.status, threads=message.threads, messages=message.messages, memories=message.memories
         )
+        if first:
+            self.call_after_refresh(self._load_model_later)
         empty = not (message.threads or message.memories or message.trash)
         if first and empty and self._greet and not self.screen.is_modal:
+            from app.screens.welcome import WelcomeScreen
+
             self.push_screen(WelcomeScreen())
 
     def data_changed(self) -> None:
@@ -212,21 +322,31 @@ class MemApp(App[None]):
         # Keys typed in a dialog belong to the dialog, not to screen switching.
         return not (action in GLOBAL_ACTIONS and self.screen.is_modal)
 
-    def action_go(self, mode: str) -> None:
+    def _leave_welcome(self) -> None:
+        from app.screens.welcome import WelcomeScreen
+
         if isinstance(self.screen, WelcomeScreen):
             self.screen.dismiss()
+
+    def action_go(self, mode: str) -> None:
+        self._leave_welcome()
         self.switch_mode(mode)
 
     def action_help(self) -> None:
+        from app.screens.help import HelpScreen
+
         self.push_screen(HelpScreen(self.screen))
 
     def action_new_memory(self) -> None:
+        from app.screens.memory_edit import open_memory_editor
+
         open_memory_editor(self, None)
 
     async def action_load_demo(self) -> None:
         """Import the bundled demo on the Import screen, where its progress and report are shown."""
-        if isinstance(self.screen, WelcomeScreen):
-            self.screen.dismiss()
+        from app.screens.import_screen import ImportScreen
+
+        self._leave_welcome()
         await self.switch_mode("import")
         screen = self.screen
         if isinstance(screen, ImportScreen):

@@ -1,7 +1,9 @@
 """`memapp` with no subcommand: open the TUI on --db / MEMAPP_DB / the default chat.db.
 
-The store is opened here, before the app starts, so a file that is not a memapp database or has a newer
-schema is refused with a one-line message on the terminal instead of inside a half-drawn screen.
+chat.db is checked (and migrated) here, before the app starts, so a file that is not a memapp database
+or has a newer schema is refused with a one-line message on the terminal instead of inside a half-drawn
+screen. The Store itself (numpy, the vector code, the tokenizer) is built by the app in a worker after
+its first frame, which is what keeps start-up close to a bare Textual app's (issue 7, benchmark 4).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from store.errors import StoreError
 def run(args: argparse.Namespace) -> int:
     try:
         ctx = Context(args)
-        store = ctx.store
+        ctx.check_database()
     except StoreError as exc:
         print(f"memapp: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -25,10 +27,11 @@ def run(args: argparse.Namespace) -> int:
     from textual.logging import TextualHandler
 
     logging.getLogger().handlers[:] = [TextualHandler()]
-    from app.app import MemApp
+    from app.app import MemApp, StoreOpener
 
     try:
-        MemApp(store).run()
+        app = MemApp(StoreOpener(ctx.db_path, lambda: ctx.store))
+        app.run()
     finally:
         ctx.close()
-    return 0
+    return int(app.return_code or 0)

@@ -14,13 +14,13 @@ schema before WAL is switched on or any migration runs.
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib.util
 import logging
 import os
 from pathlib import Path
 
 import apsw
-import apsw.ext
-import sqlite_vec
 
 from store import migrations
 from store.errors import NotADatabaseError, StoreError
@@ -32,13 +32,32 @@ _log.addHandler(logging.NullHandler())
 _log_routed = False
 
 
+def _sqlite_log(code: int, message: str) -> None:
+    """SQLite's error log, as apsw.ext.log_sqlite(level=WARNING) sends it (that module costs the TUI's
+    start ~20 ms of imports): WARNING at most, INFO for the schema-changed retries FTS5 causes."""
+    names = apsw.mapping_result_codes if code < 256 else apsw.mapping_extended_result_codes
+    name = str(names.get(code, code))
+    level = logging.INFO if code == apsw.SQLITE_SCHEMA else logging.WARNING
+    _log.log(level, "SQLITE_LOG: %s (%d) %s", message, code, name)
+
+
 def _route_sqlite_log() -> None:
     global _log_routed
     if not _log_routed:
         # MisuseError: SQLite was already initialised by someone else; keep their setting.
         with contextlib.suppress(apsw.MisuseError):
-            apsw.ext.log_sqlite(logger=_log, level=logging.WARNING)
+            apsw.config(apsw.SQLITE_CONFIG_LOG, _sqlite_log)
         _log_routed = True
+
+
+@functools.cache
+def vec0_path() -> str:
+    """`sqlite_vec.loadable_path()` without importing sqlite_vec: its __init__ imports numpy (~100 ms),
+    which would then be paid by everything that only opens chat.db, the TUI's first frame included."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise StoreError("the sqlite-vec package is not installed")
+    return os.path.normpath(os.path.join(next(iter(spec.submodule_search_locations)), "vec0"))
 
 
 def _create_private(path: Path) -> None:
@@ -67,7 +86,7 @@ def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> a
     try:
         con.set_busy_timeout(BUSY_TIMEOUT_MS)
         con.enable_load_extension(True)
-        con.load_extension(sqlite_vec.loadable_path())
+        con.load_extension(vec0_path())
         con.enable_load_extension(False)
         try:
             con.execute("PRAGMA schema_version").fetchall()  # reads page 1: proves it is a database

@@ -11,12 +11,12 @@ The vec0 tables are not created here: their dimension depends on the embedding m
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import apsw
 
 from store.errors import SchemaTooNewError
-from store.records import now
 
 Migration = Callable[[apsw.Connection], None]
 
@@ -212,7 +212,9 @@ def migrate(con: apsw.Connection, path: str) -> int:
                 "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
             )
             fn(con)
-            con.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (version, name, now()))
+            # time.time(), not store.records.now() (the same epoch seconds): opening chat.db, which the TUI
+            # does before its first frame, then does not import the records' dataclasses (~13 ms).
+            con.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (version, name, time.time()))
             con.execute(f"PRAGMA user_version = {int(version)}")
             applied += 1
     return applied

@@ -2,7 +2,9 @@
 
 Each subcommand lives in its own module under app/cli/ with a `register(subparsers)` function that
 adds its parser and sets `handler`; COMMAND_MODULES lists them in the order `--help` shows them.
-`memapp` with no subcommand opens the TUI (imported only then, so CLI commands stay fast).
+`memapp` with no subcommand opens the TUI (imported only then, so CLI commands stay fast); it is
+recognised before the subcommand modules are imported (they import most of the store), since the TUI's
+time to its first frame is measured (bench/startup.py).
 """
 
 from __future__ import annotations
@@ -41,8 +43,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"memapp: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="memapp", description="Offline personal memory for AI conversations.")
+class _NotJustOptions(Exception):
+    pass
+
+
+class _QuietParser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _NotJustOptions(message)
+
+
+def _add_global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db", metavar="PATH", help="chat.db to use (default: $MEMAPP_DB or the platform data dir)"
     )
@@ -50,6 +60,26 @@ def build_parser() -> argparse.ArgumentParser:
         "--config", metavar="PATH", help="config.toml (default: $MEMAPP_CONFIG or the config dir)"
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log more to stderr")
+
+
+def _tui_args(argv: list[str]) -> argparse.Namespace | None:
+    """The parsed global options when `argv` is only those (open the TUI), else None (use the full
+    parser: a subcommand, --help, or an error it reports in its own words)."""
+    parser = _QuietParser(prog="memapp", add_help=False)
+    _add_global_options(parser)
+    try:
+        args, rest = parser.parse_known_args(argv)
+    except _NotJustOptions:
+        return None
+    if rest:
+        return None
+    args.command = None
+    return args
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="memapp", description="Offline personal memory for AI conversations.")
+    _add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(f"app.cli.{name}").register(sub)
@@ -63,28 +93,29 @@ def main(argv: list[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # --help, or a usage error already printed on one line
-        return int(exc.code or 0)
+    args = _tui_args(sys.argv[1:] if argv is None else argv)
+    if args is None:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # --help, or a usage error already printed on one line
+            return int(exc.code or 0)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="memapp: %(levelname)s: %(message)s"
     )
     if not args.verbose:  # SQLite's own log repeats, less clearly, errors we already explain in one line
         logging.getLogger("memapp.sqlite").setLevel(logging.CRITICAL)
     if args.command is None:
-        return _run_tui(args, parser)
+        return _run_tui(args)
     from app.cli.common import run_command
 
     return run_command(args.handler, args)
 
 
-def _run_tui(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def _run_tui(args: argparse.Namespace) -> int:
     try:
         tui = importlib.import_module("app.tui")
     except ModuleNotFoundError:
-        parser.print_help()
+        build_parser().print_help()
         return 0
     return int(tui.run(args) or 0)
 

@@ -13,16 +13,18 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
 from app.widgets.format import literal
-from store import Store, load_config
 from store import db as chat_db
-from store.config import Config
+from store.config import Config, load_config
 from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError, StoreError
 from store.locations import config_path, default_db_path
+
+if TYPE_CHECKING:
+    from store.store import Store
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -45,8 +47,15 @@ class Context:
     @property
     def store(self) -> Store:
         if self._store is None:
+            from store.store import Store  # numpy, vectors, the embedder: only once a store is needed
+
             self._store = Store(self.db_path, config=self.config)
         return self._store
+
+    def check_database(self) -> None:
+        """Open, check and migrate chat.db without building a Store (no numpy, no tokenizer, no model):
+        a file that is not a memapp database, or has a newer schema, raises a StoreError here."""
+        chat_db.connect(self.db_path).close()
 
     def close(self) -> None:
         if self._store is not None:

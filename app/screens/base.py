@@ -68,6 +68,8 @@ class MemappScreen(Screen[None]):
             self._sync()
 
     def _sync(self) -> None:
+        if not self.memapp.store_ready:
+            return  # the app bumps data_version once the store is open, and the screen reads then
         if self._seen_version != self.memapp.data_version:
             self._seen_version = self.memapp.data_version
             self.reload()

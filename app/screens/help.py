@@ -44,13 +44,14 @@ def binding_rows(app: MemApp, bindings: list[BindingType]) -> list[tuple[str, st
 
 def screen_sections(app: MemApp, current: Screen[object]) -> list[tuple[str, list[BindingType]]]:
     """The binding tables to list, the current screen's first."""
+    from app.app import MODE_SCREENS, mode_screen_class
     from app.screens.confirm import ConfirmScreen
     from app.screens.memory_edit import MemoryEditScreen
     from app.screens.suggestions import SuggestionsScreen
     from app.screens.thread_view import ThreadViewScreen
     from app.screens.welcome import WelcomeScreen
 
-    classes: list[type[Screen[Any]]] = [cast("type[Screen[Any]]", c) for c in app.MODES.values()]
+    classes: list[type[Screen[Any]]] = [mode_screen_class(mode) for mode in MODE_SCREENS]
     classes += [ThreadViewScreen, SuggestionsScreen, MemoryEditScreen, ConfirmScreen, WelcomeScreen]
     first = [c for c in classes if isinstance(current, c)][:1]
     ordered = first + [c for c in classes if c not in first]

@@ -8,7 +8,7 @@ same with 50 threads or 100,000.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -19,10 +19,11 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Input, Static
 
 from app.screens.base import MemappScreen
-from app.screens.thread_view import ThreadViewScreen
 from app.widgets.format import cell, number, when
 from app.widgets.row_table import RowTable
-from store import Thread
+
+if TYPE_CHECKING:
+    from store.records import Thread
 
 PAGE = 200
 DEBOUNCE = 0.15  # seconds of typing pause before the filter runs
@@ -90,7 +91,7 @@ class ThreadsScreen(MemappScreen):
         return [
             Horizontal(
                 Input(placeholder="Filter by title  (/)", id="threads-filter", compact=True),
-                Static("", id="threads-info", markup=False),
+                Static("reading…", id="threads-info", markup=False),
                 classes="toolbar -compact",
             ),
             table,
@@ -208,6 +209,8 @@ class ThreadsScreen(MemappScreen):
             return
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         if key is not None:
+            from app.screens.thread_view import ThreadViewScreen  # Markdown and all: not for the first frame
+
             self.app.push_screen(ThreadViewScreen(int(key), nav=self.nav))
 
     def action_filter(self) -> None:
