@@ -10,7 +10,9 @@ neither warms up the other:
 1. `store.importing.import_paths` with embedding (the model is loaded first and timed apart),
 2. `SentenceTransformer.encode` alone on the very chunks that import stored (read back from chat.db),
    in one call with the configured batch size: the physical limit for the embedding import,
-3. `import_paths(embed=False)` of the 2,000-thread / 40,000-message export.
+3. `import_paths(embed=False)` of the 2,000-thread / 40,000-message export (token counts come from a
+   helper process, embeddings/token_worker.py; `cpu_s` / `helper_cpu_s` are the CPU seconds of the
+   import's process and of that helper, steadier than wall time on a busy machine).
 
 Targets (issue 7): embedding import >= 0.8x the raw encode rate (in messages/s); --no-embed >= 5,000
 messages/s. Also reported: chat.db bytes per 1,000 messages with and without vectors and each import's
@@ -102,9 +104,10 @@ def run_import(db: str, export_path: str, embed: bool) -> dict[str, Any]:
     if embed:
         store.load_model()
     load_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), os.times()
     report = import_paths(store, [export_path], embed=embed)
     seconds = time.perf_counter() - t0
+    cpu = [round(b - a, 2) for a, b in zip(cpu0, os.times(), strict=False)]
     chunks = store._scalar("SELECT count(*) FROM message_chunks")
     messages = report.messages_added
     problems = store.check_indexes()
@@ -112,7 +115,10 @@ def run_import(db: str, export_path: str, embed: bool) -> dict[str, Any]:
     return {"seconds": round(seconds, 2), "model_load_s": round(load_s, 2), "messages": messages,
             "threads": report.threads_added, "chunks": chunks, "errors": len(report.errors),
             "messages_per_s": round(messages / seconds, 1), "db_bytes": Path(db).stat().st_size,
-            "index_problems": problems}
+            "index_problems": problems,
+            # CPU seconds of this process and of the helpers it waited for (the token-counting process):
+            # on a busy machine they move less than `seconds` does.
+            "cpu_s": round(cpu[0] + cpu[1], 2), "helper_cpu_s": round(cpu[2] + cpu[3], 2)}
 
 
 def run_encode(db: str) -> dict[str, Any]:

