@@ -33,9 +33,10 @@ check: lint types test
 # Every benchmark prints JSON and a one-line summary, generating its data under bench/.data/ (reused
 # while the code that shapes it is unchanged); `make bench QUICK=1` is the smaller run for iterating.
 BENCH_SIZE := $(if $(QUICK),--quick,)
+SEARCH_SIZE := $(if $(QUICK),--quick,--full)
 
 bench: $(STAMP)
-	$(BIN)/python bench/search.py $(BENCH_SIZE)
+	$(BIN)/python bench/search.py $(SEARCH_SIZE)
 	$(BIN)/python bench/import.py $(BENCH_SIZE)
 	$(BIN)/python bench/startup.py $(BENCH_SIZE)
 	$(BIN)/python bench/context.py $(BENCH_SIZE)

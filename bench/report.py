@@ -1,18 +1,23 @@
 """The README's benchmark table, from the JSON the benchmarks left in bench/out/.
 
-    .venv/bin/python bench/report.py
+    .venv/bin/python bench/report.py [--readme]
 
 Prints Markdown: one row per figure, with its baseline from the same run, the ratio, the target and
-whether it was met. Missing results (a benchmark not run yet) are left out with a note.
+whether it was met. Missing results (a benchmark not run yet) are left out with a note. `--readme` also
+puts the table into README.md, between its `<!-- bench:start -->` and `<!-- bench:end -->` markers.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
-from _common import OUT
+from _common import OUT, ROOT
+
+README = ROOT / "README.md"
+MARKERS = re.compile(r"(<!-- bench:start -->\n).*?(<!-- bench:end -->)", re.S)
 
 
 def _load(name: str) -> dict[str, Any] | None:
@@ -94,29 +99,49 @@ def _context_rows(c: dict[str, Any]) -> list[list[str]]:
              "-", "-", "<= 50 ms", _ok(c["targets"]["p50_le_50ms"])]]
 
 
-def main() -> int:
+def _quality_rows(q: dict[str, Any]) -> list[list[str]]:
+    h, v, k = q["hybrid"], q["vector"], q["keyword"]
+    return [[f"Search quality, {q['dataset']['questions']} questions over {q['dataset']['messages']} messages "
+             "(bench/eval)", f"hybrid recall@10 {h['recall@10']:.3f}, MRR {h['mrr']:.3f}",
+             f"vector-only {v['recall@10']:.3f} / keyword-only {k['recall@10']:.3f}", "-",
+             "hybrid beats both", _ok(h["recall@10"] > max(v["recall@10"], k["recall@10"]))]]
+
+
+def table() -> str | None:
     rows: list[list[str]] = []
     missing, first = [], None
     for name, make in (("search", _vector_rows), ("import", _import_rows), ("startup", _startup_rows),
-                       ("context", _context_rows)):
+                       ("context", _context_rows), ("eval_search", _quality_rows)):
         data = _load(name)
         if data is None:
             missing.append(name)
             continue
-        first = first or data
+        first = first or (data if "machine" in data else None)
         rows += make(data)
     if first is None:
+        return None
+    m = first["machine"]
+    lines = [f"Measured {first['date']} on {m['cpus']} cores ({m['cpu'] or 'unknown CPU'}), Python {m['python']}, "
+             f"SQLite {m['sqlite']}, with `make bench`.", "",
+             "| Figure | Measured | Baseline, same run | Ratio | Target | Met |", "|---|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    if missing:
+        lines += ["", f"(not run: {', '.join(missing)})"]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    text = table()
+    if text is None:
         print("no results in bench/out/: run `make bench` first", file=sys.stderr)
         return 1
-    m = first["machine"]
-    print(f"Measured {first['date']} on {m['cpus']} cores ({m['cpu'] or 'unknown CPU'}), Python {m['python']}, "
-          f"SQLite {m['sqlite']}, with `make bench`.\n")
-    print("| Figure | Measured | Baseline, same run | Ratio | Target | Met |")
-    print("|---|---|---|---|---|---|")
-    for r in rows:
-        print("| " + " | ".join(r) + " |")
-    if missing:
-        print(f"\n(not run: {', '.join(missing)})")
+    print(text, end="")
+    if "--readme" in sys.argv[1:]:
+        readme = README.read_text(encoding="utf-8")
+        if not MARKERS.search(readme):
+            print("README.md has no <!-- bench:start --> / <!-- bench:end --> markers", file=sys.stderr)
+            return 1
+        README.write_text(MARKERS.sub(lambda m: m.group(1) + text + m.group(2), readme, count=1), encoding="utf-8")
     return 0
 
 
