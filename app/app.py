@@ -238,6 +238,11 @@ class MemApp(App[None]):
             on_error=self._store_failed,
         )
 
+    @property
+    def model_loading(self) -> bool:
+        """The embedding model is being loaded in its worker thread right now."""
+        return self._model_started and self.status.semantic == "loading"
+
     def _store_opened(self, store: Store) -> None:
         self.status = self._store_status(self.status, store)
         self.data_changed()  # the screens read what they show now, and the status line counts
@@ -251,13 +256,19 @@ class MemApp(App[None]):
         if self._model_started or self.status.semantic != "loading":
             return
         self._model_started = True
-        run_in_thread(self, self._load_model_now, group="model", description="loading the embedding model")
+        # A daemon thread of its own, not a Textual thread worker: those run in asyncio's default executor,
+        # which App.run() waits for on exit, so quitting in the first seconds would hang until torch had
+        # finished loading (memapp.tui exits at once instead, see `model_loading`).
+        threading.Thread(target=self._load_model_now, name="memapp-model", daemon=True).start()
 
     def _load_model_now(self) -> None:
-        store = self.store
-        store.tokens.load()  # the BPE file is parsed on first use: do it here, not in the first count
-        ok = store.load_model()
-        problem = store.vector_problem or "the embedding model failed to load"
+        try:
+            store = self.store
+            store.tokens.load()  # the BPE file is parsed on first use: do it here, not in the first count
+            ok = store.load_model()
+            problem = store.vector_problem or "the embedding model failed to load"
+        except Exception as exc:  # noqa: BLE001 - shown to the person, never a crash
+            ok, problem = False, f"{type(exc).__name__}: {exc}"
         self.post_message(ModelStateChanged("ready" if ok else f"unavailable: {problem}"))
 
     def on_model_state_changed(self, message: ModelStateChanged) -> None:

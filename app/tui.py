@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from app.cli.common import EXIT_FAILED, Context
@@ -29,9 +30,19 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger().handlers[:] = [TextualHandler()]
     from app.app import MemApp, StoreOpener
 
+    app = MemApp(StoreOpener(ctx.db_path, lambda: ctx.store))
     try:
-        app = MemApp(StoreOpener(ctx.db_path, lambda: ctx.store))
         app.run()
     finally:
-        ctx.close()
-    return int(app.return_code or 0)
+        loading = app.model_loading
+        if not loading:
+            ctx.close()
+    code = int(app.return_code or 0)
+    if loading:
+        # Quit while the model loads: its worker thread cannot be stopped, and Python would wait for it
+        # (up to ~10 s) before exiting. Nothing is left to save: every write was committed when it was
+        # made, and SQLite recovers a connection that is not closed (the WAL) like a killed process's.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
