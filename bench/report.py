@@ -39,10 +39,12 @@ def _vector_rows(s: dict[str, Any]) -> list[list[str]]:
               "chunks_one_thread": f"{n_chunks}k chunks, one thread"}
     for key, label in labels.items():
         v = s["vector"][key]
+        targeted = key in ("memories", "chunks")  # issue 7's target is the unfiltered search; filters are extra
         ok = v["ratio_p50"] <= 1.5 and v["recall_at_10"] >= 0.95
         rows.append([f"Vector top-10, {label}", f"{v['ours']['p50_ms']:.1f} ms (p95 {v['ours']['p95_ms']:.1f}), "
                      f"recall@10 {v['recall_at_10']:.3f}", f"numpy `X @ q`: {v['numpy']['p50_ms']:.1f} ms",
-                     f"{v['ratio_p50']:.2f}x", "<= 1.5x, recall >= 0.95", _ok(ok)])
+                     f"{v['ratio_p50']:.2f}x", "<= 1.5x, recall >= 0.95" if targeted else "(reported)",
+                     _ok(ok) if targeted else "-"])
     for p in s["scaling"]:
         rows.append([f"Vector top-10, {p['rows'] // 1000}k memories (scaling)",
                      f"{p['ours_p50_ms']:.1f} ms, recall@10 {p['recall_at_10']:.3f}",
