@@ -122,6 +122,9 @@ class ImportTotals:
 ProgressFn = Callable[[ImportProgress], None]
 
 
+FTS_AUTOMERGE = 4  # FTS5's default, restored after an import
+
+
 def count_export(paths: Sequence[str | os.PathLike[str]], fmt: str = "auto") -> ImportTotals:
     """Threads and messages in the exports (a parse-only pass, for progress totals and ETA)."""
     threads = messages = 0
@@ -187,6 +190,8 @@ def import_paths(
         run.finish()
     finally:
         run.close()
+        if run.bulk_fts:
+            _fts_automerge(store, FTS_AUTOMERGE)
     if summarize:
         from store.summarize import maybe_summarize
 
@@ -217,6 +222,23 @@ def load_demo(store: Store, *, embed: bool = True, progress: ProgressFn | None =
 
 
 _EXPORT_HEAD = re.compile(rb'^\s*\{\s*"format"\s*:\s*"memapp-export"')
+
+
+def _fts_automerge(store: Store, value: int) -> None:
+    """Set fts_messages' automerge (an FTS5 setting kept in chat.db, so one short transaction).
+
+    Why: every thread is its own transaction, and at each commit FTS5 writes the thread's terms as a new
+    index segment and, with automerge on, merges segments a little. Over an import that merging is most
+    of the commit cost; with automerge 0 only FTS5's `crisismerge` (16 segments on a level) merges, far
+    less often. The default comes back at the end, followed by one bounded merge step, so searches see
+    the usual index. It is switched off once an import has written its first thread (an import that
+    changes nothing takes no write lock). An import killed in between leaves automerge at 0: correct,
+    just merged by crisismerge until the next import ends.
+    """
+    with store.con:
+        store.con.execute("INSERT INTO fts_messages(fts_messages, rank) VALUES ('automerge', ?)", (value,))
+        if value:
+            store.con.execute("INSERT INTO fts_messages(fts_messages, rank) VALUES ('merge', 500)")
 
 
 def is_memapp_export(path: str | os.PathLike[str]) -> bool:
@@ -292,6 +314,7 @@ class _Run:
         self.progress = progress
         self.totals = totals
         self.batch_chunks = max(1, batch_chunks)
+        self.bulk_fts = False  # fts_messages automerge switched off for this import (see _fts_automerge)
         self.embedding = embed and store.vector_problem is None and store.embedder is not None
         if embed and not self.embedding:
             report.vector_problem = store.vector_problem
@@ -463,6 +486,9 @@ class _Run:
             r.messages_added += res.messages_added
             if res.messages_added:
                 r.grown_threads.append(res.thread_id)
+                if not self.bulk_fts:  # from the second written thread on, see _fts_automerge
+                    _fts_automerge(self.store, 0)
+                    self.bulk_fts = True
             if res.created:
                 r.threads_added += 1
             elif res.messages_added or res.title_changed:

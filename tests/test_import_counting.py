@@ -192,3 +192,33 @@ def test_imported_messages_are_found_by_keyword(plain_store: Store, tmp_path: Pa
         found = {r.id for r in plain_store.search(word, keyword_only=True, scope="messages", k=50).results}
         want = {i for i, c in plain_store.con.execute("SELECT id, content FROM messages") if word in c}
         assert found == want and want, word
+
+
+def _automerge(store: Store) -> int | None:
+    row = store.con.execute("SELECT v FROM fts_messages_config WHERE k = 'automerge'").fetchone()
+    return None if row is None else int(row[0])
+
+
+def test_an_import_merges_the_keyword_index_less_while_it_runs_then_restores_it(
+    plain_store: Store, tmp_path: Path
+) -> None:
+    """FTS5 automerge is off once the first thread is written (fewer merges per commit), back to the
+    default when the import ends, and the index answers the same; a re-import changes nothing."""
+    assert _automerge(plain_store) is None  # FTS5's built-in default, never set
+    seen: list[int | None] = []
+    report = import_paths(
+        plain_store,
+        [export(tmp_path / "x.jsonl", 6, 4)],
+        embed=False,
+        progress=lambda _snapshot: seen.append(_automerge(plain_store)),
+    )
+    assert report.threads_added == 6
+    assert seen == [0] * 6  # progress is reported after each thread is written
+    assert _automerge(plain_store) == importing.FTS_AUTOMERGE
+    assert_counts_exact(plain_store)
+    for word in ("向量", "café", "plain"):
+        found = {r.id for r in plain_store.search(word, keyword_only=True, scope="messages", k=50).results}
+        want = {i for i, c in plain_store.con.execute("SELECT id, content FROM messages") if word in c}
+        assert found == want and want, word
+    again = import_paths(plain_store, [export(tmp_path / "x.jsonl", 6, 4)], embed=False)
+    assert again.threads_unchanged == 6 and _automerge(plain_store) == importing.FTS_AUTOMERGE
