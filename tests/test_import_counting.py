@@ -13,7 +13,7 @@ import apsw
 import pytest
 
 from embeddings.token_worker import TokenCountProcess
-from store import Store, ThreadIn, importing
+from store import Store, ThreadIn, import_run
 from store import text as text_mod
 from store.importing import import_paths
 from store.records import MessageIn
@@ -68,7 +68,7 @@ def plain_store(db_path: Path) -> Any:
 def test_a_multi_batch_import_counts_in_the_helper_exactly(
     plain_store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(importing, "BATCH_THREADS", 4)
+    monkeypatch.setattr(import_run, "BATCH_THREADS", 4)
     used: list[int] = []
     helpers: list[TokenCountProcess] = []
     real_counts, real_init = TokenCountProcess.counts, TokenCountProcess.__init__
@@ -96,7 +96,7 @@ def test_a_multi_batch_import_counts_in_the_helper_exactly(
 def test_without_a_helper_the_counts_are_the_same(
     plain_store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(importing, "BATCH_THREADS", 4)
+    monkeypatch.setattr(import_run, "BATCH_THREADS", 4)
     monkeypatch.setattr("sys.executable", "/nonexistent/python")  # the helper cannot start
     report = import_paths(plain_store, [export(tmp_path / "x.jsonl", 30, 7)], embed=False)
     assert (report.messages_added, report.errors) == (210, [])
@@ -107,7 +107,7 @@ def test_a_small_import_starts_no_helper(
     plain_store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     started: list[object] = []
-    monkeypatch.setattr(importing, "TokenCountProcess", lambda *a: started.append(a))
+    monkeypatch.setattr(import_run, "TokenCountProcess", lambda *a: started.append(a))
     import_paths(plain_store, [export(tmp_path / "x.jsonl", 5, 3)], embed=False)
     assert started == [] and assert_counts_exact(plain_store) == 15
 
@@ -116,9 +116,9 @@ def test_an_import_with_the_model_starts_no_helper(
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Beside the model, counting is a rounding error: no second process for it."""
-    monkeypatch.setattr(importing, "BATCH_THREADS", 4)
+    monkeypatch.setattr(import_run, "BATCH_THREADS", 4)
     started: list[object] = []
-    monkeypatch.setattr(importing, "TokenCountProcess", lambda *a: started.append(a))
+    monkeypatch.setattr(import_run, "TokenCountProcess", lambda *a: started.append(a))
     report = import_paths(store, [export(tmp_path / "x.jsonl", 12, 3)])
     assert started == [] and report.messages_added == 36
     assert assert_counts_exact(store) == 36
@@ -214,11 +214,11 @@ def test_an_import_merges_the_keyword_index_less_while_it_runs_then_restores_it(
     )
     assert report.threads_added == 6
     assert seen == [0] * 6  # progress is reported after each thread is written
-    assert _automerge(plain_store) == importing.FTS_AUTOMERGE
+    assert _automerge(plain_store) == import_run.FTS_AUTOMERGE
     assert_counts_exact(plain_store)
     for word in ("向量", "café", "plain"):
         found = {r.id for r in plain_store.search(word, keyword_only=True, scope="messages", k=50).results}
         want = {i for i, c in plain_store.con.execute("SELECT id, content FROM messages") if word in c}
         assert found == want and want, word
     again = import_paths(plain_store, [export(tmp_path / "x.jsonl", 6, 4)], embed=False)
-    assert again.threads_unchanged == 6 and _automerge(plain_store) == importing.FTS_AUTOMERGE
+    assert again.threads_unchanged == 6 and _automerge(plain_store) == import_run.FTS_AUTOMERGE

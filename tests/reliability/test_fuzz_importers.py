@@ -36,8 +36,8 @@ from reliability_helpers import database_problems
 
 from app.cli import main
 from store import Store
+from store.import_run import _memory_name
 from store.importers import ImportFormatError, ImportProblem, read_export
-from store.importing import _memory_name
 from store.records import MemoryIn, ThreadIn
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
