@@ -39,39 +39,32 @@ metadata columns (sentinels), no INSERT OR REPLACE on vec0 (delete, then insert)
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from collections.abc import Sequence
 from typing import Any
 
 import apsw
 import numpy as np
 
-K_MAX = 4096
-Helper = Callable[[Callable[[apsw.Connection], Any]], "Future[Any]"]  # runs a query on another connection
+from store.vector_knn import (
+    BIT_TABLES,
+    K_MAX,
+    SHARDS,
+    Helper,
+    _coarse,
+    _has_bits,
+    _json_ids,
+    _legacy,
+    _scalar,
+    _search,
+)
+
 VEC_TABLES = ("vec_memories", "vec_chunks")
-BIT_TABLES = ("vec_memories_bits", "vec_chunks_bits")
-SHARDS = 32  # partitions of a bit table; shard 0 is the sample that estimates the search radius
 BIT_CHUNK = 1024  # rows per vec0 chunk (vec0 merges each chunk's top-k into the result: fewer is faster)
-MIN_CANDIDATES = 256  # coarse candidates re-scored: at least this many, or OVERSAMPLE per result asked
-OVERSAMPLE = 2  # for, or one per ROWS_PER_CANDIDATE rows in the table, whichever is most: recall@10
-ROWS_PER_CANDIDATE = 160  # of the re-scored top-10 is >= 0.97 at 10k, 100k and 200k rows (README)
-PROBE_SLACK = 1.5  # the radius estimate aims at this many times the candidates wanted
 _LAYOUT_SQL = "SELECT name, sql FROM sqlite_master WHERE name IN (?, ?, ?, ?)"
 
 
 def _f32(vec: Any) -> bytes:
     return np.ascontiguousarray(vec, dtype=np.float32).tobytes()
-
-
-def _scalar(con: apsw.Connection, sql: str, args: Sequence[Any] = ()) -> Any:
-    row = con.execute(sql, args).fetchone()
-    return None if row is None else row[0]
-
-
-def _json_ids(ids: Sequence[int]) -> str:
-    return json.dumps([int(i) for i in ids])
 
 
 def get_setting(con: apsw.Connection, key: str) -> str | None:
@@ -102,15 +95,6 @@ def tables_exist(con: apsw.Connection) -> bool:
         "SELECT count(*) FROM sqlite_master WHERE name IN ('vec_memories', 'vec_chunks')"
     ).fetchone()
     return bool(row and row[0] == 2)
-
-
-def _legacy(layout: dict[str, str]) -> bool:
-    """The float vec0 tables of the first layout (searched by vec0 itself until converted)."""
-    return layout.get("vec_memories", "").upper().startswith("CREATE VIRTUAL TABLE")
-
-
-def _has_bits(layout: dict[str, str]) -> bool:
-    return all(t in layout for t in BIT_TABLES)
 
 
 def mismatch(con: apsw.Connection, name: str, dim: int) -> str | None:
@@ -400,125 +384,5 @@ def knn_chunks(
 
 # -- the search itself -------------------------------------------------------------------------------
 
-Hit = tuple[int, int, float]  # (id, extra column or 0, cosine similarity)
 
-
-def _search(
-    con: apsw.Connection,
-    layout: dict[str, str],
-    table: str,
-    pk: str,
-    extra: str,
-    query: np.ndarray,
-    k: int,
-    where: list[str],
-    args: list[Any],
-    helper: Helper | None,
-) -> list[Hit]:
-    q = np.ascontiguousarray(query, dtype=np.float32)
-    if _legacy(layout):
-        return _vec0_float_knn(con, table, pk, extra, q, k, where, args)
-    if not _has_bits(layout):
-        return _exact_scan(con, table, pk, extra, q, k, where, args)
-    rows = _scalar(con, f"SELECT max({pk}) FROM {table}") or 0  # ids only grow: about the count
-    n = min(K_MAX, max(MIN_CANDIDATES, OVERSAMPLE * k, rows // ROWS_PER_CANDIDATE))
-    ids = _coarse(con, f"{table}_bits", pk, q, n, where, args, helper)
-    return _rescore(con, table, pk, extra, q, ids, k)
-
-
-def _halves(
-    con: apsw.Connection,
-    helper: Helper | None,
-    run: Callable[[apsw.Connection, str], list[Any]],
-) -> list[Any]:
-    """run(con, extra_where) over the whole table, or, given a helper, over half the shards here and the
-    other half on the helper's connection at the same time."""
-    if helper is None:
-        return run(con, "")
-    other = helper(lambda c: run(c, f" AND shard >= {SHARDS // 2}"))
-    return run(con, f" AND shard < {SHARDS // 2}") + other.result()
-
-
-def _coarse(
-    con: apsw.Connection,
-    bits: str,
-    pk: str,
-    q: np.ndarray,
-    n: int,
-    where: list[str],
-    args: list[Any],
-    helper: Helper | None = None,
-) -> list[int]:
-    """Ids of (about) the n nearest rows by Hamming distance that pass the filters."""
-    cond = "".join(f" AND {w}" for w in where)
-    knn = f"SELECT {pk}, distance FROM {bits} WHERE embedding MATCH vec_quantize_binary(?) AND k = ?{cond}"
-    blob = q.tobytes()
-    probe = min(K_MAX, math.ceil(n * PROBE_SLACK / SHARDS) + 8)
-    sample = con.execute(f"{knn} AND shard = 0 ORDER BY distance", [blob, probe, *args]).fetchall()
-    if len(sample) == probe:  # shard 0 holds enough matches: bound the full scan by their radius
-        bound = [blob, n, *args, sample[-1][1]]
-        rows = _halves(
-            con,
-            helper,
-            lambda c, part: c.execute(f"{knn}{part} AND distance <= ? ORDER BY distance", bound).fetchall(),
-        )
-        if len(rows) * 2 >= n:
-            rows.sort(key=lambda r: r[1])
-            return [int(r[0]) for r in rows[:n]]
-    return [int(r[0]) for r in con.execute(f"{knn} ORDER BY distance", [blob, n, *args])]
-
-
-def _rescore(
-    con: apsw.Connection, table: str, pk: str, extra: str, q: np.ndarray, ids: Sequence[int], k: int
-) -> list[Hit]:
-    """The k best of `ids` by exact cosine against their float rows, computed inside SQLite so that only
-    the scores cross into Python (each candidate is one page read; the cosine is the cheap part)."""
-    if not ids:
-        return []
-    rows: list[Any] = con.execute(
-        f"SELECT {pk}, {extra or 0}, vec_distance_cosine(embedding, ?) FROM {table} "
-        f"WHERE {pk} IN (SELECT value FROM json_each(?))",
-        (q.tobytes(), _json_ids(ids)),
-    ).fetchall()
-    rows.sort(key=lambda r: (r[2], r[0]))
-    return [(int(i), int(x), 1.0 - float(d)) for i, x, d in rows[:k]]
-
-
-def _exact_scan(
-    con: apsw.Connection,
-    table: str,
-    pk: str,
-    extra: str,
-    q: np.ndarray,
-    k: int,
-    where: list[str],
-    args: list[Any],
-) -> list[Hit]:
-    """Every row scored (a model whose dimension is not a whole number of bytes has no bit table)."""
-    cond = " AND ".join(where) or "1"
-    rows = con.execute(
-        f"SELECT {pk}, {extra or 0}, vec_distance_cosine(embedding, ?) AS d FROM {table} "
-        f"WHERE {cond} ORDER BY d, {pk} LIMIT ?",
-        [q.tobytes(), *args, k],
-    )
-    return [(int(i), int(x), 1.0 - float(d)) for i, x, d in rows]
-
-
-def _vec0_float_knn(
-    con: apsw.Connection,
-    table: str,
-    pk: str,
-    extra: str,
-    q: np.ndarray,
-    k: int,
-    where: list[str],
-    args: list[Any],
-) -> list[Hit]:
-    """The first layout's search (float vec0 tables), until a write converts the database."""
-    cond = "".join(f" AND {w}" for w in where)
-    rows = con.execute(
-        f"SELECT {pk}, {extra or 0}, distance FROM {table} WHERE embedding MATCH ? AND k = ?"
-        f"{cond} ORDER BY distance",
-        [q.tobytes(), k, *args],
-    )
-    return [(int(i), int(x), 1.0 - float(d)) for i, x, d in rows]
+__all__ = ["BIT_TABLES", "K_MAX", "SHARDS", "VEC_TABLES", "Helper", "_coarse", "knn_chunks", "knn_memories"]
