@@ -20,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from store import CATEGORIES, Store
 from store.errors import StoreError
 from store.records import iso
-from store.search import Filters
+from store.search.engine import Filters
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +154,7 @@ def build_server(open_store: Callable[[], Store]) -> MCPServer:
         """The message list (OpenAI format, as JSON) to continue a past thread within a token budget."""
         import json
 
-        from store.context import build_context
+        from store.context.builder import build_context
 
         if budget < 64:
             raise ToolError("budget must be at least 64 tokens")

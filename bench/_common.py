@@ -91,7 +91,8 @@ def emit(name: str, result: dict[str, Any], summary: str) -> None:
 def layout_key() -> str:
     """A short hash of the vector tables' schema as the current code creates it: cached databases are
     rebuilt when it changes, not when search code around it does."""
-    from store import db, vectors
+    from store import db
+    from store.vectors import rows as vectors
 
     con = db.connect(":memory:")
     vectors.ensure_tables(con, MODEL_NAME, DIM)

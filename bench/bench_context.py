@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from embeddings import FakeEmbedder  # noqa: E402
 from store import Store  # noqa: E402
-from store.context import build_context  # noqa: E402
+from store.context.builder import build_context  # noqa: E402
+from store.extract.summaries import summarize_thread  # noqa: E402
 from store.records import MessageIn, ThreadIn  # noqa: E402
-from store.summarize import summarize_thread  # noqa: E402
 
 WORDS = """
 backup restic storage offsite schedule python asyncio sqlite vector index search token budget memory

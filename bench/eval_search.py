@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from store import MessageIn, Store, ThreadIn  # noqa: E402
-from store.search import DEPTH, Filters  # noqa: E402
-from store.search_rank import Fusion, expand_neighbours, fuse  # noqa: E402
+from store.search.engine import DEPTH, Filters  # noqa: E402
+from store.search.rank import Fusion, expand_neighbours, fuse  # noqa: E402
 from store.threads import PreparedChunks  # noqa: E402
 
 EVAL = ROOT / "bench" / "eval"

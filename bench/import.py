@@ -7,7 +7,7 @@ Generates a ChatGPT export (`conversations.json`: a `mapping` tree per conversat
 of realistic lengths (user turns ~35 words, answers ~200, long tails), then, each in a fresh process so
 neither warms up the other:
 
-1. `store.importing.import_paths` with embedding (the model is loaded first and timed apart),
+1. `store.importing.pipeline.import_paths` with embedding (the model is loaded first and timed apart),
 2. `SentenceTransformer.encode` alone on the very chunks that import stored (read back from chat.db),
    in one call with the configured batch size: the physical limit for the embedding import,
 3. `import_paths(embed=False)` of the 2,000-thread / 40,000-message export (token counts come from a
@@ -96,7 +96,7 @@ def child(argv: list[str]) -> tuple[dict[str, Any], float]:
 
 def run_import(db: str, export_path: str, embed: bool) -> dict[str, Any]:
     from store import Store
-    from store.importing import import_paths
+    from store.importing.pipeline import import_paths
 
     remove_db(Path(db))
     store = Store(db)

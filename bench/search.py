@@ -47,10 +47,11 @@ from _common import (
     timing,
 )
 
-from store import Store, db, vectors
+from store import Store, db
+from store.vectors import rows as vectors
 from store.base import fts_put
 from store.records import CATEGORIES, MessageIn, ThreadIn
-from store.search import DEPTH, Filters
+from store.search.engine import DEPTH, Filters
 from store.threads import PreparedChunks
 
 BUILD = 1  # bump when the data below changes shape

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from embeddings.locations import data_file
+from embeddings.data_files import data_file
 
 log = logging.getLogger(__name__)
 

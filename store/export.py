@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from store import vectors
 from store.base import fts_put, read_snapshot
 from store.errors import StoreError
 from store.migrations import LATEST, current_version
 from store.records import CATEGORIES, iso
 from store.store import Store
+from store.vectors import rows as vectors
 
 FORMAT = "memapp-export"
 # Parents before children, so foreign keys hold while restoring row by row.

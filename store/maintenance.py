@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from store import vectors
 from store.errors import StoreError
 from store.store import Store
+from store.vectors import rows as vectors
 
 Progress = Callable[[int, int], None] | None
 

@@ -20,11 +20,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from store import vectors
 from store.base import StoreBase, fts_delete, fts_put, json_dumps, json_loads
 from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError
 from store.records import CATEGORIES, HistoryEvent, Memory, now
 from store.text import unpaired_surrogate
+from store.vectors import rows as vectors
 
 MEMORY_COLUMNS = (
     "id, category, content, importance, access_count, last_accessed, pinned, user_edited, origin, "

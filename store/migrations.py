@@ -6,7 +6,7 @@ previous version, never between two. A file whose `user_version` is newer than t
 known here was written by a newer memapp: we refuse to touch it (SchemaTooNewError) instead of guessing.
 
 The vec0 tables are not created here: their dimension depends on the embedding model, so
-`store.vectors` creates them the first time vectors are written (and `reindex` recreates them).
+`store.vectors.rows` creates them the first time vectors are written (and `reindex` recreates them).
 """
 
 from __future__ import annotations

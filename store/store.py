@@ -23,11 +23,12 @@ import apsw
 import numpy as np
 
 from embeddings import Embedder, SentenceTransformerEmbedder, TokenCounter
-from store import db, migrations, vectors
+from store import db, migrations
 from store.config import Config
 from store.memories import MemoriesMixin
-from store.search import SearchMixin
+from store.search.engine import SearchMixin
 from store.threads import ThreadsMixin
+from store.vectors import rows as vectors
 
 log = logging.getLogger(__name__)
 

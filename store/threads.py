@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from store import vectors
 from store.base import StoreBase, fts_put, json_dumps, json_loads
 from store.errors import InvalidInputError, NotFoundError
 from store.records import ROLES, Message, MessageIn, Summary, Thread, ThreadIn, ThreadWrite, now
 from store.text import index_text, unpaired_surrogate
+from store.vectors import rows as vectors
 
 THREAD_COLUMNS = (
     "id, source, external_id, title, created_at, updated_at, message_count, token_count, metadata"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from app.widgets.format import literal
+from app.text import literal
 from store import db as chat_db
 from store.config import Config, load_config
 from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError, StoreError

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from app.cli.common import Context
-from store.context import ContextResult, build_context
+from store.context.builder import ContextResult, build_context
 
 
 def _positive(text: str) -> int:

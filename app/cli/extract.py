@@ -18,7 +18,7 @@ from typing import Any
 from app.cli.common import EXIT_FAILED, Context, UsageError, fail, importance_arg, one_line, report_duplicate
 from store import CATEGORIES
 from store.errors import DuplicateMemoryError
-from store.suggest import (
+from store.extract.suggestions import (
     STATUSES,
     BulkResult,
     ExtractResult,

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from app.cli.common import EXIT_FAILED, Context, UsageError
-from store.importers import FORMATS
-from store.importing import ImportProgress, ImportReport, ImportTotals, count_export, import_paths
+from store.importing.formats import FORMATS
+from store.importing.pipeline import ImportProgress, ImportReport, ImportTotals, count_export, import_paths
 
 
 def cmd_import(ctx: Context) -> int | None:

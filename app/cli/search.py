@@ -16,7 +16,7 @@ from typing import Any
 from app.cli.common import EXIT_FAILED, Context, UsageError, fail, one_line
 from store import CATEGORIES, ROLES, Store
 from store.errors import StoreError
-from store.search import SCOPES, Filters, SearchResponse
+from store.search.engine import SCOPES, Filters, SearchResponse
 
 BATCH_KEYS = {"query", "scope", "k", "thread", "category", "role", "since", "until", "pinned", "keyword_only"}
 

@@ -6,7 +6,7 @@ import argparse
 
 from app.cli.common import EXIT_FAILED, Context, UsageError, fail
 from store.errors import StoreError
-from store.summarize import SummaryResult, summarize_thread, threads_to_summarize
+from store.extract.summaries import SummaryResult, summarize_thread, threads_to_summarize
 
 
 def _print_result(r: SummaryResult, *, verbose: bool) -> None:

@@ -176,7 +176,8 @@ def main() -> int:
 
     from app.cli import build_parser
     from app.cli import main as memapp_main
-    from store import Store, cleanup, importing, maintenance  # noqa: F401 - imported now, not after "go"
+    from store import Store, cleanup, maintenance  # noqa: F401 - imported now, not after "go"
+    from store.importing import pipeline  # noqa: F401
 
     build_parser()  # imports every command module
     with Store(":memory:", embedder=None) as warm:  # loads the tokenizer's BPE file and sqlite-vec once

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from reliability_helpers import SOAK
+
+from tests.reliability.reliability_helpers import SOAK
 
 
 @pytest.fixture

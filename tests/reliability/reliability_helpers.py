@@ -7,7 +7,7 @@ before it touches the database, so a kill at a random moment would mostly hit th
 the start-up cost once per kill in parallel instead of serially.
 
 A plain module with a unique name (not conftest.py), imported directly by the test files, like
-tests/importers/import_helpers.py.
+tests/store/importing/formats/import_helpers.py.
 """
 
 from __future__ import annotations

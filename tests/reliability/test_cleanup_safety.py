@@ -23,7 +23,6 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from reliability_helpers import history_problems, no_embed_config
 
 from app.cli import main
 from embeddings import FakeEmbedder
@@ -31,6 +30,7 @@ from store import Store
 from store.cleanup import Thresholds, apply_cleanup, find_candidates, restore
 from store.errors import DuplicateMemoryError
 from store.records import CATEGORIES
+from tests.reliability.reliability_helpers import history_problems, no_embed_config
 
 DAY = 86400.0
 NOW = time.time()

@@ -28,7 +28,10 @@ from typing import Any
 
 import apsw
 import pytest
-from reliability_helpers import (
+
+from app.cli import main
+from store import Store
+from tests.reliability.reliability_helpers import (
     REPO,
     Runner,
     apply_edit,
@@ -41,9 +44,6 @@ from reliability_helpers import (
     thread_contents,
     write_generic,
 )
-
-from app.cli import main
-from store import Store
 
 pytestmark = pytest.mark.soak
 

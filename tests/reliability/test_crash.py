@@ -24,7 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reliability_helpers import (
+
+from embeddings import FakeEmbedder
+from store import Store, maintenance
+from store.cleanup import Thresholds, apply_cleanup, find_candidates
+from store.importing.pipeline import import_paths
+from tests.reliability.reliability_helpers import (
     ExportSpec,
     Runner,
     Zygote,
@@ -38,11 +43,6 @@ from reliability_helpers import (
     write_chatgpt,
     write_generic,
 )
-
-from embeddings import FakeEmbedder
-from store import Store, maintenance
-from store.cleanup import Thresholds, apply_cleanup, find_candidates
-from store.importing import import_paths
 
 SEED = int(os.environ.get("MEMAPP_CRASH_SEED", "8008"))
 DAY = 86400.0

@@ -32,13 +32,13 @@ import apsw
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reliability_helpers import database_problems
 
 from app.cli import main
 from store import Store
-from store.import_run import _memory_name
-from store.importers import ImportFormatError, ImportProblem, read_export
+from store.importing.formats import ImportFormatError, ImportProblem, read_export
+from store.importing.run import _memory_name
 from store.records import MemoryIn, ThreadIn
+from tests.reliability.reliability_helpers import database_problems
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
 JSON_FIXTURES = {

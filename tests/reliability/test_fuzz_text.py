@@ -27,12 +27,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reliability_helpers import REPO, no_embed_config, runner_env
 
 from app.cli import main
-from app.widgets.format import literal
+from app.text import literal
 from embeddings import FakeEmbedder
 from store import MessageIn, Store, ThreadIn
+from tests.reliability.reliability_helpers import REPO, no_embed_config, runner_env
 
 NASTY = [
     "[red]not markup[/red]",
@@ -230,9 +230,9 @@ def test_memory_edit_refuses_unstorable_text(tmp_path: Path) -> None:
 async def test_tui_shows_nasty_memories_and_results_as_text(tmp_path: Path) -> None:
     from textual.widgets import DataTable
 
-    from app.app import MemApp
-    from app.screens.memories import MemoriesScreen
-    from app.screens.search import SearchScreen
+    from app.tui.app import MemApp
+    from app.tui.screens.memories import MemoriesScreen
+    from app.tui.screens.search import SearchScreen
 
     store = Store(tmp_path / "chat.db", embedder=FakeEmbedder())
     ids = [store.add_memory(text, "preference", force=True).memory.id for text in NASTY]

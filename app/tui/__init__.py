@@ -1,0 +1,48 @@
+"""`memapp` with no subcommand: open the TUI on --db / MEMAPP_DB / the default chat.db.
+
+chat.db is checked (and migrated) here, before the app starts, so a file that is not a memapp database
+or has a newer schema is refused with a one-line message on the terminal instead of inside a half-drawn
+screen. The Store itself (numpy, the vector code, the tokenizer) is built by the app in a worker after
+its first frame, which is what keeps start-up close to a bare Textual app's (issue 7, benchmark 4).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from app.cli.common import EXIT_FAILED, Context
+from store.errors import StoreError
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        ctx = Context(args)
+        ctx.check_database()
+    except StoreError as exc:
+        print(f"memapp: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    # Log records would be written over the screen; Textual's handler sends them to its devtools console.
+    from textual.logging import TextualHandler
+
+    logging.getLogger().handlers[:] = [TextualHandler()]
+    from app.tui.app import MemApp, StoreOpener
+
+    app = MemApp(StoreOpener(ctx.db_path, lambda: ctx.store))
+    try:
+        app.run()
+    finally:
+        loading = app.model_loading
+        if not loading:
+            ctx.close()
+    code = int(app.return_code or 0)
+    if loading:
+        # Quit while the model loads: its worker thread cannot be stopped, and Python would wait for it
+        # (up to ~10 s) before exiting. Nothing is left to save: every write was committed when it was
+        # made, and SQLite recovers a connection that is not closed (the WAL) like a killed process's.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code

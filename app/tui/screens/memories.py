@@ -1,0 +1,355 @@
+"""Memories: the curated long-term memories, pinned first, filterable by category and text, editable.
+
+Every change goes through the same Store methods the CLI uses (history rows, re-embedding, FTS), in a
+worker. Delete moves to the trash and offers undo (the `u` key, and the notification says so): undo is
+`restore_memory`, which brings back the same row with its counts and vector.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.timer import Timer
+from textual.widget import Widget
+from textual.widgets import DataTable, Input, Select, Static
+
+from app.text import cell, number, when
+from app.tui.screens.base import MemappScreen
+from app.tui.screens.memory_edit import open_memory_editor
+from app.tui.widgets.row_table import RowTable
+from store import CATEGORIES, Memory
+
+PAGE = 200
+PREFETCH = 40
+DEBOUNCE = 0.15
+FIXED_WIDTH = 3 + 10 + 3 + 5 + 16 + 6 * 2 + 2  # pin, category, importance, used, last accessed, padding, bar
+ALL = "all"
+
+
+class MemoriesScreen(MemappScreen):
+    """The memory table; n new, e/Enter edit, p pin, +/- importance, d delete (u undoes)."""
+
+    NAV = "memories"
+    TITLE = "Memories"
+    AUTO_FOCUS = "#memories-table"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "new", "New", id="memories-new", tooltip="Add a memory"),
+        Binding("e", "edit", "Edit", id="memories-edit", tooltip="Edit the highlighted memory (also Enter)"),
+        Binding(
+            "p",
+            "pin",
+            "Pin",
+            id="memories-pin",
+            tooltip="Pin or unpin (pinned memories are never cleaned up)",
+        ),
+        Binding(
+            "plus,equals_sign",
+            "importance(1)",
+            "Importance",
+            key_display="+/-",
+            id="memories-more",
+            tooltip="Raise importance by one (- lowers it)",
+        ),
+        Binding(
+            "minus",
+            "importance(-1)",
+            "Less important",
+            show=False,
+            id="memories-less",
+            tooltip="Lower importance by one",
+        ),
+        Binding("d,delete", "delete", "Delete", id="memories-delete", tooltip="Move to the trash (u undoes)"),
+        Binding("u", "undo", "Undo", id="memories-undo", tooltip="Bring back the memory you deleted last"),
+        Binding(
+            "slash", "filter", "Filter", show=False, id="memories-filter", tooltip="Filter memories by text"
+        ),
+        Binding(
+            "c",
+            "category",
+            "Category",
+            id="memories-category",
+            tooltip="Cycle the category shown: all, preference, project, skill, fact",
+        ),
+        Binding(
+            "escape",
+            "clear_filter",
+            "Clear filter",
+            show=False,
+            id="memories-clear",
+            tooltip="Clear the text filter",
+        ),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.category: str = ALL
+        self.filter_text = ""
+        self.loaded = 0
+        self.exhausted = False
+        self.fetching = False
+        self.generation = 0
+        self.content_width = 40
+        self.deleted: list[int] = []
+        self._reselect: int | None = None
+        self._reselect_row = 0
+        self._filter_timer: Timer | None = None
+
+    def compose_body(self) -> list[Widget]:
+        options = [("All categories", ALL)] + [(c, c) for c in CATEGORIES]
+        table: RowTable = RowTable(id="memories-table")
+        return [
+            Horizontal(
+                Select(options, value=ALL, allow_blank=False, id="memories-category", compact=True),
+                Input(placeholder="Filter by text  (/)", id="memories-filter", compact=True),
+                Static("", id="memories-info", markup=False),
+                classes="toolbar -compact",
+            ),
+            table,
+            Static("", id="memories-empty", classes="empty-state", markup=False),
+        ]
+
+    @property
+    def table(self) -> DataTable[Text]:
+        return self.query_one("#memories-table", DataTable)
+
+    def current_id(self) -> int | None:
+        table = self.table
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return int(key) if key is not None else None
+
+    # -- loading -------------------------------------------------------------------------------------
+
+    def on_screen_resume(self) -> None:
+        """Always read the first page again when shown: access counts change without a data_changed
+        (a search that shows a memory counts one use), and the page is one cheap query."""
+        self._seen_version = self.memapp.data_version
+        self.reload()
+
+    def reload(self) -> None:
+        if self._reselect is None:
+            self._reselect = self.current_id()
+            self._reselect_row = self.table.cursor_row
+        self.generation += 1
+        self.loaded = 0
+        self.exhausted = False
+        self.content_width = max(20, self.size.width - FIXED_WIDTH) if self.size.width else 40
+        self._load_page(first=True)
+
+    def _load_page(self, *, first: bool = False) -> None:
+        self.fetching = True
+        generation, offset = self.generation, self.loaded
+        category = None if self.category == ALL else self.category
+        text = self.filter_text or None
+        store = self.store
+
+        def fetch() -> tuple[int, list[Memory], bool]:
+            return (
+                generation,
+                store.list_memories(category=category, text=text, limit=PAGE, offset=offset),
+                first,
+            )
+
+        self.in_thread(
+            fetch, self._show_page, group="memories-page", exclusive=first, description="reading the memories"
+        )
+
+    def _show_page(self, result: tuple[int, list[Memory], bool]) -> None:
+        generation, rows, first = result
+        if generation != self.generation:
+            return
+        table = self.table
+        if first:
+            table.clear(columns=True)
+            table.add_column("Pin", key="pin", width=3)
+            table.add_column("Category", key="category", width=10)
+            table.add_column("Imp", key="importance", width=3)
+            table.add_column("Memory", key="content", width=self.content_width)
+            table.add_column("Used", key="used", width=5)
+            table.add_column("Last accessed", key="last", width=16)
+        for m in rows:
+            table.add_row(*self._cells(m), key=str(m.id))
+        self.loaded += len(rows)
+        self.exhausted = len(rows) < PAGE
+        self.fetching = False
+        if first:
+            self._restore_cursor()
+        self._show_info()
+
+    def _cells(self, m: Memory) -> list[Text]:
+        return [
+            Text("●" if m.pinned else "", style="bold"),
+            cell(m.category, 10),
+            Text(str(m.importance), justify="right"),
+            cell(m.content, self.content_width),
+            Text(number(m.access_count), justify="right"),
+            Text(when(m.last_accessed)),
+        ]
+
+    def _restore_cursor(self) -> None:
+        table = self.table
+        target, row = self._reselect, self._reselect_row
+        self._reselect = None
+        if not table.row_count:
+            return
+        if target is not None:
+            try:
+                table.move_cursor(row=table.get_row_index(str(target)))
+                return
+            except Exception:  # gone (deleted) or beyond the first page: keep the row position
+                pass
+        table.move_cursor(row=min(row, table.row_count - 1))
+
+    def _show_info(self) -> None:
+        unfiltered = self.category == ALL and not self.filter_text
+        if self.exhausted:
+            count = number(self.loaded)
+        elif unfiltered and self.memapp.status.memories is not None:
+            count = number(self.memapp.status.memories)
+        else:
+            count = f"{number(self.loaded)}+"
+        where = "" if self.category == ALL else f" · {self.category}"
+        self.query_one("#memories-info", Static).update(f"{count} memories{where} · pinned first")
+        empty = self.query_one("#memories-empty", Static)
+        has_rows = self.loaded > 0
+        self.table.display = has_rows
+        empty.display = not has_rows
+        if not has_rows:
+            if self.filter_text or self.category != ALL:
+                empty.update("No memory matches. Esc clears the text filter, c changes the category.")
+            else:
+                empty.update(
+                    "No memories yet.\n\nPress n to write one: a preference, a project, a skill or a "
+                    "fact you want every AI to know."
+                )
+
+    @on(DataTable.RowHighlighted, "#memories-table")
+    def _maybe_next_page(self, event: DataTable.RowHighlighted) -> None:
+        if not self.exhausted and not self.fetching and event.cursor_row >= self.loaded - PREFETCH:
+            self._load_page()
+
+    def on_resize(self) -> None:
+        width = max(20, self.size.width - FIXED_WIDTH)
+        if self.loaded and width != self.content_width:
+            self.reload()
+
+    # -- edits ---------------------------------------------------------------------------------------
+
+    def _saved(self, memory: Memory) -> None:
+        self._reselect = memory.id
+
+    def action_new(self) -> None:
+        open_memory_editor(self.memapp, None, on_saved=self._saved)
+
+    @on(DataTable.RowSelected, "#memories-table")
+    def action_edit(self) -> None:
+        mid = self.current_id()
+        if mid is None:
+            return
+        store = self.store
+        self.in_thread(
+            lambda: store.get_memory(mid),
+            lambda m: open_memory_editor(self.memapp, m, on_saved=self._saved),
+            description="opening the memory",
+        )
+
+    def _write(self, change: Callable[[int], Memory]) -> None:
+        mid = self.current_id()
+        if mid is None:
+            return
+
+        def done(m: Memory) -> None:
+            self._reselect = m.id
+            self.memapp.data_changed()
+
+        self.in_thread(lambda: change(mid), done, group="memory-write", description="saving the memory")
+
+    def action_pin(self) -> None:
+        mid = self.current_id()
+        if mid is None:
+            return
+        store = self.store
+
+        def toggle(memory_id: int) -> Memory:
+            return store.pin_memory(memory_id, not store.get_memory(memory_id).pinned)
+
+        self._write(toggle)
+
+    def action_importance(self, delta: int) -> None:
+        store = self.store
+        self._write(lambda memory_id: store.change_importance(memory_id, delta))
+
+    def action_delete(self) -> None:
+        mid = self.current_id()
+        if mid is None:
+            return
+        store = self.store
+        self._reselect_row = self.table.cursor_row
+
+        def done(m: Memory) -> None:
+            self.deleted.append(m.id)
+            self.notify(f"Memory {m.id} moved to the trash. Press u to undo.", title="Deleted", markup=False)
+            self.memapp.data_changed()
+
+        self.in_thread(
+            lambda: store.delete_memory(mid), done, group="memory-write", description="deleting the memory"
+        )
+
+    def action_undo(self) -> None:
+        if not self.deleted:
+            self.notify("Nothing to undo.", markup=False)
+            return
+        mid = self.deleted.pop()
+        store = self.store
+
+        def done(m: Memory) -> None:
+            self._reselect = m.id
+            self.notify(f"Memory {m.id} restored.", title="Undo", markup=False)
+            self.memapp.data_changed()
+
+        self.in_thread(
+            lambda: store.restore_memory(mid), done, group="memory-write", description="restoring the memory"
+        )
+
+    # -- filters -------------------------------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        self.query_one("#memories-filter", Input).focus()
+
+    def action_clear_filter(self) -> None:
+        self.query_one("#memories-filter", Input).value = ""
+        self.table.focus()
+
+    def action_category(self) -> None:
+        values = [ALL, *CATEGORIES]
+        nxt = values[(values.index(self.category) + 1) % len(values)]
+        self.query_one("#memories-category", Select).value = nxt
+
+    @on(Select.Changed, "#memories-category")
+    def _category_changed(self, event: Select.Changed) -> None:
+        value = str(event.value)
+        if value != self.category:
+            self.category = value
+            self._reselect_row = 0
+            self.reload()
+
+    @on(Input.Changed, "#memories-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        text = event.value.strip()
+        if text == self.filter_text:
+            return
+        self.filter_text = text
+        self._reselect_row = 0
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+        self._filter_timer = self.set_timer(DEBOUNCE, self.reload)
+
+    @on(Input.Submitted, "#memories-filter")
+    def _filter_done(self) -> None:
+        self.table.focus()

@@ -1,0 +1,234 @@
+"""The memory editor (a modal) and the save flow every screen uses to add or change a memory.
+
+Why the flow lives here and not in each screen: Memories, Search, the Welcome screen and the command
+palette all open the same editor, and all must save the same way, through the store functions the CLI
+uses (add_memory with its near-duplicate merge, edit_memory with its history and re-embedding), in a
+worker (embedding can take a moment). A near-duplicate of a pinned or hand-edited memory is never
+merged automatically: the user is asked whether to add theirs anyway, or goes back to editing with the
+text they wrote still there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.validation import Number
+from textual.widgets import Button, Input, Label, Select, Static, Switch, TextArea
+
+from app.text import one_line, when
+from app.tui.screens.confirm import ConfirmScreen
+from app.tui.work import run_in_thread
+from store import CATEGORIES, Memory
+from store.errors import DuplicateMemoryError
+
+if TYPE_CHECKING:
+    from app.tui.app import MemApp
+    from store.memories import AddResult
+
+
+@dataclass(frozen=True)
+class MemoryDraft:
+    """What the editor returns: the fields as the user left them (already validated)."""
+
+    content: str
+    category: str
+    importance: int
+    pinned: bool
+
+
+class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
+    """Text area, category, importance 1-10 and pinned; Save checks the fields and says what is wrong."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "save", "Save", id="memory-save", tooltip="Check the fields and save"),
+        Binding("escape", "cancel", "Cancel", id="memory-cancel", tooltip="Close without saving"),
+    ]
+
+    def __init__(self, memory: Memory | None = None, draft: MemoryDraft | None = None) -> None:
+        super().__init__()
+        self.memory = memory
+        self.draft = draft or (
+            MemoryDraft(memory.content, memory.category, memory.importance, memory.pinned)
+            if memory
+            else MemoryDraft("", "fact", 5, False)
+        )
+
+    def compose(self) -> ComposeResult:
+        m = self.memory
+        title = "New memory" if m is None else f"Edit memory {m.id}"
+        with Vertical(id="memory-box", classes="dialog"):
+            yield Static(title, classes="dialog-title", markup=False)
+            if m is not None:
+                info = (
+                    f"{m.origin}{', edited by hand' if m.user_edited else ''} · created {when(m.created_at)}"
+                    f" · used {m.access_count}× · last {when(m.last_accessed)}"
+                )
+                yield Static(info, id="memory-info", markup=False)
+            yield TextArea(self.draft.content, id="memory-text", soft_wrap=True, show_line_numbers=False)
+            with Horizontal(id="memory-fields"):
+                yield Label("Category", classes="field-label")
+                yield Select(
+                    [(c, c) for c in CATEGORIES],
+                    value=self.draft.category,
+                    allow_blank=False,
+                    id="memory-category",
+                )
+                yield Label("Importance 1-10", classes="field-label")
+                yield Input(
+                    str(self.draft.importance),
+                    id="memory-importance",
+                    type="integer",
+                    max_length=2,
+                    validators=[Number(minimum=1, maximum=10, failure_description="must be 1-10")],
+                )
+            yield Static("", id="memory-errors", markup=False)
+            with Horizontal(id="memory-bottom"):
+                yield Label("Pinned", classes="field-label")
+                yield Switch(self.draft.pinned, id="memory-pinned")
+                yield Static("", classes="spacer")
+                yield Button("Save (ctrl+s)", id="save", variant="primary")
+                yield Button("Cancel (esc)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#memory-text", TextArea).focus()
+
+    def problems(self) -> list[str]:
+        """What keeps the fields from being saved, in words for the person typing."""
+        out = []
+        if not self.query_one("#memory-text", TextArea).text.strip():
+            out.append("Write the memory first: the text is empty.")
+        importance = self.query_one("#memory-importance", Input)
+        result = importance.validate(importance.value)
+        if result is not None and not result.is_valid:
+            out.append(f"Importance {', '.join(result.failure_descriptions)} (a whole number).")
+        return out
+
+    @on(Button.Pressed, "#save")
+    def action_save(self) -> None:
+        problems = self.problems()
+        errors = self.query_one("#memory-errors", Static)
+        errors.update("\n".join(problems))
+        errors.set_class(bool(problems), "-visible")
+        if problems:
+            return
+        category = self.query_one("#memory-category", Select).value
+        self.dismiss(
+            MemoryDraft(
+                content=self.query_one("#memory-text", TextArea).text.strip(),
+                category=str(category) if category in CATEGORIES else "fact",
+                importance=int(self.query_one("#memory-importance", Input).value),
+                pinned=self.query_one("#memory-pinned", Switch).value,
+            )
+        )
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def open_memory_editor(
+    app: MemApp,
+    memory: Memory | None,
+    *,
+    draft: MemoryDraft | None = None,
+    on_saved: Callable[[Memory], None] | None = None,
+) -> None:
+    """Edit `memory` (or write a new one when None), then save it in a worker and tell the user."""
+
+    def after(result: MemoryDraft | None) -> None:
+        if result is None:
+            return
+        if memory is None:
+            _add(app, result, force=False, on_saved=on_saved)
+        else:
+            _edit(app, memory, result, on_saved)
+
+    app.push_screen(MemoryEditScreen(memory, draft), after)
+
+
+def _add(app: MemApp, draft: MemoryDraft, *, force: bool, on_saved: Callable[[Memory], None] | None) -> None:
+    store = app.store
+
+    def work() -> AddResult | DuplicateMemoryError:
+        try:
+            return store.add_memory(
+                draft.content, draft.category, importance=draft.importance, pinned=draft.pinned, force=force
+            )
+        except DuplicateMemoryError as exc:
+            return exc
+
+    def done(result: AddResult | DuplicateMemoryError) -> None:
+        if isinstance(result, DuplicateMemoryError):
+            _ask_about_duplicate(app, draft, result, on_saved)
+            return
+        m = result.memory
+        text = {
+            "added": f"Memory {m.id} added.",
+            "merged": f"Merged into memory {m.id} (nearly the same wording, similarity "
+            f"{result.similarity or 0:.2f}); the newer wording is kept.",
+            "exists": f"Already remembered as memory {m.id}.",
+        }[result.action]
+        app.notify(text, title="Memories", markup=False)
+        app.data_changed()
+        if on_saved is not None:
+            on_saved(m)
+
+    run_in_thread(app, work, done, group="memory-write", description="saving the memory")
+
+
+def _ask_about_duplicate(
+    app: MemApp, draft: MemoryDraft, exc: DuplicateMemoryError, on_saved: Callable[[Memory], None] | None
+) -> None:
+    try:
+        existing = app.store.get_memory(exc.existing_id)
+        quoted = one_line(existing.content, 300)
+        why = "pinned" if existing.pinned else "edited by hand"
+    except Exception:  # it was deleted meanwhile: the question still stands
+        quoted, why = "(no longer available)", "protected"
+    message = (
+        f"This is nearly the same as memory {exc.existing_id} ({why}, similarity {exc.similarity:.2f}):\n\n"
+        f"  {quoted}\n\nA {why} memory is never merged automatically. Add yours as a separate "
+        "memory anyway, or go back and edit it?"
+    )
+
+    def answered(add_anyway: bool | None) -> None:
+        if add_anyway:
+            _add(app, draft, force=True, on_saved=on_saved)
+        else:
+            open_memory_editor(app, None, draft=draft, on_saved=on_saved)
+
+    app.push_screen(
+        ConfirmScreen("Merge refused: near-duplicate", message, yes="Add anyway", no="Back to editing"),
+        answered,
+    )
+
+
+def _edit(app: MemApp, memory: Memory, draft: MemoryDraft, on_saved: Callable[[Memory], None] | None) -> None:
+    store = app.store
+
+    def work() -> Memory:
+        return store.edit_memory(
+            memory.id,
+            content=draft.content,
+            category=draft.category,
+            importance=draft.importance,
+            pinned=draft.pinned,
+        )
+
+    def done(m: Memory) -> None:
+        app.notify(f"Memory {m.id} saved.", title="Memories", markup=False)
+        app.data_changed()
+        if on_saved is not None:
+            on_saved(m)
+
+    run_in_thread(app, work, done, group="memory-write", description="saving the memory")
+
+
+__all__ = ["MemoryDraft", "MemoryEditScreen", "open_memory_editor"]

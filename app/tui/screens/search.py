@@ -1,0 +1,352 @@
+"""Search: one box, results as you type, over memories, messages and summaries together.
+
+How it stays fast and honest:
+- Typing restarts a 200 ms timer; when it fires, an exclusive thread worker in the "search" group runs
+  the query, so a newer keystroke cancels the stale search and a late result for an old query is
+  dropped (it is checked against the box before it is shown).
+- While the embedding model is still loading, searches are keyword-only (they never wait for the
+  model) and the notice line says semantic search is warming up; once the model is ready the current
+  query runs again, hybrid.
+- Access counts: memories count as used when their results have stayed on screen for a moment
+  (`DWELL` seconds), when Enter is pressed in the box, or when one is opened, not on every keystroke.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.timer import Timer
+from textual.widget import Widget
+from textual.widgets import DataTable, Input, Select, Static
+from textual.worker import get_current_worker
+
+from app.text import cell, literal
+from app.tui.screens.base import MemappScreen
+from app.tui.screens.memory_edit import open_memory_editor
+from app.tui.screens.thread_view import ThreadViewScreen
+from app.tui.widgets.row_table import RowTable
+from app.tui.widgets.status_line import AppStatus
+from store.search.engine import SCOPES, SearchResponse, SearchResult
+
+DEBOUNCE = 0.2
+DWELL = 1.5
+RESULTS = 50
+FIXED_WIDTH = 9 + 5 + 7 + 18 + 5 * 2 + 2  # kind, score, match, where, cell padding, scrollbar
+MATCH_LABELS = {
+    ("keyword",): "keyword",
+    ("semantic",): "meaning",
+    ("keyword", "semantic"): "both",
+    ("semantic", "keyword"): "both",
+}
+
+
+@dataclass(frozen=True)
+class Found:
+    """A finished search, with the thread titles its results point into."""
+
+    query: str
+    scope: str
+    response: SearchResponse
+    titles: dict[int, str]
+    keyword_only: bool
+
+
+class SearchScreen(MemappScreen):
+    """Type to search; Enter on a result opens the thread at that message, or the memory editor."""
+
+    NAV = "search"
+    TITLE = "Search"
+    AUTO_FOCUS = "#search-input"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "enter",
+            "open",
+            "Open",
+            id="search-open",
+            tooltip="Open the highlighted result (the thread at that message, or the memory)",
+        ),
+        Binding("slash", "focus_input", "Search box", id="search-box", tooltip="Back to the search box"),
+        Binding(
+            "escape",
+            "toggle_focus",
+            "Results/box",
+            id="search-toggle",
+            tooltip="Move between the search box and the results",
+        ),
+        Binding(
+            "ctrl+o",
+            "scope",
+            "Scope",
+            id="search-scope",
+            tooltip="Cycle what is searched: everything, memories, messages, summaries",
+        ),
+    ]
+
+    class Finished(Message):
+        """A search worker finished (posted from its thread; shown only if the box still matches)."""
+
+        def __init__(self, found: Found) -> None:
+            super().__init__()
+            self.found = found
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.results: list[SearchResult] = []
+        self.titles: dict[int, str] = {}
+        self.shown_query = ""
+        self.shown_keyword_only = False
+        self.where_width = 18
+        self._found: Found | None = None
+        self._timer: Timer | None = None
+        self._dwell: Timer | None = None
+        self._touched_keys: set[tuple[str, int]] = set()
+        self._submit_pending = False
+        self._typing = False
+
+    def compose_body(self) -> list[Widget]:
+        table: RowTable = RowTable(id="search-results")
+        return [
+            Horizontal(
+                Input(placeholder="Search memories, messages and summaries…", id="search-input"),
+                Select([(s, s) for s in SCOPES], value="all", allow_blank=False, id="search-scope"),
+                classes="toolbar",
+            ),
+            Static(
+                "Type to search. Keyword and meaning (semantic) matches are combined.",
+                id="search-notice",
+                markup=False,
+            ),
+            table,
+            Static("", id="search-preview", markup=False),
+        ]
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.watch(self.app, "status", self._status_changed, init=False)
+
+    @property
+    def query_text(self) -> str:
+        return self.query_one("#search-input", Input).value.strip()
+
+    @property
+    def scope(self) -> str:
+        return str(self.query_one("#search-scope", Select).value)
+
+    # -- running searches ----------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        if self.query_text:
+            self.start_search()
+
+    @on(Input.Changed, "#search-input")
+    def _typed(self) -> None:
+        self._typing = True
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_timer(DEBOUNCE, self.start_search)
+
+    @on(Select.Changed, "#search-scope")
+    def _scope_changed(self) -> None:
+        self.start_search()
+
+    def _status_changed(self, status: AppStatus) -> None:
+        if status.semantic != "loading" and self.results and self.shown_keyword_only:
+            self.start_search()  # the model is in: the same query again, now hybrid
+
+    def start_search(self) -> None:
+        self._typing = False
+        if self._timer is not None:
+            self._timer.stop()
+        query = self.query_text
+        if not query:
+            self.workers.cancel_group(self, "search")
+            self._show(Found("", self.scope, SearchResponse("", "keyword", []), {}, False))
+            return
+        self.run_search(query, self.scope, self.memapp.status.semantic == "loading")
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False, description="searching")
+    def run_search(self, query: str, scope: str, keyword_only: bool) -> None:
+        """The search itself, off the UI thread; access counting is left to the screen (touch=False)."""
+        store = self.store
+        response = store.search(
+            query, scope=scope, k=RESULTS, keyword_only=keyword_only, touch=False, prefix=True
+        )
+        if get_current_worker().is_cancelled:
+            return
+        titles: dict[int, str] = {}
+        for tid in {r.thread_id for r in response.results if r.thread_id is not None}:
+            try:
+                titles[tid] = store.get_thread(tid).title
+            except Exception:  # deleted meanwhile: the result still shows, without a title
+                continue
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.Finished(Found(query, scope, response, titles, keyword_only)))
+
+    def on_search_screen_finished(self, message: SearchScreen.Finished) -> None:
+        found = message.found
+        if found.query != self.query_text or found.scope != self.scope:
+            return  # typed on since: a newer search is coming
+        self._show(found)
+
+    # -- showing results ---------------------------------------------------------------------------------
+
+    def on_resize(self) -> None:
+        if self._found is not None and self._found.query:
+            self._show(self._found)  # the snippet column follows the width
+
+    def _show(self, found: Found) -> None:
+        self._found = found
+        same = found.query == self.shown_query and found.scope == self.scope and bool(self.results)
+        keep = self.table.cursor_row if same else 0
+        self.results = found.response.results
+        self.titles = found.titles
+        self.shown_query = found.query
+        self.shown_keyword_only = found.keyword_only
+        self.where_width = 18
+        snippet_width = max(20, self.size.width - FIXED_WIDTH)
+        table = self.table
+        table.clear(columns=True)
+        table.add_column("Kind", key="kind", width=9)
+        table.add_column("Score", key="score", width=5)
+        table.add_column("Match", key="match", width=7)
+        table.add_column("Where", key="where", width=self.where_width)
+        table.add_column("Snippet", key="snippet", width=snippet_width)
+        for i, r in enumerate(self.results):
+            table.add_row(
+                cell(self._kind(r), 9),
+                Text(f"{r.score:.2f}", justify="right"),
+                cell(MATCH_LABELS.get(r.matched, "+".join(r.matched)), 7),
+                cell(self._where(r), self.where_width),
+                cell(r.content, snippet_width),
+                key=str(i),
+            )
+        if self.results:
+            table.move_cursor(row=min(keep, len(self.results) - 1))
+        self._show_notice(found)
+        self._preview(table.cursor_row)
+        if self._submit_pending and found.query:
+            self._submit_pending = False
+            self._count_access()
+            if self.results:
+                table.focus()
+        else:
+            self._start_dwell()
+
+    @property
+    def table(self) -> DataTable[Text]:
+        return self.query_one("#search-results", DataTable)
+
+    @staticmethod
+    def _kind(r: SearchResult) -> str:
+        """'memory', 'summary', or for a message who said it ('user', 'assistant', …)."""
+        return (r.role or "message") if r.kind == "message" else r.kind
+
+    def _where(self, r: SearchResult) -> str:
+        if r.kind == "memory":
+            return r.category or ""
+        return self.titles.get(r.thread_id or -1, "")
+
+    def _show_notice(self, found: Found) -> None:
+        notice = self.query_one("#search-notice", Static)
+        if not found.query:
+            notice.update("Type to search. Keyword and meaning (semantic) matches are combined.")
+            return
+        n = len(found.response.results)
+        head = f"{n} result{'s' if n != 1 else ''}" if n else "Nothing found"
+        if found.keyword_only:
+            text = f"{head} · semantic search is warming up: keyword results for now"
+        elif found.response.notice:
+            text = f"{head} · {found.response.notice}"
+        else:
+            text = f"{head} · {found.response.mode}"
+        notice.update(literal(text))
+
+    @on(DataTable.RowHighlighted, "#search-results")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._preview(event.cursor_row)
+
+    def _preview(self, row: int) -> None:
+        preview = self.query_one("#search-preview", Static)
+        if not self.results or row >= len(self.results):
+            preview.update("")
+            preview.display = False
+            return
+        r = self.results[row]
+        preview.display = True
+        head = Text(
+            f"{self._kind(r)} · {literal(self._where(r))} · {'+'.join(r.matched)} {r.score:.2f}",
+            style="bold",
+            no_wrap=True,
+            overflow="ellipsis",
+        )
+        preview.update(Text.assemble(head, "\n", literal(r.content)))
+
+    def _start_dwell(self) -> None:
+        if self._dwell is not None:
+            self._dwell.stop()
+        self._dwell = self.set_timer(DWELL, self._count_access)
+
+    def _count_access(self, ids: list[int] | None = None) -> None:
+        """Count one access for the memories shown (once per memory per query)."""
+        if ids is None:
+            ids = [r.id for r in self.results if r.kind == "memory"]
+        new = [i for i in ids if (self.shown_query, i) not in self._touched_keys]
+        if not new:
+            return
+        self._touched_keys.update((self.shown_query, i) for i in new)
+        store = self.store
+        self.in_thread(lambda: store.touch_memories(new), group="touch", description="counting memory use")
+
+    # -- actions -------------------------------------------------------------------------------------
+
+    @on(Input.Submitted, "#search-input")
+    def _submitted(self) -> None:
+        """Enter in the box: search now (no debounce wait), count the memories shown, go to the results."""
+        if self.shown_query == self.query_text and not self._typing:
+            self._count_access()
+            if self.results:
+                self.table.focus()
+            return
+        self._submit_pending = True
+        self.start_search()
+
+    @on(DataTable.RowSelected, "#search-results")
+    def action_open(self) -> None:
+        table = self.table
+        if not self.results or table.cursor_row >= len(self.results):
+            return
+        r = self.results[table.cursor_row]
+        if r.kind == "memory":
+            self._count_access([r.id])
+            store = self.store
+            self.in_thread(
+                lambda: store.get_memory(r.id),
+                lambda m: open_memory_editor(self.memapp, m),
+                description="opening the memory",
+            )
+        elif r.thread_id is not None:
+            message_id = r.id if r.kind == "message" else None
+            self.app.push_screen(ThreadViewScreen(r.thread_id, message_id=message_id, nav=self.nav))
+
+    def action_focus_input(self) -> None:
+        self.query_one("#search-input", Input).focus()
+
+    def action_toggle_focus(self) -> None:
+        """Box -> results (or, with none, away from the box so the screen keys work) -> box."""
+        box = self.query_one("#search-input", Input)
+        if not box.has_focus:
+            box.focus()
+        elif self.results:
+            self.table.focus()
+        else:
+            self.set_focus(None)
+
+    def action_scope(self) -> None:
+        select = self.query_one("#search-scope", Select)
+        select.value = SCOPES[(SCOPES.index(self.scope) + 1) % len(SCOPES)]

@@ -1,0 +1,255 @@
+"""Threads: every imported conversation, a page at a time from SQL, sortable, filtered by title.
+
+Why pages: a ten-year archive has tens of thousands of threads and a DataTable keeps every row it is
+given. The table starts with one page (`PAGE` rows from `store.list_threads(limit, offset)`) and asks
+for the next when the cursor comes near the end of what is loaded, so opening the screen costs the
+same with 50 threads or 100,000.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.timer import Timer
+from textual.widget import Widget
+from textual.widgets import DataTable, Input, Static
+
+from app.text import cell, number, when
+from app.tui.screens.base import MemappScreen
+from app.tui.widgets.row_table import RowTable
+
+if TYPE_CHECKING:
+    from store.records import Thread
+
+PAGE = 200
+DEBOUNCE = 0.15  # seconds of typing pause before the filter runs
+PREFETCH = 40  # load the next page when the cursor is this close to the last loaded row
+SORTS: tuple[tuple[str, str], ...] = (
+    ("updated", "last active"),
+    ("created", "created"),
+    ("title", "title"),
+    ("messages", "messages"),
+    ("tokens", "tokens"),
+    ("source", "source"),
+)
+SORT_BY_COLUMN = {
+    "title": "title",
+    "source": "source",
+    "messages": "messages",
+    "tokens": "tokens",
+    "updated": "updated",
+}
+FIXED_WIDTH = 9 + 6 + 8 + 16 + 5 * 2 + 2  # source, msgs, tokens, last active, cell padding, scrollbar
+
+
+class ThreadsScreen(MemappScreen):
+    """The list of threads; Enter opens one."""
+
+    NAV = "threads"
+    TITLE = "Threads"
+    AUTO_FOCUS = "#threads-table"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open", "Open", id="threads-open", tooltip="Read the highlighted thread"),
+        Binding("slash", "filter", "Filter", id="threads-filter", tooltip="Filter threads by title"),
+        Binding(
+            "o",
+            "sort",
+            "Sort",
+            id="threads-sort",
+            tooltip="Cycle the order: last active, created, title, messages, tokens, source",
+        ),
+        Binding(
+            "escape",
+            "clear_filter",
+            "Clear filter",
+            show=False,
+            id="threads-clear",
+            tooltip="Clear the filter and go back to the list",
+        ),
+        Binding("r", "reload", "Reload", show=False, id="threads-reload", tooltip="Read the list again"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sort = "updated"
+        self.filter_text = ""
+        self.loaded = 0
+        self.total = 0
+        self.exhausted = False
+        self.fetching = False
+        self.generation = 0
+        self.title_width = 30
+        self._reselect: int | None = None
+        self._filter_timer: Timer | None = None
+
+    def compose_body(self) -> list[Widget]:
+        table: RowTable = RowTable(id="threads-table")
+        return [
+            Horizontal(
+                Input(placeholder="Filter by title  (/)", id="threads-filter", compact=True),
+                Static("reading…", id="threads-info", markup=False),
+                classes="toolbar -compact",
+            ),
+            table,
+            Static("", id="threads-empty", classes="empty-state", markup=False),
+        ]
+
+    @property
+    def table(self) -> DataTable[Text]:
+        return self.query_one("#threads-table", DataTable)
+
+    # -- loading -------------------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        """Start again from the first page (new filter, sort, width, or changed data)."""
+        table = self.table
+        if table.row_count and self._reselect is None:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+            self._reselect = int(key) if key is not None else None
+        self.generation += 1
+        self.loaded = 0
+        self.exhausted = False
+        self.title_width = max(16, self.size.width - FIXED_WIDTH if self.size.width else 30)
+        self._load_page(first=True)
+
+    def _load_page(self, *, first: bool = False) -> None:
+        self.fetching = True
+        generation, offset, text, sort = self.generation, self.loaded, self.filter_text, self.sort
+        store = self.store
+
+        def fetch() -> tuple[int, list[Thread], int | None]:
+            rows = store.list_threads(text=text or None, sort=sort, limit=PAGE, offset=offset)
+            total = store.count_threads(text=text or None) if first else None
+            return generation, rows, total
+
+        self.in_thread(
+            fetch, self._show_page, group="threads-page", exclusive=first, description="reading the threads"
+        )
+
+    def _show_page(self, result: tuple[int, list[Thread], int | None]) -> None:
+        generation, rows, total = result
+        if generation != self.generation:
+            return
+        table = self.table
+        estimated = not self.store.tokens.exact
+        if total is not None:
+            self.total = total
+            table.clear(columns=True)
+            self._add_columns(table)
+        for t in rows:
+            table.add_row(
+                cell(t.title, self.title_width),
+                cell(t.source, 9),
+                Text(number(t.message_count), justify="right"),
+                Text(number(t.token_count, estimated), justify="right"),
+                Text(when(t.updated_at)),
+                key=str(t.id),
+            )
+        self.loaded += len(rows)
+        self.exhausted = len(rows) < PAGE
+        self.fetching = False
+        if total is not None and self._reselect is not None:
+            self._move_to(self._reselect)
+            self._reselect = None
+        self._show_info()
+
+    def _add_columns(self, table: DataTable[Text]) -> None:
+        arrow = {key: " ▼" if key == self.sort else "" for key in SORT_BY_COLUMN}
+        table.add_column(f"Title{arrow['title']}", key="title", width=self.title_width)
+        table.add_column(f"Source{arrow['source']}", key="source", width=9)
+        table.add_column(f"Msgs{arrow['messages']}", key="messages", width=6)
+        table.add_column(f"Tokens{arrow['tokens']}", key="tokens", width=8)
+        table.add_column(f"Last active{arrow['updated']}", key="updated", width=16)
+
+    def _move_to(self, thread_id: int) -> None:
+        try:
+            self.table.move_cursor(row=self.table.get_row_index(str(thread_id)))
+        except Exception:  # not in the first page any more: stay at the top
+            self.table.move_cursor(row=0)
+
+    def _show_info(self) -> None:
+        label = dict(SORTS)[self.sort]
+        shown = f"{number(self.total)} thread{'s' if self.total != 1 else ''}"
+        self.query_one("#threads-info", Static).update(f"{shown} · by {label} (o)")
+        empty = self.query_one("#threads-empty", Static)
+        if self.total:
+            empty.display = False
+            self.table.display = True
+            return
+        self.table.display = False
+        empty.display = True
+        if self.filter_text:
+            empty.update(f"No thread title contains “{self.filter_text}”. Esc clears the filter.")
+        else:
+            empty.update(
+                "No threads yet.\n\nPress 5 to import a chat export (ChatGPT, Claude, llm, Open WebUI, "
+                "JSON),\nor open the command palette (ctrl+p) and choose “Load the demo data”."
+            )
+
+    @on(DataTable.RowHighlighted, "#threads-table")
+    def _maybe_next_page(self, event: DataTable.RowHighlighted) -> None:
+        if not self.exhausted and not self.fetching and event.cursor_row >= self.loaded - PREFETCH:
+            self._load_page()
+
+    def on_resize(self) -> None:
+        width = max(16, self.size.width - FIXED_WIDTH)
+        if self.loaded and width != self.title_width:
+            self.reload()
+
+    # -- actions -------------------------------------------------------------------------------------
+
+    @on(DataTable.RowSelected, "#threads-table")
+    def action_open(self) -> None:
+        table = self.table
+        if not table.row_count:
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        if key is not None:
+            from app.tui.screens.thread_view import (
+                ThreadViewScreen,  # Markdown and all: not for the first frame
+            )
+
+            self.app.push_screen(ThreadViewScreen(int(key), nav=self.nav))
+
+    def action_filter(self) -> None:
+        self.query_one("#threads-filter", Input).focus()
+
+    def action_clear_filter(self) -> None:
+        filter_input = self.query_one("#threads-filter", Input)
+        if filter_input.value:
+            filter_input.value = ""
+        self.table.focus()
+
+    def action_sort(self) -> None:
+        keys = [k for k, _ in SORTS]
+        self.sort = keys[(keys.index(self.sort) + 1) % len(keys)]
+        self.reload()
+
+    def action_reload(self) -> None:
+        self.reload()
+
+    @on(DataTable.HeaderSelected, "#threads-table")
+    def _sort_by_header(self, event: DataTable.HeaderSelected) -> None:
+        sort = SORT_BY_COLUMN.get(str(event.column_key.value))
+        if sort and sort != self.sort:
+            self.sort = sort
+            self.reload()
+
+    @on(Input.Changed, "#threads-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        text = event.value.strip()
+        if text == self.filter_text:
+            return
+        self.filter_text = text
+        self._reselect = None
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+        self._filter_timer = self.set_timer(DEBOUNCE, self.reload)
+
+    @on(Input.Submitted, "#threads-filter")
+    def _filter_done(self) -> None:
+        self.table.focus()

@@ -1,0 +1,328 @@
+"""The context builder: the OpenAI-format message list a chat model should receive for a thread, never
+over budget by tiktoken count.
+
+Layout (design notes 004, "three-tier memory"), after the caller's system prompt:
+- tier 1 (~10%): pinned memories (never dropped while they fit: they may use the whole budget except
+  the last message), memories retrieved for the query or the latest user message, and the thread summary
+  with its topics (only when some messages are left out: otherwise it repeats them);
+- tier 2 (~35%): older messages, condensed: reasoning/thinking blocks removed, tool output cut to
+  `context.tool_output_chars` characters plus "... (truncated)";
+- tier 3 (~55%): the last messages (up to `context.recent_messages`) verbatim. The last message is
+  always there, truncated if it alone exceeds the budget.
+Unused budget flows on: tier 1's leftover to tier 3, tier 3's (it stops at 10 messages) to tier 2, so
+nothing is wasted while the verbatim tail keeps its 55% cap. Tier 3 is chosen before tier 2 because tier
+2 is "the messages before tier 3". The budget the tiers share is `budget * (1 - safety_margin) -
+output_reserve` minus the system prompt. Tier 1's pieces live in `store.context.tier1`.
+
+Why it is fast on long threads: messages are read from the end backwards, a page at a time, and their
+stored token counts are used as they are; only text the builder changes (condensed, truncated, the
+tier-1 messages) is counted. A thread of any length costs about the same as the part that fits.
+
+Accounting: a message costs 4 tokens + its role + its content, and a list 2 more for the reply primer
+(`TokenCounter.count_messages`); `token_stats.system` includes the primer, so the tiers add up to
+`total` exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from embeddings.tokens import TOKENS_PER_CONVERSATION
+from store.context.tier1 import (
+    TRUNCATED,
+    Costs,
+    MemoryBlock,
+    has_unpinned,
+    memory_line,
+    pinned_memories,
+    query_vector,
+    retrieve_memories,
+    summary_block,
+)
+from store.errors import InvalidInputError
+from store.extract import sentences
+
+if TYPE_CHECKING:
+    from store.store import Store
+
+TIER_SHARES = (0.10, 0.35, 0.55)
+RETRIEVE_CHARS = (
+    400  # of a long latest message, the start is what keyword retrieval reads (semantic: all of it)
+)
+MIN_PARTIAL = 24  # a condensed message is cut to fit only when at least this much room is left
+PAGE = 64  # messages read per query, walking back from the end
+
+
+@dataclass(frozen=True, slots=True)
+class TokenStats:
+    system: int  # the system prompt and the 2-token reply primer
+    memories: int
+    summary: int  # summary and topics
+    condensed: int
+    recent: int
+    total: int
+    budget: int
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "system": self.system,
+            "memories": self.memories,
+            "summary": self.summary,
+            "condensed": self.condensed,
+            "recent": self.recent,
+            "total": self.total,
+            "budget": self.budget,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ContextMetadata:
+    included_messages: int
+    summarized_messages: int  # the thread's messages left out (the summary stands for them)
+    used_summary: bool
+    retrieved_memories: int
+    pinned_memories: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "included_messages": self.included_messages,
+            "summarized_messages": self.summarized_messages,
+            "used_summary": self.used_summary,
+            "retrieved_memories": self.retrieved_memories,
+            "pinned_memories": self.pinned_memories,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ContextResult:
+    messages: list[dict[str, str]]
+    token_stats: TokenStats
+    metadata: ContextMetadata
+    available: int  # budget after the safety margin and the output reserve
+    memory_ids: list[int] = field(default_factory=list)  # pinned first, then retrieved
+    condensed_seqs: list[int] = field(default_factory=list)
+    recent_seqs: list[int] = field(default_factory=list)
+    truncated_seqs: list[int] = field(default_factory=list)  # messages cut to fit
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "messages": self.messages,
+            "token_stats": self.token_stats.to_json(),
+            "metadata": self.metadata.to_json(),
+        }
+
+
+@dataclass(slots=True)
+class _Msg:
+    seq: int
+    role: str
+    content: str
+    cost: int  # 4 + role + content tokens
+
+
+def condense(content: str, role: str, tool_chars: int) -> str:
+    """A message as tier 2 shows it: no reasoning blocks; tool output cut to `tool_chars` characters."""
+    out = sentences.strip_reasoning(content).strip() if sentences.has_reasoning(content) else content
+    if role == "tool" and len(out) > tool_chars:
+        out = out[:tool_chars] + TRUNCATED
+    return out
+
+
+def _backwards(store: Store, thread_id: int, before_seq: int) -> Iterator[tuple[int, str, str, int]]:
+    """(seq, role, content, token_count) from newest to oldest, read a page at a time."""
+    while True:
+        rows = list(
+            store.con.execute(
+                "SELECT seq, role, content, token_count FROM messages WHERE thread_id = ? AND seq < ? "
+                "ORDER BY seq DESC LIMIT ?",
+                (thread_id, before_seq, PAGE),
+            )
+        )
+        yield from ((int(s), str(r), str(c), int(t)) for s, r, c, t in rows)
+        if len(rows) < PAGE:
+            return
+        before_seq = int(rows[-1][0])
+
+
+def build_context(
+    store: Store,
+    thread_id: int,
+    budget: int,
+    query: str | None = None,
+    system: str | None = None,
+    output_reserve: int | None = None,
+    *,
+    touch: bool = True,
+) -> ContextResult:
+    """The messages to send a chat model for `thread_id` within `budget` tokens (see the module doc).
+
+    `query`: what to retrieve memories for (default: the latest user message). `touch`: count the
+    included memories as accessed (the TUI's preview passes False).
+    """
+    thread = store.get_thread(thread_id)
+    cfg = store.config.context
+    reserve = cfg.output_reserve if output_reserve is None else int(output_reserve)
+    margin = float(cfg.safety_margin)
+    if isinstance(budget, bool) or int(budget) <= 0:
+        raise InvalidInputError(f"budget must be a positive number of tokens, got {budget}")
+    if reserve < 0:
+        raise InvalidInputError(f"output reserve must be 0 or more, got {reserve}")
+    if not 0 <= margin < 1:
+        raise InvalidInputError(f"context.safety_margin must be at least 0 and below 1, got {margin}")
+    budget = int(budget)
+    limit = math.floor(budget * (1 - margin)) - reserve
+    counter = Costs(store)
+    primer = TOKENS_PER_CONVERSATION
+
+    row = store.con.execute(
+        "SELECT seq, role, content, token_count FROM messages WHERE thread_id = ? ORDER BY seq DESC LIMIT 1",
+        (thread_id,),
+    ).fetchone()
+    need = primer
+    if row is not None:
+        marker = counter.tokens.count("\n" + TRUNCATED)
+        need += min(counter.cost(row[1], row[2], row[3]), counter.overhead(row[1]) + marker + 1)
+    if limit < need:
+        minimum = math.ceil((need + reserve) / (1 - margin))
+        while math.floor(minimum * (1 - margin)) - reserve < need:  # float rounding
+            minimum += 1
+        raise InvalidInputError(
+            f"a budget of {budget} tokens is too small for thread {thread_id}: with the {margin:.0%} safety "
+            f"margin and a {reserve}-token output reserve it needs at least {minimum}"
+        )
+
+    truncated: list[int] = []
+    last: _Msg | None = None
+    if row is not None:
+        seq, role, content, tc = int(row[0]), str(row[1]), str(row[2]), int(row[3])
+        cost = counter.cost(role, content, tc)
+        if primer + cost > limit:
+            content, cost = counter.fit(role, content, limit - primer) or (
+                TRUNCATED,
+                counter.cost(role, TRUNCATED),
+            )
+            truncated.append(seq)
+        last = _Msg(seq, role, content, cost)
+    last_cost = last.cost if last else 0
+
+    sys_text, sys_cost = "", 0
+    if system and system.strip():
+        room = limit - primer - last_cost
+        if counter.cost("system", system) <= room:
+            sys_text, sys_cost = system, counter.cost("system", system)
+        else:
+            sys_text, sys_cost = counter.fit("system", system, room) or ("", 0)
+    pool = limit - primer - sys_cost
+    b1, b2 = int(pool * TIER_SHARES[0]), int(pool * TIER_SHARES[1])
+    b3 = pool - b1 - b2
+    t1_cap = min(b1, pool - last_cost)
+
+    # Tier 1: pinned memories first (up to everything but the last message), then retrieved, then summary.
+    block = MemoryBlock(counter)
+    for mid, category, content in pinned_memories(store):
+        if not block.add(mid, memory_line(category, content, True), pool - last_cost):
+            break
+    n_pinned = len(block.ids)
+    retrieved: list[tuple[int, str, str]] = []
+    if block.cost < t1_cap and has_unpinned(store):
+        text, message_id = query, None
+        if not (query and query.strip()):
+            urow = store.con.execute(
+                "SELECT id, content FROM messages WHERE thread_id = ? AND role = 'user' "
+                "ORDER BY seq DESC LIMIT 1",
+                (thread_id,),
+            ).fetchone()
+            text, message_id = (str(urow[1])[:RETRIEVE_CHARS], int(urow[0])) if urow else (None, None)
+        if text and text.strip():
+            qvec = query_vector(store, message_id) if message_id is not None else None
+            retrieved = retrieve_memories(store, text, exclude=set(block.ids), qvec=qvec)
+    for mid, category, content in retrieved:
+        block.add(mid, memory_line(category, content, False), max(block.cost, t1_cap))
+    overhead = max(counter.overhead(r) for r in ("user", "assistant", "tool", "system"))
+    whole_thread = thread.token_count + thread.message_count * overhead
+    sum_text, sum_cost, used_summary = "", 0, False
+    if whole_thread > pool - block.cost and t1_cap - block.cost > 0:
+        sum_text, sum_cost, used_summary = summary_block(store, counter, thread_id, t1_cap - block.cost)
+    used1 = block.cost + sum_cost
+
+    # Tier 3: the last messages verbatim, newest first; the last one is always there.
+    b3_cap = min(b3 + max(0, b1 - used1), pool - used1)
+    recent: list[_Msg] = [last] if last else []
+    used3 = last_cost
+    walk = _backwards(store, thread_id, last.seq) if last else iter(())
+    pending = None
+    for seq, role, content, tc in walk:
+        cost = counter.cost(role, content, tc)
+        if len(recent) >= cfg.recent_messages or used3 + cost > b3_cap:
+            pending = (seq, role, content, tc)
+            break
+        recent.append(_Msg(seq, role, content, cost))
+        used3 += cost
+
+    # Tier 2: older messages condensed, newest first, until the rest of the pool is spent.
+    b2_cap = pool - used1 - used3
+    condensed: list[_Msg] = []
+    used2 = 0
+    older = walk if pending is None else _chain(pending, walk)
+    for seq, role, content, tc in older:
+        short = condense(content, role, cfg.tool_output_chars)
+        cost = counter.cost(role, short, tc if short is content else None)
+        if used2 + cost <= b2_cap:
+            condensed.append(_Msg(seq, role, short, cost))
+            used2 += cost
+            continue
+        if b2_cap - used2 >= MIN_PARTIAL:
+            fitted = counter.fit(role, short, b2_cap - used2)
+            if fitted is not None:
+                condensed.append(_Msg(seq, role, fitted[0], fitted[1]))
+                used2 += fitted[1]
+                truncated.append(seq)
+        break
+
+    messages: list[dict[str, str]] = []
+    if sys_text:
+        messages.append({"role": "system", "content": sys_text})
+    if block.lines:
+        messages.append({"role": "system", "content": block.text})
+    if sum_text:
+        messages.append({"role": "system", "content": sum_text})
+    included = condensed[::-1] + recent[::-1]
+    messages += [{"role": m.role, "content": m.content} for m in included]
+    stats = TokenStats(
+        primer + sys_cost,
+        block.cost,
+        sum_cost,
+        used2,
+        used3,
+        primer + sys_cost + block.cost + sum_cost + used2 + used3,
+        budget,
+    )
+    meta = ContextMetadata(
+        len(included),
+        max(0, thread.message_count - len(included)),
+        used_summary,
+        len(block.ids) - n_pinned,
+        n_pinned,
+    )
+    if touch and block.ids:
+        store.touch_memories(block.ids)
+    return ContextResult(
+        messages,
+        stats,
+        meta,
+        limit,
+        list(block.ids),
+        [m.seq for m in condensed[::-1]],
+        [m.seq for m in recent[::-1]],
+        sorted(truncated),
+    )
+
+
+def _chain(
+    first: tuple[int, str, str, int], rest: Iterator[tuple[int, str, str, int]]
+) -> Iterator[tuple[int, str, str, int]]:
+    yield first
+    yield from rest

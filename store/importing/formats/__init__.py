@@ -1,0 +1,211 @@
+"""Reading other tools' chat exports into ThreadIn / MemoryIn records (no database access here).
+
+    from store.importing.formats import read_export
+    for item in read_export("chatgpt-export.zip"):      # fmt="auto" detects the format
+        ...  # ThreadIn, MemoryIn, or ImportProblem (a skipped file or conversation)
+
+Why items and not exceptions: one malformed conversation in a 10-year archive must not stop the other
+9,999, and the person needs to see which file and conversation were skipped. Only a file we cannot
+recognise at all raises (UnknownFormatError, naming the formats we read); everything else wrong with
+the input is an ImportProblem in the stream, so the caller decides the exit code.
+
+Formats: chatgpt (zip, folder, conversations*.json), claude (zip, folder, conversations.json,
+memories.json), llm (simonw/llm logs.db), openwebui (chat export JSON), generic (JSON/JSONL, see
+store/importing/formats/generic.py).
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from store.importing.formats import chatgpt, claude, generic, llm_logs, openwebui
+from store.importing.formats._common import (
+    FORMATS,
+    FORMATS_HINT,
+    Bundle,
+    ImportFormatError,
+    ImportProblem,
+    Item,
+    JsonError,
+    JsonStream,
+    UnknownFormatError,
+    describe,
+)
+
+__all__ = [
+    "FORMATS",
+    "ImportFormatError",
+    "ImportProblem",
+    "Item",
+    "UnknownFormatError",
+    "detect_format",
+    "read_export",
+]
+
+_READERS: dict[str, Callable[[Path], Iterator[Item]]] = {
+    "chatgpt": chatgpt.read,
+    "claude": claude.read,
+    "llm": llm_logs.read,
+    "openwebui": openwebui.read,
+    "generic": generic.read,
+}
+_CLAUDE_MARKERS = {"memories.json", "users.json", "projects.json"}
+_CHATGPT_MARKERS = {
+    "chat.html",
+    "message_feedback.json",
+    "export_manifest.json",
+    "user.json",
+    "shared_conversations.json",
+    "model_comparisons.json",
+}
+_HEAD = 64 * 1024
+
+
+def read_export(path: str | os.PathLike[str], fmt: str = "auto") -> Iterator[Item]:
+    """The threads, memories and problems in one export file, folder or archive, as they are read.
+
+    Raises ImportFormatError (UnknownFormatError when fmt="auto" recognises nothing) before the first
+    item; after that every problem is yielded as an ImportProblem, never raised.
+    """
+    p = Path(path)
+    if fmt != "auto" and fmt not in FORMATS:
+        raise ImportFormatError(f"unknown format {fmt!r}: choose auto, {', '.join(FORMATS)}")
+    if not p.exists():
+        raise ImportFormatError(f"{p}: no such file or directory")
+    kind = detect_format(p) if fmt == "auto" else fmt
+    return _guarded(_READERS[kind](p), p)
+
+
+def _guarded(items: Iterator[Item], path: Path) -> Iterator[Item]:
+    """Last line of defence: an unexpected error ends this file with a problem, not a traceback."""
+    try:
+        yield from items
+    except Exception as exc:
+        yield ImportProblem(str(path), None, f"import of this file stopped: {describe(exc)}")
+
+
+def detect_format(path: str | os.PathLike[str]) -> str:
+    """One of FORMATS for a file, folder or archive, from its content (names only break ties)."""
+    p = Path(path)
+    if not p.exists():
+        raise ImportFormatError(f"{p}: no such file or directory")
+    if p.is_dir():
+        return _detect_bundle(p)
+    try:
+        with p.open("rb") as fp:
+            head = fp.read(_HEAD)
+    except OSError as exc:
+        raise ImportFormatError(f"{p}: cannot be read ({describe(exc)})") from None
+    if head.startswith(b"SQLite format 3\x00"):
+        if llm_logs.is_llm_db(p):
+            return "llm"
+        raise UnknownFormatError(f"{p} is an SQLite database but not an llm logs.db. {FORMATS_HINT}.")
+    if head.startswith(b"PK") and zipfile.is_zipfile(p):
+        return _detect_bundle(p)
+    if p.suffix.lower() in generic.JSONL_SUFFIXES:
+        return "generic"
+    return _detect_json(p, head)
+
+
+def _detect_bundle(p: Path) -> str:
+    with Bundle(p) as bundle:
+        bases = {n.rsplit("/", 1)[-1] for n in bundle.names}
+        conversations = bundle.matching(chatgpt.CONVERSATION_FILE)
+        if conversations:
+            try:
+                with bundle.open(conversations[0]) as fp:
+                    kind = _classify_stream(JsonStream(fp))
+            except (JsonError, OSError, zipfile.BadZipFile):
+                kind = None
+            if kind in ("chatgpt", "claude"):
+                return kind
+        if bases & _CLAUDE_MARKERS:
+            return "claude"
+        if conversations or bases & _CHATGPT_MARKERS:
+            return "chatgpt"
+    what = "archive" if zipfile.is_zipfile(p) else "folder"
+    raise UnknownFormatError(
+        f"{p}: this {what} has no conversations.json, conversations-NNN.json or memories.json. {FORMATS_HINT}."
+    )
+
+
+def _detect_json(p: Path, head: bytes) -> str:
+    if b"\x00" in head[:4096]:
+        raise UnknownFormatError(f"{p} holds binary data, not a chat export. {FORMATS_HINT}.")
+    try:
+        with p.open("rb") as fp:
+            kind = _classify_stream(JsonStream(fp))
+        error = ""
+    except JsonError as exc:
+        kind, error = _classify_text(head.decode("utf-8", errors="replace")), str(exc)
+    if kind is None and not error:
+        name = p.name.lower()
+        kind = "claude" if name == "memories.json" else None
+    if kind == "memapp-export":
+        raise UnknownFormatError(
+            f"{p} is a memapp export (a backup of chat.db), not another tool's chat export; "
+            "`memapp import` restores it into an empty database."
+        )
+    if kind is None:
+        reason = f"not valid JSON ({error})" if error else "JSON of a shape we do not know"
+        raise UnknownFormatError(f"{p}: {reason}. {FORMATS_HINT}.")
+    return kind
+
+
+_EMPTY = object()
+
+
+def _classify_stream(stream: JsonStream) -> str | None:
+    """Look at the first conversation only (a ChatGPT file can be 200 MB on one line)."""
+    first = stream.peek()
+    if first == "[":
+        item = next(iter(stream.iter_array()), _EMPTY)
+        return "generic" if item is _EMPTY else _classify(item)
+    if first != "{":
+        raise JsonError("the file does not start with a JSON object or list")
+    root = stream.value()
+    if stream.peek() is not None:  # several values: JSON Lines without the .jsonl name
+        return "generic" if _classify(root) == "generic" else None
+    return _classify(root)
+
+
+def _classify(obj: Any) -> str | None:
+    if not isinstance(obj, dict):
+        return None
+    if obj.get("format") == "memapp-export":
+        return "memapp-export"
+    if "mapping" in obj:
+        return "chatgpt"
+    if "chat_messages" in obj or "conversations_memory" in obj or "project_memories" in obj:
+        return "claude"
+    if isinstance(obj.get("chat"), dict) or isinstance(obj.get("history"), dict):
+        return "openwebui"
+    if "threads" in obj or "memories" in obj or "messages" in obj:
+        return "generic"
+    convs = obj.get("conversations")
+    if isinstance(convs, list) and convs:
+        first = convs[0]
+        if isinstance(first, dict) and "from" in first and "value" in first:
+            return "generic"  # ShareGPT
+        return _classify(first)
+    return None
+
+
+def _classify_text(head: str) -> str | None:
+    """For a file that is not valid JSON (truncated, bad bytes): guess from the keys near its start, so
+    the matching reader can report what is wrong with it."""
+    for needle, kind in (
+        ('"mapping"', "chatgpt"),
+        ('"chat_messages"', "claude"),
+        ('"currentId"', "openwebui"),
+        ('"history"', "openwebui"),
+        ('"threads"', "generic"),
+        ('"messages"', "generic"),
+    ):
+        if needle in head:
+            return kind
+    return None

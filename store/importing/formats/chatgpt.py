@@ -1,0 +1,405 @@
+"""ChatGPT "Export data" archives: the zip, its extracted folder, or `conversations*.json`.
+
+A conversation is a tree (`mapping`) of nodes: every regeneration and edit is a sibling branch. What the
+person saw is one path, from `current_node` back through `parent` to the root; walking all children or
+sorting nodes by time mixes branches together, so we never do that. Most nodes on that path are still
+not conversation: hidden system scaffolding, tool plumbing (memory writes, web search), internal code
+calls and reasoning traces. Those are skipped so search and summaries see what was said.
+
+The `bio` tool's writes (ChatGPT's "saved memories") become MemoryIn records, from every branch: the
+write happened whichever answer the person kept.
+
+Newer exports split `conversations.json` into `conversations-000.json`, ... plus `export_manifest.json`;
+any file the manifest names that is missing is reported. The manifest's exact shape is not documented,
+so we only look for file names in it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from store.importing.formats._common import (
+    BadRecord,
+    Bundle,
+    ImportFormatError,
+    ImportProblem,
+    Item,
+    JsonError,
+    JsonStream,
+    as_dict,
+    as_list,
+    clean_text,
+    describe,
+    dict_or_empty,
+    guess_category,
+    ident,
+    json_items,
+    parse_ts,
+    title_or_fallback,
+)
+from store.records import MemoryIn, MessageIn, ThreadIn
+
+SOURCE = "chatgpt"
+CONVERSATION_FILE = re.compile(r"conversations(-\d+)?\.json")
+MANIFEST = "export_manifest.json"
+
+# Tool outputs that are plumbing, not conversation (memory writes, search result dumps).
+_HIDDEN_TOOLS = {"bio", "web.run", "web.search", "web"}
+_HIDDEN_TYPES = {
+    "sonic_webpage",
+    "system_error",
+    "tether_browsing_display",
+    "computer_output",
+    "super_widget",
+    "model_editable_context",
+    "user_editable_context",
+    "code",
+}
+_REASONING_TYPES = {"thoughts", "reasoning_recap"}
+_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool", "function": "tool"}
+
+# Citation markers: \ue200cite\ue202turn0search3\ue201 (and filecite, image_group, ...), then any stray
+# private-use characters, then the older 【12†L1-L5】 form. Stripped before FTS and embedding.
+_PUA_SPAN = re.compile("[ \t]*\ue200[^\ue200\ue201]*\ue201")
+_PUA = re.compile("[\ue000-\uf8ff]")
+_LENTICULAR = re.compile("【[^【】\n]{0,120}†[^【】\n]{0,120}】")
+_MARKER_CHAR = re.compile("[\ue000-\uf8ff【]")
+_BIO_STATUS = re.compile(
+    r"^\s*(model set context|memory (updated|saved)|updated saved memory)", re.IGNORECASE
+)
+
+
+def strip_citations(text: str) -> str:
+    if text.isascii() or not _MARKER_CHAR.search(text):  # the common case, 10x faster than substituting
+        return text
+    return _LENTICULAR.sub("", _PUA.sub("", _PUA_SPAN.sub("", text)))
+
+
+def read(path: Path) -> Iterator[Item]:
+    """Every conversation (ThreadIn), saved memory (MemoryIn) and problem in a ChatGPT export."""
+    try:
+        bundle = Bundle(path)
+    except (ImportFormatError, OSError) as exc:
+        yield ImportProblem(str(path), None, describe(exc))
+        return
+    with bundle:
+        names = bundle.names if bundle.kind == "file" else bundle.matching(CONVERSATION_FILE)
+        if not names:
+            yield ImportProblem(
+                str(path), None, "no conversations.json or conversations-NNN.json in this ChatGPT export"
+            )
+            return
+        yield from _check_manifest(bundle, names)
+        try:
+            bundle.check_sizes(names)
+        except ImportFormatError as exc:
+            yield ImportProblem(str(path), None, str(exc))
+            return
+        seen_threads: set[str] = set()
+        seen_memories: set[str] = set()
+        for name in names:
+            label = bundle.label(name)
+            try:
+                with bundle.open(name) as fp:
+                    for conv in json_items(JsonStream(fp), ("conversations",)):
+                        yield from _one(conv, label, seen_threads, seen_memories)
+            except (JsonError, OSError, zipfile.BadZipFile, EOFError) as exc:
+                yield ImportProblem(label, None, describe(exc))
+
+
+def _check_manifest(bundle: Bundle, names: list[str]) -> Iterator[ImportProblem]:
+    manifests = bundle.matching(re.compile(re.escape(MANIFEST)))
+    if not manifests or bundle.kind == "file":
+        return
+    label = bundle.label(manifests[0])
+    try:
+        with bundle.open(manifests[0]) as fp:
+            manifest = json.loads(fp.read(16 * 1024**2).decode("utf-8-sig"))
+    except (ValueError, OSError, zipfile.BadZipFile) as exc:
+        yield ImportProblem(
+            label, None, f"unreadable export manifest ({describe(exc)}); importing the files present"
+        )
+        return
+    present = {n.rsplit("/", 1)[-1] for n in names}
+    for listed in sorted(_file_names(manifest)):
+        if listed not in present:
+            yield ImportProblem(
+                label, None, f"the export manifest lists {listed} but it is not in the export"
+            )
+
+
+def _file_names(value: Any) -> set[str]:
+    """Every conversations file name mentioned anywhere in the manifest."""
+    if isinstance(value, str):
+        base = value.replace("\\", "/").rsplit("/", 1)[-1]
+        return {base} if CONVERSATION_FILE.fullmatch(base) else set()
+    if isinstance(value, dict):
+        return set().union(*(_file_names(v) for v in [*value.keys(), *value.values()])) if value else set()
+    if isinstance(value, list):
+        return set().union(*(_file_names(v) for v in value)) if value else set()
+    return set()
+
+
+def _one(conv: Any, label: str, seen_threads: set[str], seen_memories: set[str]) -> Iterator[Item]:
+    conv_id = (
+        (ident(conv.get("id")) or ident(conv.get("conversation_id"))) if isinstance(conv, dict) else None
+    )
+    try:
+        thread, memories = parse_conversation(conv)
+    except Exception as exc:  # one malformed conversation must not stop the rest of the export
+        yield ImportProblem(label, conv_id, describe(exc))
+        return
+    if thread.external_id in seen_threads:
+        return  # the same conversation in two split files
+    seen_threads.add(thread.external_id or "")
+    if thread.messages:
+        yield thread
+    for memory in memories:
+        if memory.content.casefold() not in seen_memories:
+            seen_memories.add(memory.content.casefold())
+            yield memory
+
+
+def parse_conversation(conv: Any) -> tuple[ThreadIn, list[MemoryIn]]:
+    """One conversation object -> its active branch as a thread, plus the memories it saved."""
+    conv = as_dict(conv, "conversation")
+    conv_id = ident(conv.get("id")) or ident(conv.get("conversation_id"))
+    if conv_id is None:
+        raise BadRecord("conversation has no id")
+    if "mapping" not in conv:
+        raise BadRecord("conversation has no mapping (not a ChatGPT conversation?)")
+    mapping = as_dict(conv["mapping"], "mapping")
+    conv_created = parse_ts(conv.get("create_time"))
+    thread_meta: dict[str, Any] = {}
+    for key, out in (
+        ("default_model_slug", "model"),
+        ("gizmo_id", "gizmo_id"),
+        ("conversation_template_id", "template_id"),
+    ):
+        if isinstance(conv.get(key), str) and conv[key]:
+            thread_meta[out] = conv[key]
+    if conv.get("is_archived") is True:
+        thread_meta["archived"] = True
+
+    messages: list[MessageIn] = []
+    reasoning: list[str] = []
+    last_time = conv_created
+    for node_id, node in _active_path(mapping, conv.get("current_node")):
+        msg = node.get("message")
+        if msg is None:
+            continue
+        msg = as_dict(msg, f"message of node {node_id}")
+        parsed = _message(node_id, msg, thread_meta, reasoning)
+        if parsed is None:
+            continue
+        if parsed.created_at is None:
+            parsed.created_at = last_time
+            parsed.metadata["time_estimated"] = True
+        last_time = parsed.created_at if parsed.created_at is not None else last_time
+        messages.append(parsed)
+
+    thread = ThreadIn(
+        source=SOURCE,
+        external_id=conv_id,
+        title=title_or_fallback(conv.get("title"), messages),
+        messages=messages,
+        created_at=conv_created or (messages[0].created_at if messages else None),
+        updated_at=parse_ts(conv.get("update_time")) or (messages[-1].created_at if messages else None),
+        metadata=thread_meta,
+    )
+    return thread, _memories(mapping)
+
+
+def _active_path(mapping: dict[str, Any], current: Any) -> list[tuple[str, dict[str, Any]]]:
+    """Root-to-tip nodes of the branch the person last saw (cycle-safe)."""
+    start = current if isinstance(current, str) and current in mapping else _newest_leaf(mapping)
+    chain: list[tuple[str, dict[str, Any]]] = []
+    seen: set[str] = set()
+    node_id: Any = start
+    while isinstance(node_id, str) and node_id in mapping and node_id not in seen:
+        seen.add(node_id)
+        node = as_dict(mapping[node_id], f"node {node_id}")
+        chain.append((node_id, node))
+        node_id = node.get("parent")
+    chain.reverse()
+    return chain
+
+
+def _newest_leaf(mapping: dict[str, Any]) -> str | None:
+    """Without current_node: the most recently written leaf, the deepest one on ties."""
+    parents = {n.get("parent") for n in mapping.values() if isinstance(n, dict)}
+    best: tuple[float, int] | None = None
+    best_id: str | None = None
+    for node_id, node in mapping.items():
+        if not isinstance(node, dict) or node_id in parents or node.get("children"):
+            continue
+        msg = dict_or_empty(node.get("message"))
+        when = parse_ts(msg.get("update_time")) or parse_ts(msg.get("create_time")) or 0.0
+        depth, cur, seen = 0, node.get("parent"), set()
+        while isinstance(cur, str) and cur in mapping and cur not in seen and isinstance(mapping[cur], dict):
+            seen.add(cur)
+            depth += 1
+            cur = mapping[cur].get("parent")
+        if best is None or (when, depth) > best:
+            best, best_id = (when, depth), node_id
+    return best_id
+
+
+def _message(
+    node_id: str, msg: dict[str, Any], thread_meta: dict[str, Any], reasoning: list[str]
+) -> MessageIn | None:
+    """A visible message, or None for scaffolding, plumbing, hidden and empty nodes."""
+    author = dict_or_empty(msg.get("author"))
+    role = _ROLES.get(str(author.get("role")))
+    tool = author.get("name") if isinstance(author.get("name"), str) else None
+    content = as_dict(msg.get("content") if msg.get("content") is not None else {}, "content")
+    ctype = content.get("content_type")
+    meta = dict_or_empty(msg.get("metadata"))
+    recipient = msg.get("recipient")
+
+    if meta.get("is_user_system_message") and ctype == "user_editable_context":
+        instructions = {
+            k: content[k]
+            for k in ("user_profile", "user_instructions")
+            if isinstance(content.get(k), str) and content[k].strip()
+        }
+        if instructions:
+            thread_meta["custom_instructions"] = instructions
+        return None
+    if ctype in _REASONING_TYPES:
+        reasoning.extend(_reasoning_text(content))
+        return None
+    if role is None or meta.get("is_visually_hidden_from_conversation") or msg.get("weight") == 0:
+        return None
+    if role == "system" and not meta.get("is_user_system_message"):
+        return None
+    if role == "tool" and (tool in _HIDDEN_TOOLS or (tool == "browser" and ctype != "tether_quote")):
+        return None
+    extra: dict[str, Any] = {}
+    if role == "assistant" and recipient not in (None, "all"):
+        if recipient != "canmore.create_textdoc":
+            return None
+        doc = _canvas(content)
+        if doc is None:
+            return None
+        extra["canvas"] = doc[0]
+        content = {"content_type": "text", "parts": [doc[1]]}
+    elif ctype in _HIDDEN_TYPES:
+        return None
+
+    text, assets = _text_and_assets(content)
+    text = clean_text(strip_citations(text))
+    attachments = [
+        a["name"]
+        for a in as_list(meta.get("attachments"), "attachments")
+        if isinstance(a, dict) and isinstance(a.get("name"), str)
+    ]
+    if not text and not assets and not attachments:
+        return None
+    if tool == "dalle.text2im" and not assets:
+        return None  # "DALL·E displayed 1 image..." status lines; the image itself is kept
+    if not text:
+        text = "[attached: " + ", ".join(attachments or assets) + "]"
+    if attachments:
+        extra["attachments"] = attachments
+    if assets:
+        extra["assets"] = assets
+    if role == "tool" and tool:
+        extra["tool"] = tool
+    if role == "assistant" and isinstance(meta.get("model_slug"), str):
+        extra["model"] = meta["model_slug"]
+    if ctype == "tether_quote":
+        extra.update({k: content[k] for k in ("url", "title") if isinstance(content.get(k), str)})
+    if role == "assistant" and reasoning:
+        extra["reasoning"] = list(reasoning)
+        reasoning.clear()
+    return MessageIn(
+        role=role,
+        content=text,
+        external_id=node_id,
+        created_at=parse_ts(msg.get("create_time")),
+        metadata=extra,
+    )
+
+
+def _text_and_assets(content: dict[str, Any]) -> tuple[str, list[str]]:
+    """Text of every part (strings, voice transcriptions) and the names of images/audio pointed to."""
+    texts: list[str] = []
+    assets: list[str] = []
+    for part in as_list(content.get("parts"), "content parts"):
+        if isinstance(part, str):
+            if part.strip():
+                texts.append(part)
+        elif isinstance(part, dict):
+            if isinstance(part.get("text"), str) and part["text"].strip():
+                texts.append(part["text"])  # audio_transcription and similar
+            pointer = part.get("asset_pointer")
+            if isinstance(pointer, str) and pointer:
+                assets.append(pointer.split("://", 1)[-1])
+    if not texts:
+        for key in ("text", "result"):
+            if isinstance(content.get(key), str) and content[key].strip():
+                texts.append(content[key])
+                break
+    return "\n".join(texts), assets
+
+
+def _reasoning_text(content: dict[str, Any]) -> list[str]:
+    if isinstance(content.get("content"), str) and content["content"].strip():
+        return [clean_text(content["content"])]
+    out = []
+    for thought in as_list(content.get("thoughts"), "thoughts"):
+        if isinstance(thought, dict):
+            text = thought.get("content") or thought.get("summary")
+            if isinstance(text, str) and text.strip():
+                out.append(clean_text(text))
+    return out
+
+
+def _canvas(content: dict[str, Any]) -> tuple[str, str] | None:
+    """A canvas document (sent to canmore.create_textdoc as JSON): its name and text."""
+    raw, _ = _text_and_assets(content)
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return None
+    if isinstance(doc, dict) and isinstance(doc.get("content"), str) and doc["content"].strip():
+        return str(doc.get("name") or "canvas"), doc["content"]
+    return None
+
+
+def _memories(mapping: dict[str, Any]) -> list[MemoryIn]:
+    """Saved memories: text the assistant sent to the `bio` tool, or `bio` messages carrying the text."""
+    out: list[MemoryIn] = []
+    for node in mapping.values():
+        msg = node.get("message") if isinstance(node, dict) else None
+        if not isinstance(msg, dict):
+            continue
+        author = dict_or_empty(msg.get("author"))
+        to_bio = author.get("role") == "assistant" and msg.get("recipient") == "bio"
+        from_bio = author.get("name") == "bio" and author.get("role") in ("tool", "assistant")
+        if not (to_bio or from_bio):
+            continue
+        content = dict_or_empty(msg.get("content"))
+        try:
+            text, _ = _text_and_assets(content)
+        except BadRecord:
+            continue
+        text = clean_text(strip_citations(text))
+        if not text or _BIO_STATUS.match(text):
+            continue
+        out.append(
+            MemoryIn(
+                category=guess_category(text, full=False),
+                content=text,
+                origin="chatgpt-bio",
+                created_at=parse_ts(msg.get("create_time")),
+            )
+        )
+    out.sort(key=lambda m: m.created_at or 0.0)
+    return out

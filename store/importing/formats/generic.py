@@ -1,0 +1,240 @@
+"""The documented generic format (JSON or JSONL), which is also what `memapp export` writes.
+
+A thread is `{"id", "title", "created_at", "updated_at"?, "source"?, "metadata"?, "messages": [{"id",
+"role", "content", "created_at", "name"?, "metadata"?}]}`. A file is one of:
+
+- JSONL (`.jsonl`/`.ndjson`): one thread per line; a bad line is reported by line number, the rest imports;
+- a JSON list of threads;
+- a JSON object `{"source"?, "threads": [...], "memories": [{"category", "content", "importance"?,
+  "pinned"?, "origin"?, "created_at"?}]}` (the bundled demo data uses this form);
+- a single thread object.
+
+Message `id`s are kept as external ids because scripts rely on them; a message without one gets
+"idx:<n>" (its position), a thread without one gets a hash of its messages, so re-importing the same
+file is a no-op either way. Content is kept exactly as written (no clean-up): an export must round-trip.
+Times are ISO-8601 strings or epoch numbers (seconds, or milliseconds by magnitude).
+
+Also read, because they are one step away: OpenAI fine-tuning JSONL (`{"messages": [...]}` without ids,
+content as a string or a list of parts) and ShareGPT (`{"conversations": [{"from", "value"}]}`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from store.importing.formats._common import (
+    BadRecord,
+    ImportProblem,
+    Item,
+    JsonError,
+    JsonStream,
+    as_dict,
+    as_list,
+    describe,
+    ident,
+    parse_ts,
+    title_or_fallback,
+)
+from store.records import CATEGORIES, MemoryIn, MessageIn, ThreadIn
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+_ROLES = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "gpt": "assistant",
+    "ai": "assistant",
+    "bot": "assistant",
+    "model": "assistant",
+    "tool": "tool",
+    "function": "tool",
+    "ipython": "tool",
+}
+
+
+def read(path: Path) -> Iterator[Item]:
+    """Every thread, memory and problem in a generic JSON or JSONL file."""
+    if path.suffix.lower() in JSONL_SUFFIXES or _looks_like_jsonl(path):
+        yield from _read_jsonl(path, "jsonl")
+    else:
+        yield from _read_json(path)
+
+
+def _looks_like_jsonl(path: Path) -> bool:
+    """JSON Lines under another name: the first line is a whole object and another line follows."""
+    try:
+        with path.open("rb") as fp:
+            first = fp.readline(64 * 1024**2).decode("utf-8-sig").strip()
+            following = fp.read(4096).lstrip()
+        return first.startswith("{") and following.startswith(b"{") and isinstance(json.loads(first), dict)
+    except (OSError, ValueError, RecursionError):
+        return False
+
+
+def _read_jsonl(path: Path, source: str) -> Iterator[Item]:
+    label = str(path)
+    try:
+        with path.open("rb") as fp:
+            for lineno, raw in enumerate(fp, 1):
+                try:
+                    line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8").strip()
+                    if not line:
+                        continue
+                    obj = json.loads(line)
+                except UnicodeDecodeError as exc:
+                    yield ImportProblem(label, f"line {lineno}", f"not valid UTF-8 text (byte {exc.start})")
+                    continue
+                except (
+                    ValueError,
+                    RecursionError,
+                ) as exc:  # RecursionError: nested deeper than Python allows
+                    reason = exc if isinstance(exc, ValueError) else "nested too deeply"
+                    yield ImportProblem(label, f"line {lineno}", f"invalid JSON: {reason}")
+                    continue
+                yield from _thread_item(obj, label, f"line {lineno}", source)
+    except OSError as exc:
+        yield ImportProblem(label, None, describe(exc))
+
+
+def _read_json(path: Path) -> Iterator[Item]:
+    label = str(path)
+    try:
+        with path.open("rb") as fp:
+            stream = JsonStream(fp)
+            if stream.peek() == "[":
+                for n, obj in enumerate(stream.iter_array()):
+                    yield from _thread_item(obj, label, f"thread {n}", "generic")
+                return
+            root = stream.value()
+            stream.expect_end()
+    except (JsonError, OSError) as exc:
+        yield ImportProblem(label, None, describe(exc))
+        return
+    if not isinstance(root, dict):
+        yield ImportProblem(label, None, f"expected a JSON object or list, found {type(root).__name__}")
+        return
+    if "threads" not in root and "memories" not in root:
+        yield from _thread_item(root, label, "thread 0", "generic")
+        return
+    source = root["source"] if isinstance(root.get("source"), str) and root["source"].strip() else "generic"
+    lists: dict[str, list[Any]] = {}
+    for key in ("threads", "memories"):
+        value = root.get(key, [])
+        if isinstance(value, list):
+            lists[key] = value
+        else:
+            lists[key] = []
+            yield ImportProblem(label, None, f'"{key}" is {type(value).__name__}, expected a list')
+    for n, obj in enumerate(lists["threads"]):
+        yield from _thread_item(obj, label, f"thread {n}", source)
+    for n, obj in enumerate(lists["memories"]):
+        try:
+            yield parse_memory(obj)
+        except Exception as exc:  # one bad memory must not stop the others
+            yield ImportProblem(label, f"memory {n}", describe(exc))
+
+
+def _thread_item(obj: Any, label: str, where: str, source: str) -> Iterator[Item]:
+    try:
+        yield parse_thread(obj, source)
+    except Exception as exc:  # one malformed thread must not stop the rest of the file
+        name = ident(obj.get("id")) if isinstance(obj, dict) else None
+        yield ImportProblem(label, name or where, describe(exc))
+
+
+def parse_thread(obj: Any, default_source: str = "generic") -> ThreadIn:
+    obj = as_dict(obj, "thread")
+    if "messages" in obj:
+        raw = as_list(obj["messages"], "messages")
+    elif "conversations" in obj:  # ShareGPT
+        raw = as_list(obj["conversations"], "conversations")
+    else:
+        raise BadRecord('thread has no "messages" list')
+    messages = [_message(m, i) for i, m in enumerate(raw)]
+    external_id = ident(obj.get("id")) or ident(obj.get("external_id")) or _content_id(messages)
+    source = obj["source"] if isinstance(obj.get("source"), str) and obj["source"].strip() else default_source
+    metadata = dict(obj["metadata"]) if isinstance(obj.get("metadata"), dict) else {}
+    times = [m.created_at for m in messages if m.created_at is not None]
+    return ThreadIn(
+        source=source,
+        external_id=external_id,
+        title=title_or_fallback(obj.get("title"), messages),
+        messages=messages,
+        created_at=parse_ts(obj.get("created_at")) or (min(times) if times else None),
+        updated_at=parse_ts(obj.get("updated_at")) or (max(times) if times else None),
+        metadata=metadata,
+    )
+
+
+def _message(obj: Any, index: int) -> MessageIn:
+    obj = as_dict(obj, f"message {index}")
+    raw_role = obj.get("role", obj.get("from"))
+    role = _ROLES.get(raw_role.lower()) if isinstance(raw_role, str) else None
+    if role is None:
+        raise BadRecord(f"message {ident(obj.get('id')) or index} has unknown role {raw_role!r}")
+    metadata = dict(obj["metadata"]) if isinstance(obj.get("metadata"), dict) else {}
+    raw = obj.get("content", obj.get("value"))
+    if isinstance(raw, list):
+        content = _parts_text(raw, metadata)
+    elif raw is None or isinstance(raw, str):
+        content = raw or ""
+    else:
+        raise BadRecord(f"message {ident(obj.get('id')) or index} content is {type(raw).__name__}")
+    for key in ("name", "tool_calls", "tool_call_id", "function_call"):
+        if obj.get(key) is not None:
+            metadata[key] = obj[key]
+    return MessageIn(
+        role=role,
+        content=content,
+        external_id=ident(obj.get("id")) or f"idx:{index}",
+        created_at=parse_ts(obj.get("created_at", obj.get("timestamp"))),
+        metadata=metadata,
+    )
+
+
+def _parts_text(parts: list[Any], metadata: dict[str, Any]) -> str:
+    """OpenAI content parts: text joined; images and files noted in metadata."""
+    texts = []
+    for part in parts:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict):
+            if isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            elif part.get("type"):
+                metadata.setdefault("parts", []).append(str(part["type"]))
+    return "\n".join(texts)
+
+
+def _content_id(messages: list[MessageIn]) -> str:
+    """A stable id for a thread that has none: the hash of its roles and texts."""
+    canon = json.dumps([[m.role, m.content] for m in messages], ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canon.encode("utf-8")).hexdigest()[:32]
+
+
+def parse_memory(obj: Any) -> MemoryIn:
+    obj = as_dict(obj, "memory")
+    category = obj.get("category")
+    if category not in CATEGORIES:
+        raise BadRecord(f"memory has unknown category {category!r} (expected one of {', '.join(CATEGORIES)})")
+    content = obj.get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise BadRecord("memory has no content")
+    importance = obj.get("importance", 5)
+    if isinstance(importance, bool) or not isinstance(importance, int) or not 1 <= importance <= 10:
+        raise BadRecord(f"memory importance must be an integer 1-10, got {importance!r}")
+    origin = obj["origin"] if isinstance(obj.get("origin"), str) and obj["origin"].strip() else "import"
+    return MemoryIn(
+        category=category,
+        content=content,
+        importance=importance,
+        origin=origin,
+        created_at=parse_ts(obj.get("created_at")),
+        pinned=obj.get("pinned") is True,
+    )

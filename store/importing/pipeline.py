@@ -1,0 +1,180 @@
+"""The import pipeline: exports on disk -> chat.db, one thread per transaction, embeddings batched.
+
+    from store.importing.pipeline import import_paths
+    report = import_paths(store, ["chatgpt-export.zip"], progress=print)
+    print(report.to_json())   # threads_added, threads_updated, messages_added, memories_added, skipped, errors
+
+Why it is shaped like this:
+- The parsers (store/importing/formats/) yield ThreadIn / MemoryIn / ImportProblem; this module is the only
+  place that writes them, so every format gets the same guarantees: each thread is written in its own
+  transaction (messages, token counts, FTS rows, chunk vectors), a killed import leaves whole threads
+  only, and a re-run adds exactly what is missing (Store.write_thread is idempotent by source and
+  external ids).
+- The model is the slow part. Calling it once per thread wastes most of its time on tiny batches, so
+  the new messages of several threads are chunked and embedded in one call (about BATCH_CHUNKS chunks),
+  and only then written, thread by thread. While the database writes batch N, the model already
+  encodes batch N+1 on a worker thread, so per-message database work stays out of the model's way.
+- Without the model, token counting (tiktoken, exact) is as slow as everything else together. An
+  import of more than one batch counts in a helper process (embeddings.token_worker): it counts batch
+  N+1 on another core while this process parses and writes batch N. A thread does not help (it waits
+  for the GIL after every message); if the helper cannot run, counting happens here, with the same counts.
+- A re-import reads which messages are new before writing; a thread stored whole is not written at all.
+- A problem with one thread or memory is reported (file, conversation, error) and skipped; the rest
+  imports. Only database failures (disk full, I/O) stop the import.
+- A file written by `memapp export` is not another tool's export: it is restored whole (store.export),
+  so `memapp import` is the one way back in for every JSON file memapp reads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+
+from embeddings.data_files import data_file
+from store.errors import StoreError
+from store.export import restore_json
+from store.importing.formats import ImportFormatError, ImportProblem, read_export
+from store.importing.formats._common import describe
+from store.importing.run import BATCH_CHUNKS, ImportProgress, ImportReport, ImportTotals, ProgressFn, Run
+from store.maintenance import embed_missing
+from store.records import ThreadIn
+from store.store import Store
+
+DEMO_FILE = "demo.json"
+
+
+def count_export(paths: Sequence[str | os.PathLike[str]], fmt: str = "auto") -> ImportTotals:
+    """Threads and messages in the exports (a parse-only pass, for progress totals and ETA)."""
+    threads = messages = 0
+    for path in paths:
+        try:
+            items = read_export(path, fmt)
+        except ImportFormatError:
+            continue
+        for item in items:
+            if isinstance(item, ThreadIn):
+                threads += 1
+                messages += len(item.messages)
+    return ImportTotals(threads, messages)
+
+
+def import_paths(
+    store: Store,
+    paths: Sequence[str | os.PathLike[str]],
+    fmt: str = "auto",
+    *,
+    embed: bool = True,
+    progress: ProgressFn | None = None,
+    totals: ImportTotals | None = None,
+    batch_chunks: int = BATCH_CHUNKS,
+    overlap: bool = True,
+    summarize: bool = True,
+    count_process: bool = True,
+) -> ImportReport:
+    """Import every thread and memory in `paths` into `store`; problems are reported, not raised.
+
+    `embed=False` writes no vectors (`memapp embed` adds them later). `progress` is called after each
+    thread; pass `totals` (from `count_export`, a parse-only pass) for snapshots with totals and an ETA.
+    `overlap` encodes the next batch while the current one is written; `count_process` lets an import
+    of more than one batch count tokens in a helper process meanwhile. `summarize`: afterwards, threads
+    that grew by at least `summary.trigger_messages` messages get their summary and topics updated (each
+    in its own transaction, after every thread is safely written). Raises only what the database raises
+    (and KeyboardInterrupt): every thread written before that stays complete.
+    """
+    report = ImportReport()
+    run = Run(
+        store,
+        report,
+        embed=embed,
+        progress=progress,
+        totals=totals,
+        batch_chunks=batch_chunks,
+        overlap=overlap,
+        count_process=count_process,
+    )
+    try:
+        for path in paths:
+            label = str(path)
+            if fmt == "auto" and is_memapp_export(path):
+                run.finish()
+                _restore(store, path, report, embed=embed)
+                continue
+            try:
+                items = read_export(path, fmt)
+            except ImportFormatError as exc:
+                report.errors.append(ImportProblem(label, None, str(exc)))
+                continue
+            run.feed(label, items)
+        run.finish()
+    finally:
+        run.close()
+    if summarize:
+        from store.extract.summaries import maybe_summarize
+
+        for thread_id in dict.fromkeys(report.grown_threads):
+            if maybe_summarize(store, thread_id) is not None:
+                report.summaries_updated += 1
+    return report
+
+
+def load_demo(store: Store, *, embed: bool = True, progress: ProgressFn | None = None) -> ImportReport:
+    """Import the bundled demo threads and memories (the TUI's "load demo"); a second call adds nothing."""
+    path = data_file(DEMO_FILE)
+    if path is None:
+        raise StoreError(
+            f"the bundled demo data ({DEMO_FILE}) is not installed; set MEMAPP_DATA_DIR to its folder"
+        )
+    report = import_paths(store, [path], "generic", embed=embed, progress=progress, summarize=False)
+    # Demo threads are short (below the summary trigger): summarise them and find their memory suggestions
+    # now, so the demo shows every part of the thread view.
+    from store.extract.suggestions import extract_suggestions
+    from store.extract.summaries import summarize_thread
+
+    for thread_id in dict.fromkeys(report.grown_threads):
+        summarize_thread(store, thread_id)
+        extract_suggestions(store, thread_id)
+        report.summaries_updated += 1
+    return report
+
+
+_EXPORT_HEAD = re.compile(rb'^\s*\{\s*"format"\s*:\s*"memapp-export"')
+
+
+def is_memapp_export(path: str | os.PathLike[str]) -> bool:
+    """A file `memapp export` wrote (its first key is "format": "memapp-export")."""
+    try:
+        with open(path, "rb") as fp:
+            return bool(_EXPORT_HEAD.match(fp.read(1024).removeprefix(b"\xef\xbb\xbf")))
+    except OSError:  # a folder, or unreadable: the format readers report it
+        return False
+
+
+def _restore(store: Store, path: str | os.PathLike[str], report: ImportReport, *, embed: bool) -> None:
+    """`memapp import` of a memapp export restores it whole (same ids) into an empty database; it is one
+    transaction, so a refusal or a malformed export writes nothing."""
+    try:
+        with open(path, encoding="utf-8-sig") as fp:
+            counts = restore_json(store, json.load(fp))
+    except Exception as exc:  # reported as a skipped file; the transaction rolled back
+        report.errors.append(ImportProblem(str(path), None, f"not restored: {describe(exc)}"))
+        return
+    report.threads_added += counts.get("threads", 0)
+    report.messages_added += counts.get("messages", 0)
+    report.memories_added += counts.get("long_term_memories", 0)
+    if embed and store.vector_problem is None:
+        embed_missing(store)  # an export without vectors of this model: embed now, as an import would
+
+
+__all__ = [
+    "BATCH_CHUNKS",
+    "ImportProgress",
+    "ImportReport",
+    "ImportTotals",
+    "ProgressFn",
+    "count_export",
+    "import_paths",
+    "is_memapp_export",
+    "load_demo",
+]

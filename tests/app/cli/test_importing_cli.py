@@ -1,0 +1,142 @@
+"""`memapp import`: the JSON report scripts rely on, exit codes, messages for bad input, the demo."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.cli import main
+from store import Store
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "import"
+DEMO = Path(__file__).resolve().parents[3] / "data" / "demo.json"
+REPORT_KEYS = {"threads_added", "threads_updated", "messages_added", "memories_added", "skipped", "errors"}
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def import_json(capsys: pytest.CaptureFixture[str], db: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+    code, out, err = run(capsys, "--db", str(db), "import", *args, "--json")
+    return code, json.loads(out), err
+
+
+def test_json_report_and_a_second_run_adding_nothing(capsys, no_model_config, db_path) -> None:  # type: ignore[no-untyped-def]
+    code, report, err = import_json(capsys, db_path, str(FIXTURES / "generic" / "list.json"))
+    assert code == 0 and err == ""
+    assert set(report) == REPORT_KEYS and report["threads_added"] > 0 and report["errors"] == []
+    code, again, _ = import_json(capsys, db_path, str(FIXTURES / "generic" / "list.json"))
+    assert code == 0
+    assert again == {
+        "threads_added": 0,
+        "threads_updated": 0,
+        "messages_added": 0,
+        "memories_added": 0,
+        "skipped": 0,
+        "errors": [],
+    }
+
+
+def test_skipped_parts_give_exit_1_with_file_and_conversation(
+    capsys,
+    no_model_config,
+    db_path,  # type: ignore[no-untyped-def]
+    tmp_path,
+) -> None:
+    export = tmp_path / "two.jsonl"
+    export.write_text(
+        json.dumps({"id": "fine", "messages": [{"id": "1", "role": "user", "content": "hello"}]})
+        + "\n"
+        + json.dumps({"id": "broken", "messages": [{"id": "1", "role": "robot", "content": "x"}]})
+        + "\n"
+    )
+    code, report, _ = import_json(capsys, db_path, str(export))
+    assert code == 1
+    assert (report["threads_added"], report["messages_added"], report["skipped"]) == (1, 1, 1)
+    assert report["errors"] == [
+        {"file": str(export), "conversation": "broken", "error": report["errors"][0]["error"]}
+    ]
+    assert "robot" in report["errors"][0]["error"]
+    with Store(db_path, embedder=None) as s:
+        assert [t.external_id for t in s.list_threads()] == ["fine"]
+
+
+def test_unknown_format_names_the_formats_we_read(capsys, no_model_config, db_path, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    junk = tmp_path / "photo.jpg"
+    junk.write_bytes(b"\xff\xd8\xff\xe0" + bytes(range(256)) * 8)
+    code, out, err = run(capsys, "--db", str(db_path), "import", str(junk))
+    assert code == 1
+    for name in ("ChatGPT", "Claude", "llm", "Open WebUI", "generic"):
+        assert name in err
+    assert str(junk) in err and "skipped:  1" in out
+
+
+def test_a_missing_path_is_a_usage_error_and_writes_nothing(
+    capsys, no_model_config, db_path, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = run(capsys, "--db", str(db_path), "import", str(DEMO), str(tmp_path / "nope.json"))
+    assert code == 2 and "nope.json" in err
+    assert not db_path.exists()
+
+
+def test_format_choice_is_checked_and_forced_format_reports_mismatch(
+    capsys,
+    no_model_config,  # type: ignore[no-untyped-def]
+    db_path,
+) -> None:
+    code, _, err = run(capsys, "--db", str(db_path), "import", str(DEMO), "--format", "word")
+    assert code == 2 and "chatgpt" in err
+    code, report, _ = import_json(capsys, db_path, str(DEMO), "--format", "chatgpt")
+    assert code == 1 and report["threads_added"] == 0 and report["skipped"] >= 1
+
+
+def test_import_demo_from_the_command_line(capsys, no_model_config, db_path) -> None:  # type: ignore[no-untyped-def]
+    data = json.loads(DEMO.read_text(encoding="utf-8"))
+    code, out, err = run(capsys, "--db", str(db_path), "import", str(DEMO))
+    assert code == 0, err
+    assert f"threads:  {len(data['threads'])} new" in out and f"memories: {len(data['memories'])} new" in out
+    code, out, _ = run(capsys, "--db", str(db_path), "stats", "--json")
+    stats = json.loads(out)
+    assert stats["threads"] == len(data["threads"])
+    assert stats["messages"] == sum(len(t["messages"]) for t in data["threads"])
+    assert stats["memories"]["pinned"] == sum(1 for m in data["memories"] if m.get("pinned")) > 0
+
+
+@pytest.mark.model
+def test_no_embed_then_embed_with_the_real_model(capsys, db_path, real_embedder) -> None:  # type: ignore[no-untyped-def]
+    code, report, _ = import_json(capsys, db_path, str(FIXTURES / "generic" / "list.json"), "--no-embed")
+    assert code == 0 and report["messages_added"] > 0
+    code, out, _ = run(capsys, "--db", str(db_path), "stats", "--json")
+    assert json.loads(out)["embedded_chunks"] == 0
+    code, out, _ = run(capsys, "--db", str(db_path), "embed", "--json")
+    assert code == 0 and json.loads(out)["messages"] > 0
+    with Store(db_path, embedder=real_embedder) as s:
+        assert s.check_indexes() == [] and s.stats()["embedded_chunks"] > 0
+
+
+def test_a_memapp_export_is_restored_whole_into_an_empty_database(capsys, no_model_config, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    src, dst, dump = tmp_path / "src.db", tmp_path / "dst.db", tmp_path / "dump.json"
+    assert run(capsys, "--db", str(src), "import", str(DEMO))[0] == 0
+    assert run(capsys, "--db", str(src), "export", "-o", str(dump))[0] == 0
+    code, report, _ = import_json(capsys, dst, str(dump))
+    assert code == 0, report
+    with Store(src, embedder=None) as a, Store(dst, embedder=None) as b:
+        sa, sb = a.stats(), b.stats()
+        assert (report["threads_added"], report["messages_added"], report["memories_added"]) == (
+            sa["threads"],
+            sa["messages"],
+            sa["memories"]["active"],
+        )
+        assert sb == sa and b.check_indexes() == []
+        assert [m.to_json() for m in b.list_memories()] == [m.to_json() for m in a.list_memories()]
+    code, again, _ = import_json(capsys, dst, str(dump))  # not empty any more: refused, nothing written
+    assert code == 1 and again["threads_added"] == 0
+    assert again["errors"][0]["file"] == str(dump) and "not empty" in again["errors"][0]["error"]
+    with Store(dst, embedder=None) as b:
+        assert b.stats() == sa

@@ -1,0 +1,135 @@
+"""Search screen: results as you type, stale searches dropped, keyword-only while the model warms up,
+Enter opens the thread at the message (or the memory editor), access counted once per shown result."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from textual.widgets import DataTable, Input, Static
+
+from app.tui.screens import search as search_screen
+from app.tui.screens.memory_edit import MemoryEditScreen
+from app.tui.screens.search import SearchScreen
+from app.tui.screens.thread_view import ThreadViewScreen
+from app.tui.widgets.message_list import MessageList
+from store import MessageIn, Store, ThreadIn
+from tests.app.tui.tui_helpers import make_app, screen_text, settle
+
+
+def _thread(store: Store) -> tuple[int, int]:
+    msgs = [
+        MessageIn("user" if i % 2 == 0 else "assistant", f"filler message number {i} about nothing", f"m{i}")
+        for i in range(60)
+    ]
+    msgs[41] = MessageIn(
+        "assistant", "Use restic with a systemd timer to back up the NAS every night.", "m41"
+    )
+    res = store.write_thread(ThreadIn("generic", "t1", "Backups at home", msgs))
+    target = store.get_messages(res.thread_id, offset=41, limit=1)[0]
+    return res.thread_id, target.id
+
+
+async def _type(pilot, text: str) -> SearchScreen:  # type: ignore[no-untyped-def]
+    await settle(pilot)
+    await pilot.press("3")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, SearchScreen)
+    await pilot.press(*text)
+    await pilot.pause(0.35)  # the 200 ms debounce
+    await settle(pilot)
+    return screen
+
+
+async def test_search_finds_and_opens_the_message(tui_store: Store) -> None:
+    thread_id, message_id = _thread(tui_store)
+    app = make_app(tui_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _type(pilot, "restic timer")
+        assert screen.results[0].kind == "message" and screen.results[0].id == message_id
+        assert "hybrid" in str(screen.query_one("#search-notice", Static).render())
+        text = screen_text(app)
+        assert "Backups at home" in text and "restic" in text
+        await pilot.press("enter")  # in the box: go to the results
+        await pilot.press("enter")  # on the first result: open it
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, ThreadViewScreen) and view.thread_id == thread_id
+        messages = view.query_one(MessageList)
+        [target] = [v for v in messages.views if v.has_class("-target")]
+        assert target.message.id == message_id and target.index == 41
+        assert messages.start <= 41 < messages.end and messages.end - messages.start < 60
+        assert target.region.y - messages.region.y <= 2  # scrolled to it
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen and screen.results  # the search is still there
+
+
+async def test_keyword_only_while_the_model_loads_then_hybrid(tui_store: Store) -> None:
+    _thread(tui_store)
+    app = make_app(tui_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.status = replace(app.status, semantic="loading")
+        screen = await _type(pilot, "restic")
+        notice = str(screen.query_one("#search-notice", Static).render())
+        assert "warming up" in notice
+        assert screen.results and all(r.matched == ("keyword",) for r in screen.results)
+        app.status = replace(app.status, semantic="ready")  # the model worker would post this
+        await pilot.pause()
+        await settle(pilot)
+        assert "hybrid" in str(screen.query_one("#search-notice", Static).render())
+        assert any("semantic" in r.matched for r in screen.results)
+
+
+async def test_stale_results_are_dropped(tui_store: Store) -> None:
+    _thread(tui_store)
+    app = make_app(tui_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _type(pilot, "restic")
+        before = list(screen.results)
+        from app.tui.screens.search import Found
+        from store.search.engine import SearchResponse
+
+        screen.post_message(
+            SearchScreen.Finished(Found("an old query", "all", SearchResponse("x", "hybrid", []), {}, False))
+        )
+        await pilot.pause()
+        assert screen.results == before and screen.shown_query == "restic"
+
+
+async def _eventually(pilot: Any, ok: Callable[[], bool], seconds: float = 10.0) -> bool:
+    """Whether `ok()` holds within `seconds` of app time (workers settled between looks)."""
+    for _ in range(int(seconds / 0.1)):
+        await settle(pilot)
+        if ok():
+            return True
+        await pilot.pause(0.1)
+    return ok()
+
+
+async def test_memory_result_opens_the_editor_and_access_counts_once_per_query(
+    tui_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_screen, "DWELL", 0.3)
+    m = tui_store.add_memory("Prefers restic over borg for backups", "preference").memory
+    app = make_app(tui_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _type(pilot, "borg backups")  # typed key by key: only the settled query is shown
+        assert screen.results[0].kind == "memory" and screen.results[0].id == m.id
+        # results stayed on screen for DWELL: one access (polled: the timer and its worker run late under load)
+        assert await _eventually(pilot, lambda: tui_store.get_memory(m.id).access_count == 1)
+        table = screen.query_one("#search-results", DataTable)
+        table.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, MemoryEditScreen) and app.screen.memory is not None
+        assert app.screen.memory.id == m.id
+        await pilot.press("escape")
+        await settle(pilot)
+        assert tui_store.get_memory(m.id).access_count == 1  # the same query is not counted twice
+        screen.query_one("#search-input", Input).value = "restic"
+        assert await _eventually(pilot, lambda: tui_store.get_memory(m.id).access_count == 2)

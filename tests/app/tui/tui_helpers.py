@@ -1,0 +1,41 @@
+"""Helpers shared by the TUI tests (imported as tests.app.tui.tui_helpers, like tests/store/importing/formats/import_helpers.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from app.tui.app import MemApp
+from store import Store
+
+NASTY = [
+    "[red]not markup[/red]",
+    "[/x] closing tag with no opener",
+    "[link=https://example.com]click[/link] and [bold",
+    "\x1b[31mANSI red\x1b[0m and a bell \x07",
+    "$name and \\[escaped] and [@click=app.quit]quit[/]",
+]
+
+
+def make_app(store: Store, **kwargs: Any) -> MemApp:
+    return MemApp(store, **kwargs)
+
+
+async def settle(pilot: Pilot[Any], rounds: int = 3) -> None:
+    """Let workers finish and their results land on screen (a worker's result can start another)."""
+    for _ in range(rounds):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def write_generic(path: Path, threads: list[dict[str, Any]]) -> Path:
+    path.write_text(json.dumps({"threads": threads}), encoding="utf-8")
+    return path
+
+
+def screen_text(app: MemApp) -> str:
+    """Everything on the current screen as plain text, line by line (what a person would read)."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
