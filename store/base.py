@@ -50,6 +50,28 @@ def json_loads(text: str | None) -> Any:
 
 
 FTS_TABLES = ("fts_messages", "fts_memories", "fts_summaries")
+# Where each keyword index's text comes from (rowid, text).
+FTS_SOURCES = {
+    "fts_messages": "SELECT id, content FROM messages",
+    "fts_memories": "SELECT id, content FROM long_term_memories",
+    "fts_summaries": "SELECT thread_id, content FROM thread_summaries",
+}
+
+
+def rebuild_fts(con: apsw.Connection, tokenize: str | None = None) -> None:
+    """Drop and re-create every keyword index with `tokenize` (default: store.text.FTS_TOKENIZE), filled
+    from the canonical rows. Call inside a transaction (migration 8 and `memapp reindex` do)."""
+    from store.text import FTS_TOKENIZE, index_text
+
+    tokenize = tokenize or FTS_TOKENIZE
+    for table in FTS_TABLES:
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+        con.execute(
+            f"CREATE VIRTUAL TABLE {table} USING fts5(body, content='', contentless_delete=1, "
+            f"tokenize=\"{tokenize}\")"
+        )
+        rows = [(rowid, index_text(str(text))) for rowid, text in con.execute(FTS_SOURCES[table]).fetchall()]
+        con.executemany(f"INSERT INTO {table}(rowid, body) VALUES (?, ?)", rows)
 
 
 def fts_put(con: apsw.Connection, table: str, rowid: int, text: str) -> None:

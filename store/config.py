@@ -61,7 +61,20 @@ class ContextConfig:
 
 @dataclass
 class SearchConfig:
-    rrf_k: int = 60
+    """Ranking knobs (README "Search"); the defaults were chosen on the evaluation's tuning half."""
+
+    keyword_weight: float = 1.0  # weight of the keyword (BM25) list in the z-score fusion
+    semantic_weight: float = 1.0  # weight of the semantic (cosine) list
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.3  # length normalisation: 0 none, 1 full (FTS5's own bm25 uses 0.75)
+    neighbours: float = 0.3  # share of the neighbouring turns' score a message gains
+    thread_boost: float = 0.2  # share of its thread's best score a message gains
+    floor: float = 0.35  # cosine a result needs unless its keywords carry it
+    keyword_floor: float = 0.6  # share of the query's (IDF-weighted) words a keyword-only result needs
+
+
+# Keys older memapp versions read and this one no longer uses: accepted silently, ignored.
+RETIRED = {"config.search": {"rrf_k"}}
 
 
 @dataclass
@@ -79,6 +92,8 @@ class Config:
 def _fill(obj: Any, data: dict[str, Any], where: str) -> None:
     known = {f.name: f for f in fields(obj)}
     for key, value in data.items():
+        if key in RETIRED.get(where, ()):
+            continue
         if key not in known or key == "source":
             log.warning("config: unknown key %s.%s ignored", where, key)
             continue

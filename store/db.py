@@ -51,6 +51,14 @@ def _route_sqlite_log() -> None:
 
 
 @functools.cache
+def fts_term_counts(api: apsw.FTS5ExtensionApi, *args: apsw.SQLiteValue) -> str:
+    """FTS5 auxiliary function `memapp_tf`: "rows total_tokens row_tokens tf_0 tf_1 ..." for the current
+    row, from which store.search.keyword computes BM25 with its own k1 and b (FTS5's bm25() fixes them)."""
+    counts = [sum(len(offsets) for offsets in api.phrase_locations(i)) for i in range(api.phrase_count)]
+    head = [api.row_count, api.column_total_size(-1), api.column_size(-1)]
+    return " ".join(map(str, head + counts))
+
+
 def vec0_path() -> str:
     """`sqlite_vec.loadable_path()` without importing sqlite_vec: its __init__ imports numpy (~100 ms),
     which would then be paid by everything that only opens chat.db, the TUI's first frame included."""
@@ -95,6 +103,7 @@ def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> a
                 f"{path} is not a memapp database (or it is corrupt); it was left untouched"
             ) from exc
         migrations.check_not_newer(con, str(path))
+        con.register_fts5_function("memapp_tf", fts_term_counts)
         con.config(apsw.SQLITE_DBCONFIG_DQS_DML, 0)
         con.config(apsw.SQLITE_DBCONFIG_DQS_DDL, 0)
         con.execute("PRAGMA foreign_keys = ON")

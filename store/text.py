@@ -31,8 +31,9 @@ _CONTROL_CHARS = "".join(map(chr, [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 
 _CONTROL = re.compile(f"[{re.escape(_CONTROL_CHARS)}]")
 _CONTROL_BYTES = _CONTROL_CHARS.encode("ascii")
 
-# Must match the tokenizer declared in store.migrations: which Unicode categories make tokens.
-FTS_TOKENIZE = "unicode61 remove_diacritics 2 categories 'L* N* Co So'"
+# The keyword index's tokenizer (store.migrations creates the tables with it): which Unicode categories
+# make tokens, and English words stemmed by porter ("decided" finds "decide"; CJK tokens pass unchanged).
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2 categories 'L* N* Co So'"
 _TOKEN_CATEGORIES = ("L", "N", "Co", "So")
 
 MAX_QUERY_TOKENS = 64

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from store.base import StoreBase, fts_put, json_dumps, json_loads
+from store.base import StoreBase, json_dumps, json_loads, rebuild_fts
 from store.errors import InvalidInputError, NotFoundError
 from store.records import ROLES, Message, MessageIn, Summary, Thread, ThreadIn, ThreadWrite, now
 from store.text import index_text, unpaired_surrogate
@@ -435,16 +435,9 @@ class ThreadsMixin(StoreBase):
         return len(messages)
 
     def rebuild_keyword_index(self) -> None:
-        """Rebuild every FTS table from the canonical rows (reindex)."""
+        """Re-create every FTS table (with the current tokenizer) from the canonical rows (reindex)."""
         with self.con:
-            for table, sql in (
-                ("fts_messages", "SELECT id, content FROM messages"),
-                ("fts_memories", "SELECT id, content FROM long_term_memories"),
-                ("fts_summaries", "SELECT thread_id, content FROM thread_summaries"),
-            ):
-                self.con.execute(f"DELETE FROM {table}")
-                for rowid, text in list(self.con.execute(sql)):
-                    fts_put(self.con, table, rowid, text)
+            rebuild_fts(self.con)
 
     def drop_vectors(self) -> None:
         """Forget every vector and the recorded model; `embed` then rebuilds with the current model."""

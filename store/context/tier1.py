@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 
 TRUNCATED = "... (truncated)"
 RETRIEVE_K = 5  # memories retrieved for the query
-MIN_SIMILARITY = 0.35  # a memory found only semantically must be at least this close (all-MiniLM-L6-v2 scale)
 
 
 class Costs:
@@ -73,15 +72,21 @@ def retrieve_memories(
 ) -> list[tuple[int, str, str]]:
     """(id, category, content) of up to k active memories relevant to `text`, best first.
 
-    Keyword and semantic candidates come from the search engine and are fused the same way; a memory
-    found only semantically must reach MIN_SIMILARITY, so an unrelated memory is not pulled in just
-    because something has to be nearest.
+    Keyword and semantic candidates come from the search engine and are fused and floored the same way
+    as a search: a memory is pulled in only with evidence (README "Search"), never just because
+    something has to be nearest.
     """
-    from store.search.engine import Filters, Fusion, fuse
+    from store.search.engine import Filters
+    from store.search.query import parse_query
+    from store.search.rank import fuse, order
 
     kinds = ("memory",)
     depth = k * 4
-    kw = store.keyword_candidates(text, kinds, Filters(), depth)
+    parsed = parse_query(text)
+    if not parsed.phrases:
+        return []
+    fusion = store.fusion()
+    kw = store.keyword_hits(parsed, kinds, Filters(), depth, fusion)
     if qvec is None and store.vector_problem is None and vectors.tables_exist(store.con) and text.strip():
         qvec = store._query_vector(text)  # the search engine's cache: a preview repeats its query
     sem = (
@@ -89,25 +94,7 @@ def retrieve_memories(
         if qvec is not None
         else []
     )
-    sims = dict(sem)
-    fused = fuse(kw, sem, Fusion(rrf_k=store.config.search.rrf_k), text)
-    chosen: list[int] = []
-    for key, _, matched in fused:
-        mid = key[1]
-        if mid in exclude:
-            continue
-        sim = sims.get(key)
-        keyword_hit = "keyword" in matched
-        if sem and not (
-            (sim is not None and sim >= MIN_SIMILARITY)
-            or (keyword_hit and sim is not None and sim >= MIN_SIMILARITY / 2)
-        ):
-            continue
-        if not sem and not keyword_hit:
-            continue
-        chosen.append(mid)
-        if len(chosen) >= k:
-            break
+    chosen = [r.key[1] for r in order(fuse(kw, sem, fusion, parsed)) if r.key[1] not in exclude][:k]
     if not chosen:
         return []
     rows = {

@@ -69,11 +69,15 @@ class _DocFreq:
         self.n = cast(int, row[0]) if row else 0
         self.max_idf = math.log(self.n + 1) + 1.0
         self._cache: dict[str, float] = {}
+        # The index holds porter stems (store.text.FTS_TOKENIZE): look terms up the way the index reads them.
+        self._tokenize = con.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
 
     def idf(self, term: str) -> float:
         """Mean idf of the term's index tokens, scaled to 0..1."""
         if term not in self._cache:
-            parts = _INDEX_TOKEN.findall(_ascii_fold(term.lower())) or [term.lower()]
+            words = _INDEX_TOKEN.findall(_ascii_fold(term.lower())) or [term.lower()]
+            tokens = [t for w in words for t in self._tokenize(w.encode(), apsw.FTS5_TOKENIZE_QUERY, None)]
+            parts = [str(t[-1]) for t in tokens] or words
             vals = []
             for p in parts:
                 row = self.con.execute("SELECT doc FROM temp.vocab_messages WHERE term = ?", (p,)).fetchone()

@@ -26,21 +26,22 @@ import numpy as np
 from store.base import StoreBase
 from store.errors import InvalidInputError
 from store.records import CATEGORIES, ROLES
-from store.search.rank import (
-    NEIGHBOUR_SOURCES,
-    Fused,
-    Fusion,
-    Key,
-    expand_neighbours,
-    fuse,
-    keyword_expression,
-    snippet,
-)
+from store.search.keyword import Key, KeywordHit, keyword_hits, memory_where, message_where
+from store.search.query import ParsedQuery, parse_query
+from store.search.rank import Context, Fusion, Ranked, fuse, order, smooth, snippet
 from store.vectors import rows as vectors
 
-SCOPES = ("all", "memories", "messages", "summaries")
+SCOPES = ("all", "memories", "messages", "summaries", "conversations")
 KINDS = ("memory", "message", "summary")
-_SCOPE_KIND = {"memories": "memory", "messages": "message", "summaries": "summary"}
+_SCOPE_KINDS = {
+    "all": KINDS,
+    "memories": ("memory",),
+    "messages": ("message",),
+    "summaries": ("summary",),
+    "conversations": ("message", "summary"),
+}
+NOTICE_NOTHING = "no good match: nothing in the archive is close enough to the query"
+NOTICE_STOP_ONLY = "no good match: the query has only common words (like 'what' or 'should') to search for"
 
 DEPTH = 100  # candidates fetched from each retriever before fusion
 _CACHE_LOCK = threading.Lock()
@@ -68,8 +69,10 @@ class SearchResult:
     category: str | None  # memories
     content: str
     score: float
-    matched: tuple[str, ...]  # ("keyword",), ("semantic",) or ("keyword", "semantic"); ("neighbour",)
-    # only with Fusion(neighbours > 0): a turn next to a hit, matched by neither retriever
+    matched: tuple[str, ...]  # ("keyword",), ("semantic",) or ("keyword", "semantic"); ("neighbour",):
+    # a turn next to a hit, matched by neither retriever
+    thread_title: str | None = None  # the thread it is in (memories: the thread it came from)
+    created_at: float | None = None  # epoch seconds: when it was said / created (summaries: last updated)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -82,6 +85,8 @@ class SearchResult:
             "content": self.content,
             "score": round(self.score, 6),
             "matched": list(self.matched),
+            "thread_title": self.thread_title,
+            "created_at": self.created_at,
         }
 
 
@@ -90,7 +95,7 @@ class SearchResponse:
     query: str
     mode: str  # "hybrid" | "keyword" | "semantic"
     results: list[SearchResult]
-    notice: str | None = None  # one line for the user, e.g. why results are keyword-only
+    notice: str | None = None  # one line for the user: no good match, or why results are keyword-only
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -117,7 +122,7 @@ class Filters:
     def kinds(self, scope: str) -> tuple[str, ...]:
         if scope not in SCOPES:
             raise InvalidInputError(f"unknown scope {scope!r}: use one of {', '.join(SCOPES)}")
-        kinds = set(KINDS) if scope == "all" else {_SCOPE_KIND[scope]}
+        kinds = set(_SCOPE_KINDS[scope])
         if self.category is not None or self.pinned is not None:
             kinds &= {"memory"}
         if self.role is not None:
@@ -160,15 +165,20 @@ class SearchMixin(StoreBase):
         keyword_only: skip the model entirely (fast; for search-as-you-type). prefix: the last word also
         matches as a prefix. touch: count an access for every memory returned. query_vector: the query's
         embedding when the caller already has it (batch evaluation embeds all queries at once).
+        Only results above the relevance floor are returned; with none, `notice` says so.
         """
         filters = filters or Filters()
         self._validate_filters(filters)
         kinds = filters.kinds(scope)
         k = max(0, min(int(k), vectors.K_MAX))
-        fusion = fusion or Fusion(rrf_k=self.config.search.rrf_k)
+        fusion = fusion or self.fusion()
+        parsed = parse_query(query, prefix_last=prefix)
+        if not k or not parsed.phrases:
+            notice = NOTICE_STOP_ONLY if parsed.stop_only else NOTICE_NOTHING if query.strip() else None
+            return SearchResponse(query, "keyword", [], notice)
         notice = None
-        semantic = not keyword_only and k and query.strip() and kinds != ("summary",)
-        keyword = self._keyword_soon(query, kinds, filters, prefix, parallel=bool(semantic)) if k else list
+        semantic = not keyword_only and kinds != ("summary",)
+        keyword = self._keyword_soon(parsed, kinds, filters, fusion, parallel=semantic)
         mode = "keyword"
         sem: list[tuple[Key, float, tuple[int, int] | None]] = []
         if semantic:
@@ -182,32 +192,47 @@ class SearchMixin(StoreBase):
                     mode = "hybrid"
             if problem is not None:
                 notice = f"semantic search unavailable: {problem}; keyword results only"
-        kw = keyword()
-        fused = fuse([(key, s) for key, s in kw], [(key, s) for key, s, _ in sem], fusion, query)
-        if fusion.neighbours > 0 and "message" in kinds:
-            top = [key[1] for key, _, _ in fused[:NEIGHBOUR_SOURCES] if key[0] == "message"]
-            fused = expand_neighbours(fused, self.message_neighbours(top, filters), fusion.neighbours)
+        ranked = fuse(keyword(), [(key, s) for key, s, _ in sem], fusion, parsed)
+        if "message" in kinds and (fusion.neighbours > 0 or fusion.thread > 0):
+            ids = [key[1] for key in ranked if key[0] == "message"]
+            ranked = smooth(ranked, self.message_context(ids, filters), fusion)
         spans = {key: span for key, _, span in sem}
-        results = self._hydrate(fused[:k], query, spans)
+        results = self._hydrate(order(ranked)[:k], parsed, spans)
+        if not results:
+            notice = NOTICE_NOTHING if notice is None else f"{NOTICE_NOTHING}; {notice}"
         if touch:
             self.touch_memories([r.id for r in results if r.kind == "memory"])
         return SearchResponse(query, mode, results, notice)
 
+    def fusion(self) -> Fusion:
+        """The ranking settings from the configuration's [search] table."""
+        c = self.config.search
+        return Fusion(
+            keyword_weight=c.keyword_weight,
+            semantic_weight=c.semantic_weight,
+            k1=c.bm25_k1,
+            b=c.bm25_b,
+            neighbours=c.neighbours,
+            thread=c.thread_boost,
+            floor=c.floor,
+            keyword_floor=c.keyword_floor,
+        )
+
     def _keyword_soon(
-        self, query: str, kinds: Sequence[str], filters: Filters, prefix: bool, *, parallel: bool
-    ) -> Callable[[], list[tuple[Key, float]]]:
+        self, parsed: ParsedQuery, kinds: Sequence[str], filters: Filters, fusion: Fusion, *, parallel: bool
+    ) -> Callable[[], list[KeywordHit]]:
         """Start the keyword retriever; call the result for its candidates.
 
         Why a second thread: FTS5 scores every row that matches any query word (a common word in a big
         archive is tens of thousands of rows), and that work is independent of embedding the query and
-        of the KNN. On its own connection it runs beside them (SQLite and numpy release the GIL), so a
-        hybrid search costs about the slower retriever instead of both (README "Benchmarks"). Not inside
-        the caller's transaction, whose writes another connection could not see, nor on `:memory:`.
+        of the KNN. It runs beside them (SQLite and numpy release the GIL), so a hybrid search costs
+        about the slower retriever instead of both (README "Benchmarks"). Not inside the caller's
+        transaction, nor on `:memory:`.
         """
         if not parallel or self.vector_helper() is None:
-            found = self.keyword_candidates(query, kinds, filters, DEPTH, prefix=prefix)
+            found = self.keyword_hits(parsed, kinds, filters, DEPTH, fusion)
             return lambda: found
-        return _pool().submit(self.keyword_candidates, query, kinds, filters, DEPTH, prefix=prefix).result
+        return _pool().submit(self.keyword_hits, parsed, kinds, filters, DEPTH, fusion).result
 
     def vector_helper(self) -> vectors.Helper | None:
         """Lets store.vectors split a KNN over two connections (two cores); None where `_keyword_soon`
@@ -218,19 +243,23 @@ class SearchMixin(StoreBase):
 
     # -- retrievers (public for the evaluation) ------------------------------------------------------
 
+    def keyword_hits(
+        self, parsed: ParsedQuery, kinds: Sequence[str], filters: Filters, n: int, fusion: Fusion | None = None
+    ) -> list[KeywordHit]:
+        """The best `n` keyword hits over every kind in `kinds` (our BM25, best first), filters applied."""
+        fusion = fusion or self.fusion()
+        out: list[KeywordHit] = []
+        for kind in kinds:
+            out += keyword_hits(self.con, parsed, kind, filters, n, k1=fusion.k1, b=fusion.b)
+        out.sort(key=lambda h: (-h.bm25, h.key))
+        return out[:n]
+
     def keyword_candidates(
         self, query: str, kinds: Sequence[str], filters: Filters, n: int, *, prefix: bool = False
     ) -> list[tuple[Key, float]]:
-        """(key, -bm25) best first, over every kind in `kinds`, filters applied before the LIMIT."""
-        expr = keyword_expression(query, prefix_last=prefix)
-        if expr is None or n <= 0:
-            return []
-        out: list[tuple[Key, float]] = []
-        for kind in kinds:
-            sql, args = _keyword_sql(kind, filters)
-            out += [((kind, int(rid)), -float(r)) for rid, r in self.con.execute(sql, [expr, *args, n])]
-        out.sort(key=lambda h: -h[1])
-        return out[:n]
+        """(key, BM25) best first, over every kind in `kinds`, filters applied before the LIMIT."""
+        hits = self.keyword_hits(parse_query(query, prefix_last=prefix), kinds, filters, n)
+        return [(h.key, h.bm25) for h in hits]
 
     def semantic_candidates(
         self, qvec: np.ndarray, kinds: Sequence[str], filters: Filters, n: int
@@ -303,7 +332,7 @@ class SearchMixin(StoreBase):
             return vectors.knn_memories(self.con, qvec, n, category=f.category, helper=self.vector_helper())
         if not vectors.tables_exist(self.con):
             return []
-        where, args = _memory_where(f)
+        where, args = memory_where(f)
         rows = self.con.execute(
             "SELECT v.memory_id, vec_distance_cosine(v.embedding, ?) AS d FROM long_term_memories m "
             f"JOIN vec_memories v ON v.memory_id = m.id WHERE {' AND '.join(where)} ORDER BY d LIMIT ?",
@@ -311,127 +340,82 @@ class SearchMixin(StoreBase):
         )
         return [(int(mid), 1.0 - float(d)) for mid, d in rows]
 
-    def message_neighbours(self, message_ids: Sequence[int], filters: Filters) -> dict[int, list[int]]:
-        """The turns right before and after each message (that pass the filters)."""
-        where, args = _message_where(filters, "n")
+    def message_context(self, message_ids: Sequence[int], filters: Filters) -> Context:
+        """Each message's thread, and the turns right before and after it that pass the filters."""
+        if not message_ids:
+            return Context()
+        where, args = message_where(filters, "n")
         rows = self.con.execute(
-            "SELECT m.id, n.id FROM messages m JOIN messages n ON n.thread_id = m.thread_id "
-            "AND n.seq IN (m.seq - 1, m.seq + 1) WHERE m.id IN (SELECT value FROM json_each(?)) "
-            f"AND {' AND '.join(where)}",
-            [_json_ids(message_ids), *args],
+            "SELECT m.id, m.thread_id, n.id FROM messages m LEFT JOIN messages n ON n.thread_id = m.thread_id "
+            f"AND n.seq IN (m.seq - 1, m.seq + 1) AND {' AND '.join(where)} "
+            "WHERE m.id IN (SELECT value FROM json_each(?))",
+            [*args, _json_ids(message_ids)],
         )
-        out: dict[int, list[int]] = {}
-        for mid, nid in rows:
-            out.setdefault(int(mid), []).append(int(nid))
-        return out
+        thread_of: dict[int, int] = {}
+        near: dict[int, list[int]] = {}
+        for mid, tid, nid in rows:
+            thread_of[int(mid)] = int(tid)
+            if nid is not None:
+                near.setdefault(int(mid), []).append(int(nid))
+        missing = [n for ns in near.values() for n in ns if n not in thread_of]
+        for mid, tid in self.con.execute(
+            "SELECT id, thread_id FROM messages WHERE id IN (SELECT value FROM json_each(?))", (_json_ids(missing),)
+        ):
+            thread_of[int(mid)] = int(tid)
+        return Context(thread_of, near)
 
     def _hydrate(
-        self, fused: Sequence[Fused], query: str, spans: dict[Key, tuple[int, int] | None]
+        self, ranked: Sequence[Ranked], parsed: ParsedQuery, spans: dict[Key, tuple[int, int] | None]
     ) -> list[SearchResult]:
+        """The rows behind the ranked keys, with their thread's title, in one query per kind."""
         ids: dict[str, list[int]] = {kind: [] for kind in KINDS}
-        for (kind, rid), _, _ in fused:
-            ids[kind].append(rid)
+        for r in ranked:
+            ids[r.key[0]].append(r.key[1])
         rows: dict[Key, tuple[Any, ...]] = {}
-        for kind, sql in (
-            ("message", "SELECT id, thread_id, external_id, role, NULL, content FROM messages"),
-            ("memory", "SELECT id, source_thread_id, NULL, NULL, category, content FROM long_term_memories"),
-            ("summary", "SELECT thread_id, thread_id, NULL, NULL, NULL, content FROM thread_summaries"),
-        ):
+        for kind, sql in _HYDRATE.items():
             if ids[kind]:
-                id_col = "thread_id" if kind == "summary" else "id"
-                for row in self.con.execute(
-                    f"{sql} WHERE {id_col} IN (SELECT value FROM json_each(?))", (_json_ids(ids[kind]),)
-                ):
+                for row in self.con.execute(sql, (_json_ids(ids[kind]),)):
                     rows[(kind, int(row[0]))] = row
         out = []
-        for key, score, matched in fused:
-            row = rows.get(key)
+        for r in ranked:
+            row = rows.get(r.key)
             if row is None:
                 continue
+            tid, ext, role, category, content, title, at = row[1:]
             out.append(
                 SearchResult(
-                    key[0],
-                    key[1],
-                    row[1],
-                    row[2],
-                    row[3],
-                    row[4],
-                    snippet(row[5], query, spans.get(key)),
-                    score,
-                    matched,
+                    r.key[0],
+                    r.key[1],
+                    tid,
+                    ext,
+                    role,
+                    category,
+                    snippet(content, parsed, spans.get(r.key)),
+                    r.score,
+                    r.matched,
+                    title,
+                    at,
                 )
             )
         return out
 
 
-# -- SQL builders -------------------------------------------------------------------------------------
+# -- SQL ----------------------------------------------------------------------------------------------
+
+# (id, thread_id, external_id, role, category, content, thread title, time) of each kind.
+_HYDRATE = {
+    "message": "SELECT m.id, m.thread_id, m.external_id, m.role, NULL, m.content, t.title, m.created_at "
+    "FROM messages m JOIN threads t ON t.id = m.thread_id WHERE m.id IN (SELECT value FROM json_each(?))",
+    "memory": "SELECT m.id, m.source_thread_id, NULL, NULL, m.category, m.content, t.title, m.created_at "
+    "FROM long_term_memories m LEFT JOIN threads t ON t.id = m.source_thread_id "
+    "WHERE m.id IN (SELECT value FROM json_each(?))",
+    "summary": "SELECT s.thread_id, s.thread_id, NULL, NULL, NULL, s.content, t.title, s.updated_at "
+    "FROM thread_summaries s JOIN threads t ON t.id = s.thread_id WHERE s.thread_id IN (SELECT value FROM json_each(?))",
+}
 
 
 def _json_ids(ids: Sequence[int]) -> str:
     return "[" + ",".join(str(int(i)) for i in ids) + "]"
-
-
-def _message_where(f: Filters, alias: str = "m") -> tuple[list[str], list[Any]]:
-    where, args = ["1"], []
-    for col, op, value in (
-        ("thread_id", "=", f.thread_id),
-        ("role", "=", f.role),
-        ("created_at", ">=", f.since),
-        ("created_at", "<", f.until),
-    ):
-        if value is not None:
-            where.append(f"{alias}.{col} {op} ?")
-            args.append(value)
-    return where, args
-
-
-def _memory_where(f: Filters) -> tuple[list[str], list[Any]]:
-    where, args = ["m.deleted_at IS NULL"], []
-    for col, op, value in (
-        ("category", "=", f.category),
-        ("pinned", "=", None if f.pinned is None else int(f.pinned)),
-        ("created_at", ">=", f.since),
-        ("created_at", "<", f.until),
-    ):
-        if value is not None:
-            where.append(f"m.{col} {op} ?")
-            args.append(value)
-    return where, args
-
-
-def _keyword_sql(kind: str, f: Filters) -> tuple[str, list[Any]]:
-    if kind == "message":
-        if f == Filters():  # no join: FTS5 can stop after the best n
-            return "SELECT rowid, rank FROM fts_messages WHERE fts_messages MATCH ? ORDER BY rank LIMIT ?", []
-        where, args = _message_where(f)
-        return (
-            f"SELECT m.id, fts_messages.rank FROM fts_messages JOIN messages m ON m.id = fts_messages.rowid "
-            f"WHERE fts_messages MATCH ? AND {' AND '.join(where)} ORDER BY fts_messages.rank LIMIT ?",
-            args,
-        )
-    if kind == "memory":
-        where, args = _memory_where(f)
-        return (
-            f"SELECT m.id, fts_memories.rank FROM fts_memories JOIN long_term_memories m "
-            f"ON m.id = fts_memories.rowid WHERE fts_memories MATCH ? AND {' AND '.join(where)} "
-            "ORDER BY fts_memories.rank LIMIT ?",
-            args,
-        )
-    where, args = ["1"], []
-    for col, op, value in (
-        ("thread_id", "=", f.thread_id),
-        ("updated_at", ">=", f.since),
-        ("updated_at", "<", f.until),
-    ):
-        if value is not None:
-            where.append(f"s.{col} {op} ?")
-            args.append(value)
-    return (
-        f"SELECT s.thread_id, fts_summaries.rank FROM fts_summaries JOIN thread_summaries s "
-        f"ON s.thread_id = fts_summaries.rowid WHERE fts_summaries MATCH ? AND {' AND '.join(where)} "
-        "ORDER BY fts_summaries.rank LIMIT ?",
-        args,
-    )
 
 
 __all__ = ["DEPTH", "SCOPES", "Filters", "Fusion", "SearchMixin", "SearchResponse", "SearchResult"]

@@ -34,14 +34,11 @@ CREATE TABLE compression_history(
             details TEXT NOT NULL DEFAULT '{}'
         );
 -- table fts_memories
-CREATE VIRTUAL TABLE fts_memories USING fts5(
-            body, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2 categories 'L* N* Co So'");
+CREATE VIRTUAL TABLE fts_memories USING fts5(body, content='', contentless_delete=1, tokenize="porter unicode61 remove_diacritics 2 categories 'L* N* Co So'");
 -- table fts_messages
-CREATE VIRTUAL TABLE fts_messages USING fts5(
-            body, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2 categories 'L* N* Co So'");
+CREATE VIRTUAL TABLE fts_messages USING fts5(body, content='', contentless_delete=1, tokenize="porter unicode61 remove_diacritics 2 categories 'L* N* Co So'");
 -- table fts_summaries
-CREATE VIRTUAL TABLE fts_summaries USING fts5(
-            body, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2 categories 'L* N* Co So'");
+CREATE VIRTUAL TABLE fts_summaries USING fts5(body, content='', contentless_delete=1, tokenize="porter unicode61 remove_diacritics 2 categories 'L* N* Co So'");
 -- table long_term_memories
 CREATE TABLE long_term_memories(
             id INTEGER PRIMARY KEY,

@@ -14,9 +14,10 @@ from store import MessageIn, Store, ThreadIn
 from store.base import fts_put
 from store.errors import InvalidInputError
 from store.search.engine import Filters, SearchResponse
-from store.search.rank import keyword_expression
+from store.search.query import keyword_expression
 
-RESULT_KEYS = {"kind", "id", "thread_id", "external_id", "role", "category", "content", "score", "matched"}
+RESULT_KEYS = {"kind", "id", "thread_id", "external_id", "role", "category", "content", "score", "matched",
+               "thread_title", "created_at"}
 NASTY = [
     "AND",
     "OR",
@@ -199,10 +200,10 @@ def test_nasty_queries_work(store: Store, query: str, keyword_only: bool) -> Non
 
 
 def test_operators_and_punctuation_are_searched_as_words(store: Store) -> None:
-    store.write_thread(thread("p", ["I read O'Reilly books about c++", "nothing to see", "NOT a drill"]))
+    store.write_thread(thread("p", ["I read O'Reilly books about c++", "nothing to see", "NEAR a drill"]))
     assert ids(store.search("O'Reilly", keyword_only=True)) == ids(store.search("reilly", keyword_only=True))
     assert [r.external_id for r in store.search("c++", keyword_only=True).results] == ["p-0"]
-    assert [r.external_id for r in store.search("NOT", keyword_only=True).results] == ["p-2"]
+    assert [r.external_id for r in store.search("NEAR", keyword_only=True).results] == ["p-2"]
     assert store.search("", keyword_only=False).results == []
 
 
@@ -216,7 +217,7 @@ def test_prefix_matches_the_word_being_typed(store: Store) -> None:
 def test_keyword_expression_quotes_every_token() -> None:
     assert keyword_expression('c++ AND "x" -y') == '"c++" OR "x" OR "-y"'
     assert keyword_expression("") is None and keyword_expression("  ...  ") is None
-    assert keyword_expression("the") == '"the"'  # only stopwords: keep them rather than search nothing
+    assert keyword_expression("the should") is None  # only stop words: nothing to search for
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
