@@ -109,8 +109,8 @@ def build_server(open_store: Callable[[], Store]) -> MCPServer:
     @guarded
     def list_memories(category: str | None = None, pinned: bool | None = None, limit: int = 50) -> str:
         """List the user's memories, pinned first (optionally one category, or only pinned ones)."""
+        # Listing is not use: access counts (which cleanup runs on) are left alone.
         mems = store().list_memories(category=_category(category), pinned=pinned, limit=_k(min(limit, MAX_K)))
-        store().touch_memories([m.id for m in mems])
         if not mems:
             return "No memories."
         return "\n".join(
@@ -131,18 +131,13 @@ def build_server(open_store: Callable[[], Store]) -> MCPServer:
     def search_conversations(query: str, k: int = 8, thread: int | None = None) -> str:
         """Search the user's past AI conversations (messages and thread summaries)."""
         filters = Filters(thread_id=thread)
-        resp = store().search(query, scope="all" if thread is None else "messages", k=_k(k), filters=filters)
-        hits = [r for r in resp.results if r.kind != "memory"]
+        # Messages and summaries only: memories are search_memory's, and are not counted here.
+        resp = store().search(query, scope="conversations", k=_k(k), filters=filters)
         lines = []
-        for r in hits:
-            t = store().get_thread(r.thread_id) if r.thread_id is not None else None
-            where = f"thread {r.thread_id} “{_flat(t.title, 60)}”" if t else "?"
+        for r in resp.results:
+            where = f"thread {r.thread_id} “{_flat(r.thread_title or '', 60)}”"
             if r.kind == "message":
-                m = store().get_message(r.id)
-                lines.append(
-                    f"[message {r.id} in {where}, {r.role}, {iso(m.created_at) or 'no date'}] "
-                    f"{_flat(r.content)}"
-                )
+                lines.append(f"[message {r.id} in {where}, {r.role}, {iso(r.created_at) or 'no date'}] {_flat(r.content)}")
             else:
                 lines.append(f"[summary of {where}] {_flat(r.content)}")
         head = f"{len(lines)} results for {query!r}" + (f" ({resp.notice})" if resp.notice else "")

@@ -31,7 +31,10 @@ sys.path.insert(0, str(ROOT))
 
 from store import MessageIn, Store, ThreadIn  # noqa: E402
 from store.search.engine import DEPTH, Filters  # noqa: E402
-from store.search.rank import Fusion, expand_neighbours, fuse  # noqa: E402
+from dataclasses import replace  # noqa: E402
+
+from store.search.query import parse_query  # noqa: E402
+from store.search.rank import Fusion, fuse, order, smooth  # noqa: E402
 from store.threads import PreparedChunks  # noqa: E402
 
 EVAL = ROOT / "bench" / "eval"
@@ -100,21 +103,15 @@ def by_type(ranked: Sequence[Ranked], questions: Sequence[dict[str, Any]]) -> di
     return out
 
 
-def variants(default: Fusion, rrf_k: int) -> dict[str, Fusion]:
-    """The fusion settings we measured (names are what the README table shows)."""
+def variants(default: Fusion) -> dict[str, Fusion]:
+    """The ranking settings we measured (names are what the README table shows)."""
+    plain = replace(default, neighbours=0.0, thread=0.0)
     return {
-        "rrf k=60 (the starting point)": Fusion(method="rrf", rrf_k=rrf_k, adaptive=False),
-        "rrf k=60, keyword weight 0.5": Fusion(method="rrf", rrf_k=rrf_k, keyword_weight=0.5, adaptive=False),
-        "rrf k=60, keyword weight 0.5, cjk-adaptive": Fusion(method="rrf", rrf_k=rrf_k, keyword_weight=0.5),
-        "rrf k=10, cjk-adaptive": Fusion(method="rrf", rrf_k=10),
-        "convex 0.5, cjk-adaptive": Fusion(semantic_weight=0.5),
-        "convex 0.7, cjk-adaptive": Fusion(semantic_weight=0.7),
-        "convex 0.8, cjk-adaptive": Fusion(semantic_weight=0.8),
-        "convex 0.9": Fusion(semantic_weight=0.9, adaptive=False),
-        "convex 0.9, cjk-adaptive": Fusion(semantic_weight=0.9),
-        "convex 0.95, cjk-adaptive": Fusion(semantic_weight=0.95),
-        "convex 0.9, cjk-adaptive, neighbours 0.5": Fusion(semantic_weight=0.9, neighbours=0.5),
-        "convex 0.9, cjk-adaptive, neighbours 0.8": Fusion(semantic_weight=0.9, neighbours=0.8),
+        "z-score, no smoothing, no thread boost": plain,
+        "z-score, semantic weight 0.5": replace(default, semantic_weight=0.5),
+        "z-score, semantic weight 2": replace(default, semantic_weight=2.0),
+        "z-score + neighbours only": replace(default, thread=0.0),
+        "z-score + thread boost only": replace(default, neighbours=0.0),
         "shipped default": default,
     }
 
@@ -134,7 +131,7 @@ def evaluate(store: Store, *, with_variants: bool = False) -> dict[str, Any]:
     embed_seconds = time.monotonic() - t0
     kw_lists, vec_lists, hybrid, latencies = [], [], [], []
     for q, qvec in zip(questions, qvecs, strict=True):
-        kw_lists.append(store.keyword_candidates(q["query"], kinds, nofilter, DEPTH))
+        kw_lists.append(store.keyword_hits(parse_query(q["query"]), kinds, nofilter, DEPTH))
         vec_lists.append([(key, s) for key, s, _ in store.semantic_candidates(qvec, kinds, nofilter, DEPTH)])
         t = time.monotonic()
         resp = store.search(q["query"], scope="messages", k=10, touch=False, query_vector=qvec)
@@ -142,8 +139,8 @@ def evaluate(store: Store, *, with_variants: bool = False) -> dict[str, Any]:
         hybrid.append([ext[r.id] for r in resp.results])
     elapsed = time.monotonic() - t0
 
-    def ranked(lists: Sequence[Sequence[tuple[tuple[str, int], float]]]) -> list[Ranked]:
-        return [[ext[key[1]] for key, _ in hits] for hits in lists]
+    def ranked(lists: Sequence[Sequence[Any]]) -> list[Ranked]:
+        return [[ext[h[0][1] if isinstance(h, tuple) else h.key[1]] for h in hits] for hits in lists]
 
     report: dict[str, Any] = {
         "dataset": {"threads": store.count_threads(), "messages": len(ext), "questions": len(questions)},
@@ -160,24 +157,20 @@ def evaluate(store: Store, *, with_variants: bool = False) -> dict[str, Any]:
         "eval_seconds": round(elapsed, 1),
     }
     if with_variants:
-        all_ids = list(ext)
-        neighbours = store.message_neighbours(all_ids, nofilter)
-        default = Fusion(rrf_k=store.config.search.rrf_k)
+        context = store.message_context(list(ext), nofilter)
         report["variants"] = {
-            name: metrics(_fused(kw_lists, vec_lists, questions, f, neighbours, ext), questions)
-            for name, f in variants(default, store.config.search.rrf_k).items()
+            name: metrics(_fused(kw_lists, vec_lists, questions, f, context, ext), questions)
+            for name, f in variants(store.fusion()).items()
         }
     return report
 
 
 def _fused(kw_lists: Sequence[Any], vec_lists: Sequence[Any], questions: Sequence[dict[str, Any]], fusion: Fusion,
-           neighbours: dict[int, list[int]], ext: dict[int, str]) -> list[Ranked]:
+           context: Any, ext: dict[int, str]) -> list[Ranked]:
     out = []
     for kw, vec, q in zip(kw_lists, vec_lists, questions, strict=True):
-        fused = fuse(kw, vec, fusion, q["query"])
-        if fusion.neighbours > 0:
-            fused = expand_neighbours(fused, neighbours, fusion.neighbours)
-        out.append([ext[key[1]] for key, _, _ in fused[:10]])
+        ranked = smooth(fuse(kw, vec, fusion, parse_query(q["query"])), context, fusion)
+        out.append([ext[r.key[1]] for r in order(ranked)[:10]])
     return out
 
 

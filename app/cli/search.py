@@ -77,16 +77,19 @@ def _run(
 
 
 def _print_human(resp: SearchResponse) -> None:
+    if not resp.results:
+        print(resp.notice or "no results")  # "no good match: ...": the answer itself, on stdout
+        return
     if resp.notice:
         fail(resp.notice)
-    if not resp.results:
-        print("no results")
     for i, r in enumerate(resp.results, start=1):
         where = {
             "memory": f"memory {r.id} [{r.category}]",
             "message": f"message {r.id} in thread {r.thread_id} ({r.role})",
             "summary": f"summary of thread {r.id}",
         }[r.kind]
+        if r.kind != "memory" and r.thread_title:
+            where += f" “{one_line(r.thread_title, 40)}”"
         print(f"{i:>3}. {where}  {'+'.join(r.matched)}  {r.score:.3f}")
         print(f"     {one_line(r.content, 110)}")
 

@@ -61,6 +61,7 @@ async def test_lists_and_calls_every_tool(mcp_store: Store) -> None:
 
         r = await client.call_tool("list_memories", {"category": "fact"})
         assert "Synology" in text_of(r) and "restic" not in text_of(r)
+        assert mcp_store.list_memories(category="fact")[0].access_count == 0  # listing is not use
 
         r = await client.call_tool("pin_memory", {"id": added[0].id})
         assert not r.is_error and mcp_store.get_memory(added[0].id).pinned
@@ -135,3 +136,26 @@ async def test_stdio_server_speaks_only_protocol(tmp_path: Path) -> None:
         assert not r.is_error
         r = await client.call_tool("search_memory", {"query": "tea"})
         assert "Prefers tea over coffee" in text_of(r)
+
+
+async def test_access_counts_only_what_search_returns(mcp_store: Store) -> None:
+    """Listing is not use; search_conversations never touches memories; a nonsense query touches nothing."""
+    server = build_server(lambda: mcp_store)
+
+    def counts() -> list[int]:
+        return [m.access_count for m in mcp_store.list_memories()]
+
+    async with Client(server) as client:
+        r = await client.call_tool("list_memories", {})
+        assert "Synology" in text_of(r) and counts() == [0, 0]
+        r = await client.call_tool("search_conversations", {"query": "restic backups", "k": 2})
+        lines = text_of(r).splitlines()
+        assert lines[0].startswith("2 results") and len(lines) == 3 and counts() == [0, 0]
+        for tool in ("search_memory", "search_conversations"):
+            r = await client.call_tool(tool, {"query": "quantum chromodynamics lattice"})
+            assert not r.is_error and "no good match" in text_of(r), text_of(r)
+            assert len(text_of(r).splitlines()) == 1
+        assert counts() == [0, 0]
+        r = await client.call_tool("search_memory", {"query": "Synology NAS"})
+        assert "Synology" in text_of(r)
+        assert sorted(counts()) == [0, 1]

@@ -7,8 +7,9 @@ How it stays fast and honest:
 - While the embedding model is still loading, searches are keyword-only (they never wait for the
   model) and the notice line says semantic search is warming up; once the model is ready the current
   query runs again, hybrid.
-- Access counts: memories count as used when their results have stayed on screen for a moment
-  (`DWELL` seconds), when Enter is pressed in the box, or when one is opened, not on every keystroke.
+- Access counts mean use (cleanup runs on them): a memory counts once when it is opened from the results,
+  and the memories among the top `TOP_ROWS` rows count when the user settles on a query by pressing
+  Enter in the box. Results that merely appeared while typing, however long they stay, never count.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from app.tui.widgets.status_line import AppStatus
 from store.search.engine import SCOPES, SearchResponse, SearchResult
 
 DEBOUNCE = 0.2
-DWELL = 1.5
+TOP_ROWS = 3  # rows that count as used when the user settles on a query (Enter)
 RESULTS = 50
 FIXED_WIDTH = 9 + 5 + 7 + 18 + 5 * 2 + 2  # kind, score, match, where, cell padding, scrollbar
 MATCH_LABELS = {
@@ -48,12 +49,11 @@ MATCH_LABELS = {
 
 @dataclass(frozen=True)
 class Found:
-    """A finished search, with the thread titles its results point into."""
+    """A finished search."""
 
     query: str
     scope: str
     response: SearchResponse
-    titles: dict[int, str]
     keyword_only: bool
 
 
@@ -98,13 +98,11 @@ class SearchScreen(MemappScreen):
     def __init__(self) -> None:
         super().__init__()
         self.results: list[SearchResult] = []
-        self.titles: dict[int, str] = {}
         self.shown_query = ""
         self.shown_keyword_only = False
         self.where_width = 18
         self._found: Found | None = None
         self._timer: Timer | None = None
-        self._dwell: Timer | None = None
         self._touched_keys: set[tuple[str, int]] = set()
         self._submit_pending = False
         self._typing = False
@@ -166,27 +164,19 @@ class SearchScreen(MemappScreen):
         query = self.query_text
         if not query:
             self.workers.cancel_group(self, "search")
-            self._show(Found("", self.scope, SearchResponse("", "keyword", []), {}, False))
+            self._show(Found("", self.scope, SearchResponse("", "keyword", []), False))
             return
         self.run_search(query, self.scope, self.memapp.status.semantic == "loading")
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False, description="searching")
     def run_search(self, query: str, scope: str, keyword_only: bool) -> None:
-        """The search itself, off the UI thread; access counting is left to the screen (touch=False)."""
-        store = self.store
-        response = store.search(
+        """The search itself, off the UI thread; access counting is left to the screen (touch=False).
+        Results carry their thread's title (joined in the search), so nothing is looked up per row."""
+        response = self.store.search(
             query, scope=scope, k=RESULTS, keyword_only=keyword_only, touch=False, prefix=True
         )
-        if get_current_worker().is_cancelled:
-            return
-        titles: dict[int, str] = {}
-        for tid in {r.thread_id for r in response.results if r.thread_id is not None}:
-            try:
-                titles[tid] = store.get_thread(tid).title
-            except Exception:  # deleted meanwhile: the result still shows, without a title
-                continue
         if not get_current_worker().is_cancelled:
-            self.post_message(self.Finished(Found(query, scope, response, titles, keyword_only)))
+            self.post_message(self.Finished(Found(query, scope, response, keyword_only)))
 
     def on_search_screen_finished(self, message: SearchScreen.Finished) -> None:
         found = message.found
@@ -205,7 +195,6 @@ class SearchScreen(MemappScreen):
         same = found.query == self.shown_query and found.scope == self.scope and bool(self.results)
         keep = self.table.cursor_row if same else 0
         self.results = found.response.results
-        self.titles = found.titles
         self.shown_query = found.query
         self.shown_keyword_only = found.keyword_only
         self.where_width = 18
@@ -235,8 +224,6 @@ class SearchScreen(MemappScreen):
             self._count_access()
             if self.results:
                 table.focus()
-        else:
-            self._start_dwell()
 
     @property
     def table(self) -> DataTable[Text]:
@@ -250,7 +237,7 @@ class SearchScreen(MemappScreen):
     def _where(self, r: SearchResult) -> str:
         if r.kind == "memory":
             return r.category or ""
-        return self.titles.get(r.thread_id or -1, "")
+        return r.thread_title or ""
 
     def _show_notice(self, found: Found) -> None:
         notice = self.query_one("#search-notice", Static)
@@ -287,15 +274,11 @@ class SearchScreen(MemappScreen):
         )
         preview.update(Text.assemble(head, "\n", literal(r.content)))
 
-    def _start_dwell(self) -> None:
-        if self._dwell is not None:
-            self._dwell.stop()
-        self._dwell = self.set_timer(DWELL, self._count_access)
-
     def _count_access(self, ids: list[int] | None = None) -> None:
-        """Count one access for the memories shown (once per memory per query)."""
+        """Count one access (once per memory per query) for `ids`, by default the memories among the top
+        `TOP_ROWS` rows: the ones a user who settled on this query has in front of them."""
         if ids is None:
-            ids = [r.id for r in self.results if r.kind == "memory"]
+            ids = [r.id for r in self.results[:TOP_ROWS] if r.kind == "memory"]
         new = [i for i in ids if (self.shown_query, i) not in self._touched_keys]
         if not new:
             return
@@ -307,7 +290,7 @@ class SearchScreen(MemappScreen):
 
     @on(Input.Submitted, "#search-input")
     def _submitted(self) -> None:
-        """Enter in the box: search now (no debounce wait), count the memories shown, go to the results."""
+        """Enter in the box: search now (no debounce wait), count the top rows' memories, go to the results."""
         if self.shown_query == self.query_text and not self._typing:
             self._count_access()
             if self.results:

@@ -95,7 +95,7 @@ async def test_stale_results_are_dropped(tui_store: Store) -> None:
         from store.search.engine import SearchResponse
 
         screen.post_message(
-            SearchScreen.Finished(Found("an old query", "all", SearchResponse("x", "hybrid", []), {}, False))
+            SearchScreen.Finished(Found("an old query", "all", SearchResponse("x", "hybrid", []), False))
         )
         await pilot.pause()
         assert screen.results == before and screen.shown_query == "restic"
@@ -111,20 +111,18 @@ async def _eventually(pilot: Any, ok: Callable[[], bool], seconds: float = 10.0)
     return ok()
 
 
-async def test_memory_result_opens_the_editor_and_access_counts_once_per_query(
-    tui_store: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(search_screen, "DWELL", 0.3)
+async def test_access_counts_only_use_opening_or_settling_on_a_query(tui_store: Store) -> None:
     m = tui_store.add_memory("Prefers restic over borg for backups", "preference").memory
     app = make_app(tui_store)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await _type(pilot, "borg backups")  # typed key by key: only the settled query is shown
         assert screen.results[0].kind == "memory" and screen.results[0].id == m.id
-        # results stayed on screen for DWELL: one access (polled: the timer and its worker run late under load)
+        await pilot.pause(2.0)  # results that just stay on screen are not use
+        await settle(pilot)
+        assert tui_store.get_memory(m.id).access_count == 0
+        await pilot.press("enter")  # settled on the query: the top rows count
         assert await _eventually(pilot, lambda: tui_store.get_memory(m.id).access_count == 1)
-        table = screen.query_one("#search-results", DataTable)
-        table.focus()
-        await pilot.press("enter")
+        await pilot.press("enter")  # on the result: open it
         await settle(pilot)
         assert isinstance(app.screen, MemoryEditScreen) and app.screen.memory is not None
         assert app.screen.memory.id == m.id
@@ -132,4 +130,29 @@ async def test_memory_result_opens_the_editor_and_access_counts_once_per_query(
         await settle(pilot)
         assert tui_store.get_memory(m.id).access_count == 1  # the same query is not counted twice
         screen.query_one("#search-input", Input).value = "restic"
+        await pilot.pause(0.5)
+        await settle(pilot)
+        assert tui_store.get_memory(m.id).access_count == 1  # typed, not settled: not counted
+        screen.query_one("#search-results", DataTable).focus()
+        await pilot.press("enter")  # opened: counted
         assert await _eventually(pilot, lambda: tui_store.get_memory(m.id).access_count == 2)
+
+
+async def test_settling_on_a_query_counts_only_the_top_rows(tui_store: Store) -> None:
+    texts = [
+        "restic backs up the laptop every night",
+        "The NAS gets a weekly restic snapshot",
+        "Learning restic's prune and forget flags",
+        "Friend recommended restic over borg at the meetup",
+        "restic repository password lives in the keychain",
+    ]
+    ids = [tui_store.add_memory(t, "project").memory.id for t in texts]
+    assert len(set(ids)) == 5
+    app = make_app(tui_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _type(pilot, "restic")
+        assert len(screen.results) == 5
+        await pilot.press("enter")
+        top = [r.id for r in screen.results[: search_screen.TOP_ROWS]]
+        assert await _eventually(pilot, lambda: sum(tui_store.get_memory(i).access_count for i in ids) == 3)
+        assert [i for i in ids if tui_store.get_memory(i).access_count == 1] == sorted(top)

@@ -1,0 +1,294 @@
+"""Choose the ranking settings on the evaluation's TUNING half; report them on both halves (prints JSON).
+
+    .venv/bin/python bench/tune_search.py [--data bench/eval/longmem] [--out FILE] [--quick]
+
+One chat.db per conversation (search within one archive), built with the real model and cached under
+bench/.data/tune/ keyed by the data's hash. Every question's candidate lists are fetched once (the keyword
+list once per BM25 `b` tried, the vector list once), then every setting of the grid re-ranks them with the
+same code `Store.search` runs (store.search.rank: fuse, smooth, order), so a setting's score here is the
+score the shipped search gets with it (checked: the chosen setting is also run through `Store.search`).
+
+Steps, all on the tune half only: (1) BM25 b and k1 for the keyword list alone; (2) fusion weights,
+neighbour smoothing and the thread boost with the floor off; (3) the floor (cosine) and keyword floor:
+the pair with the fewest no-answer questions returning anything, among those that cost the answerable
+questions at most 0.02 recall@10. The test half is scored once, with the chosen settings, and printed
+beside the tune half; nothing is chosen on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import itertools
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from store import MessageIn, Store, ThreadIn  # noqa: E402
+from store.search.engine import DEPTH, Filters  # noqa: E402
+from store.search.query import parse_query  # noqa: E402
+from store.search.rank import Fusion, fuse, order, smooth  # noqa: E402
+from store.threads import PreparedChunks  # noqa: E402
+
+KINDS = ("message",)
+NOFILTER = Filters()
+OFF = 1e-9  # a floor that everything passes
+
+
+def epoch(text: str | None) -> float | None:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() if text else None
+
+
+def load_jsonl(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def build(path: Path, sessions: Sequence[dict[str, Any]], embedder: Any) -> Store:
+    """One archive: each session a thread, every message embedded in one call."""
+    store = Store(path, embedder=embedder)
+    threads = [
+        ThreadIn(
+            source="eval",
+            external_id=s["id"],
+            title=s.get("title", ""),
+            created_at=epoch(s.get("created_at")),
+            messages=[
+                MessageIn(m["role"], m["content"], external_id=m["id"], created_at=epoch(m.get("created_at")))
+                for m in s["messages"]
+            ],
+        )
+        for s in sessions
+    ]
+    prepared = store.prepare_chunks([m for t in threads for m in t.messages])
+    start = cursor = 0
+    for t in threads:
+        share = None
+        if prepared is not None and prepared.vectors is not None:
+            spans = prepared.spans[start : start + len(t.messages)]
+            n = sum(len(s) for s in spans)
+            share = PreparedChunks(spans, prepared.vectors[cursor : cursor + n])
+            start, cursor = start + len(t.messages), cursor + n
+        store.write_thread(t, prepared=share)
+    return store
+
+
+def stores(data: Path) -> dict[str, Store]:
+    """One cached chat.db per conversation (rebuilt when the data or the schema changes)."""
+    conv = data / "conversations.jsonl"
+    digest = hashlib.sha256(conv.read_bytes() + b"schema8-porter").hexdigest()[:16]
+    cache = ROOT / "bench" / ".data" / "tune" / digest
+    cache.mkdir(parents=True, exist_ok=True)
+    by_conv: dict[str, list[dict[str, Any]]] = {}
+    for s in load_jsonl(conv):
+        by_conv.setdefault(s["id"].split("-")[0], []).append(s)
+    out = {}
+    from embeddings import SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder()
+    for cid, sessions in sorted(by_conv.items()):
+        path = cache / f"{cid}.db"
+        if path.exists():
+            out[cid] = Store(path, embedder=embedder)
+            continue
+        tmp = cache / f"{cid}.building.db"
+        for p in cache.glob(f"{cid}.building.db*"):
+            p.unlink()
+        build(tmp, sessions, embedder).close()
+        tmp.rename(path)
+        out[cid] = Store(path, embedder=embedder)
+    return out
+
+
+class Question:
+    """One question's candidate lists, fetched once."""
+
+    def __init__(self, q: dict[str, Any], store: Store, qvec: Any, bs: Sequence[float], k1s: Sequence[float]):
+        self.q = q
+        self.answers = set(q["answers"])
+        self.parsed = parse_query(q["query"])
+        self.store = store
+        self.kw = {
+            (b, k1): store.keyword_hits(self.parsed, KINDS, NOFILTER, DEPTH, Fusion(b=b, k1=k1))
+            for b in bs
+            for k1 in k1s
+        }
+        self.sem = [(key, s) for key, s, _ in store.semantic_candidates(qvec, KINDS, NOFILTER, DEPTH)]
+        self.qvec = qvec
+
+
+def ranked_ids(qn: Question, fusion: Fusion, ext: dict[int, str], context: Any) -> list[str]:
+    if not qn.parsed.phrases:
+        return []
+    ranked = fuse(qn.kw[(fusion.b, fusion.k1)], qn.sem, fusion, qn.parsed)
+    ranked = smooth(ranked, context, fusion)
+    return [ext[r.key[1]] for r in order(ranked)[:10]]
+
+
+def metrics(lists: Sequence[list[str]], qs: Sequence[Question]) -> dict[str, float]:
+    pairs = [(r, q) for r, q in zip(lists, qs, strict=True) if q.answers]
+    if not pairs:
+        return {}
+    out: dict[str, float] = {}
+    for k in (5, 10):
+        out[f"recall@{k}"] = round(sum(len(set(r[:k]) & q.answers) / len(q.answers) for r, q in pairs) / len(pairs), 4)
+    rr = [next((1.0 / i for i, e in enumerate(r, 1) if e in q.answers), 0.0) for r, q in pairs]
+    out["mrr"] = round(sum(rr) / len(rr), 4)
+    return out
+
+
+def false_hits(lists: Sequence[list[str]], qs: Sequence[Question]) -> float:
+    empty = [bool(r) for r, q in zip(lists, qs, strict=True) if not q.answers]
+    return round(sum(empty) / len(empty), 4) if empty else 0.0
+
+
+class Bench:
+    def __init__(self, data: Path, bs: Sequence[float], k1s: Sequence[float]) -> None:
+        t0 = time.monotonic()
+        self.stores = stores(data)
+        self.build_seconds = round(time.monotonic() - t0, 1)
+        self.ext: dict[str, dict[int, str]] = {}
+        self.context: dict[str, Any] = {}
+        for cid, s in self.stores.items():
+            self.ext[cid] = {int(i): str(e) for i, e in s.con.execute("SELECT id, external_id FROM messages")}
+            self.context[cid] = s.message_context(list(self.ext[cid]), NOFILTER)
+        questions = load_jsonl(data / "questions.jsonl")
+        any_store = next(iter(self.stores.values()))
+        assert any_store.embedder is not None and any_store.load_model()
+        qvecs = any_store.embedder.embed_documents([q["query"] for q in questions])
+        self.qs = [
+            Question(q, self.stores[q["conversation"]], v, bs, k1s) for q, v in zip(questions, qvecs, strict=True)
+        ]
+
+    def split(self, name: str) -> list[Question]:
+        return [q for q in self.qs if q.q["split"] == name]
+
+    def lists(self, qs: Sequence[Question], fusion: Fusion) -> list[list[str]]:
+        return [ranked_ids(q, fusion, self.ext[q.q["conversation"]], self.context[q.q["conversation"]]) for q in qs]
+
+    def single(self, qs: Sequence[Question], which: str, fusion: Fusion) -> list[list[str]]:
+        if which == "keyword":
+            return [[self.ext[q.q["conversation"]][h.key[1]] for h in q.kw[(fusion.b, fusion.k1)]] for q in qs]
+        return [[self.ext[q.q["conversation"]][key[1]] for key, _ in q.sem] for q in qs]
+
+    def report(self, qs: Sequence[Question], fusion: Fusion) -> dict[str, Any]:
+        hybrid = self.lists(qs, fusion)
+        kinds = sorted({q.q["kind"] for q in qs})
+        out: dict[str, Any] = {"questions": len(qs)}
+        for name, lists in (
+            ("keyword", self.single(qs, "keyword", fusion)),
+            ("vector", self.single(qs, "vector", fusion)),
+            ("hybrid", hybrid),
+            ("hybrid_no_floor", self.lists(qs, replace(fusion, floor=OFF, keyword_floor=OFF))),
+        ):
+            out[name] = metrics(lists, qs)
+            out[name]["by_kind"] = {
+                k: metrics([r for r, q in zip(lists, qs, strict=True) if q.q["kind"] == k], [q for q in qs if q.q["kind"] == k])
+                for k in kinds
+                if k != "no-answer"
+            }
+        out["no_answer_false_hit_rate"] = false_hits(hybrid, qs)
+        return out
+
+
+def tune(bench: Bench, bs: Sequence[float], k1s: Sequence[float], quick: bool) -> tuple[Fusion, dict[str, Any]]:
+    tune_qs = bench.split("tune")
+    log: dict[str, Any] = {}
+    # 1. BM25 alone.
+    kw = {f"b={b} k1={k1}": metrics(bench.single(tune_qs, "keyword", Fusion(b=b, k1=k1)), tune_qs)["recall@10"]
+          for b in bs for k1 in k1s}
+    log["keyword_only_recall@10"] = kw
+    best_b, best_k1 = max(((b, k1) for b in bs for k1 in k1s), key=lambda p: kw[f"b={p[0]} k1={p[1]}"])
+    # 2. Fusion, smoothing, thread boost, floor off.
+    grid = {
+        "semantic_weight": [0.5, 0.75, 1.0, 1.5] if not quick else [0.75, 1.0],
+        "neighbours": [0.0, 0.15, 0.3, 0.5] if not quick else [0.0, 0.3],
+        "thread": [0.0, 0.1, 0.2, 0.4] if not quick else [0.0, 0.2],
+        "b": [best_b],
+    }
+    results = []
+    for sw, nb, th, b in itertools.product(*grid.values()):
+        f = Fusion(semantic_weight=sw, neighbours=nb, thread=th, b=b, k1=best_k1, floor=OFF, keyword_floor=OFF)
+        results.append((metrics(bench.lists(tune_qs, f), tune_qs)["recall@10"], f))
+    results.sort(key=lambda x: -x[0])
+    log["fusion_top5"] = [{"recall@10": r, **_knobs(f)} for r, f in results[:5]]
+    best = results[0][1]
+    base_recall = results[0][0]
+    # 3. The floor.
+    floors = []
+    for fl, kf in itertools.product([0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55], [0.5, 0.6, 0.7, 0.8, 0.9, 1.01]):
+        f = replace(best, floor=fl, keyword_floor=kf)
+        lists = bench.lists(tune_qs, f)
+        floors.append((false_hits(lists, tune_qs), metrics(lists, tune_qs)["recall@10"], f))
+    ok = [x for x in floors if base_recall - x[1] <= 0.02] or floors
+    chosen = min(ok, key=lambda x: (x[0], -x[1]))[2]
+    log["floor_grid"] = [{"floor": f.floor, "keyword_floor": f.keyword_floor, "false_hits": fh, "recall@10": r}
+                         for fh, r, f in floors]
+    return chosen, log
+
+
+def _knobs(f: Fusion) -> dict[str, float]:
+    d = asdict(f)
+    d.pop("cjk_adaptive", None)
+    return d
+
+
+def check_shipped(bench: Bench, fusion: Fusion, n: int = 20) -> float:
+    """The share of `n` tune questions where Store.search (with `fusion`) returns exactly the list the
+    re-ranking here computes: proves the tuning scores what ships."""
+    same = 0
+    qs = bench.split("tune")[:n]
+    for q in qs:
+        resp = q.store.search(q.q["query"], scope="messages", k=10, touch=False, query_vector=q.qvec, fusion=fusion)
+        mine = ranked_ids(q, fusion, bench.ext[q.q["conversation"]], bench.context[q.q["conversation"]])
+        same += [r.external_id for r in resp.results] == mine
+    return same / len(qs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(ROOT / "bench" / "eval" / "longmem"))
+    parser.add_argument("--out")
+    parser.add_argument("--quick", action="store_true", help="a smaller grid")
+    args = parser.parse_args(argv)
+    bs, k1s = ([0.1, 0.3, 0.5, 0.75], [0.9, 1.2, 1.6]) if not args.quick else ([0.3, 0.75], [1.2])
+    t0 = time.monotonic()
+    bench = Bench(Path(args.data), bs, k1s)
+    chosen, log = tune(bench, bs, k1s, args.quick)
+    report = {
+        "chosen": _knobs(chosen),
+        "shipped_default": _knobs(Fusion()),
+        "tune": bench.report(bench.split("tune"), chosen),
+        "test": bench.report(bench.split("test"), chosen),
+        "test_with_shipped_default": bench.report(bench.split("test"), Fusion()),
+        "tuning": log,
+        "store_search_agrees": check_shipped(bench, chosen),
+        "build_seconds": bench.build_seconds,
+        "seconds": round(time.monotonic() - t0, 1),
+    }
+    text = json.dumps(report, ensure_ascii=False, indent=1)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    t, s = report["test"], report["tune"]
+    print(
+        f"chosen {report['chosen']} | tune hybrid R@10 {s['hybrid']['recall@10']} | test hybrid R@10 "
+        f"{t['hybrid']['recall@10']} keyword {t['keyword']['recall@10']} vector {t['vector']['recall@10']} "
+        f"no-answer false hits {t['no_answer_false_hit_rate']}",
+        file=sys.stderr,
+    )
+    for s in bench.stores.values():
+        s.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
