@@ -137,7 +137,9 @@ def build_server(open_store: Callable[[], Store]) -> MCPServer:
         for r in resp.results:
             where = f"thread {r.thread_id} “{_flat(r.thread_title or '', 60)}”"
             if r.kind == "message":
-                lines.append(f"[message {r.id} in {where}, {r.role}, {iso(r.created_at) or 'no date'}] {_flat(r.content)}")
+                lines.append(
+                    f"[message {r.id} in {where}, {r.role}, {iso(r.created_at) or 'no date'}] {_flat(r.content)}"
+                )
             else:
                 lines.append(f"[summary of {where}] {_flat(r.content)}")
         head = f"{len(lines)} results for {query!r}" + (f" ({resp.notice})" if resp.notice else "")

@@ -129,7 +129,7 @@ def ranked_ids(qn: Question, fusion: Fusion, ext: dict[int, str], context: Any) 
     if not qn.parsed.phrases:
         return []
     ranked = fuse(qn.kw[(fusion.b, fusion.k1)], qn.sem, fusion, qn.parsed)
-    ranked = smooth(ranked, context, fusion)
+    ranked = smooth(ranked, context, fusion, qn.parsed)
     return [ext[r.key[1]] for r in order(ranked)[:10]]
 
 
@@ -139,7 +139,9 @@ def metrics(lists: Sequence[list[str]], qs: Sequence[Question]) -> dict[str, flo
         return {}
     out: dict[str, float] = {}
     for k in (5, 10):
-        out[f"recall@{k}"] = round(sum(len(set(r[:k]) & q.answers) / len(q.answers) for r, q in pairs) / len(pairs), 4)
+        out[f"recall@{k}"] = round(
+            sum(len(set(r[:k]) & q.answers) / len(q.answers) for r, q in pairs) / len(pairs), 4
+        )
     rr = [next((1.0 / i for i, e in enumerate(r, 1) if e in q.answers), 0.0) for r, q in pairs]
     out["mrr"] = round(sum(rr) / len(rr), 4)
     return out
@@ -165,18 +167,24 @@ class Bench:
         assert any_store.embedder is not None and any_store.load_model()
         qvecs = any_store.embedder.embed_documents([q["query"] for q in questions])
         self.qs = [
-            Question(q, self.stores[q["conversation"]], v, bs, k1s) for q, v in zip(questions, qvecs, strict=True)
+            Question(q, self.stores[q["conversation"]], v, bs, k1s)
+            for q, v in zip(questions, qvecs, strict=True)
         ]
 
     def split(self, name: str) -> list[Question]:
         return [q for q in self.qs if q.q["split"] == name]
 
     def lists(self, qs: Sequence[Question], fusion: Fusion) -> list[list[str]]:
-        return [ranked_ids(q, fusion, self.ext[q.q["conversation"]], self.context[q.q["conversation"]]) for q in qs]
+        return [
+            ranked_ids(q, fusion, self.ext[q.q["conversation"]], self.context[q.q["conversation"]])
+            for q in qs
+        ]
 
     def single(self, qs: Sequence[Question], which: str, fusion: Fusion) -> list[list[str]]:
         if which == "keyword":
-            return [[self.ext[q.q["conversation"]][h.key[1]] for h in q.kw[(fusion.b, fusion.k1)]] for q in qs]
+            return [
+                [self.ext[q.q["conversation"]][h.key[1]] for h in q.kw[(fusion.b, fusion.k1)]] for q in qs
+            ]
         return [[self.ext[q.q["conversation"]][key[1]] for key, _ in q.sem] for q in qs]
 
     def report(self, qs: Sequence[Question], fusion: Fusion) -> dict[str, Any]:
@@ -191,7 +199,10 @@ class Bench:
         ):
             out[name] = metrics(lists, qs)
             out[name]["by_kind"] = {
-                k: metrics([r for r, q in zip(lists, qs, strict=True) if q.q["kind"] == k], [q for q in qs if q.q["kind"] == k])
+                k: metrics(
+                    [r for r, q in zip(lists, qs, strict=True) if q.q["kind"] == k],
+                    [q for q in qs if q.q["kind"] == k],
+                )
                 for k in kinds
                 if k != "no-answer"
             }
@@ -199,12 +210,17 @@ class Bench:
         return out
 
 
-def tune(bench: Bench, bs: Sequence[float], k1s: Sequence[float], quick: bool) -> tuple[Fusion, dict[str, Any]]:
+def tune(
+    bench: Bench, bs: Sequence[float], k1s: Sequence[float], quick: bool
+) -> tuple[Fusion, dict[str, Any]]:
     tune_qs = bench.split("tune")
     log: dict[str, Any] = {}
     # 1. BM25 alone.
-    kw = {f"b={b} k1={k1}": metrics(bench.single(tune_qs, "keyword", Fusion(b=b, k1=k1)), tune_qs)["recall@10"]
-          for b in bs for k1 in k1s}
+    kw = {
+        f"b={b} k1={k1}": metrics(bench.single(tune_qs, "keyword", Fusion(b=b, k1=k1)), tune_qs)["recall@10"]
+        for b in bs
+        for k1 in k1s
+    }
     log["keyword_only_recall@10"] = kw
     best_b, best_k1 = max(((b, k1) for b in bs for k1 in k1s), key=lambda p: kw[f"b={p[0]} k1={p[1]}"])
     # 2. Fusion, smoothing, thread boost, floor off.
@@ -216,7 +232,9 @@ def tune(bench: Bench, bs: Sequence[float], k1s: Sequence[float], quick: bool) -
     }
     results = []
     for sw, nb, th, b in itertools.product(*grid.values()):
-        f = Fusion(semantic_weight=sw, neighbours=nb, thread=th, b=b, k1=best_k1, floor=OFF, keyword_floor=OFF)
+        f = Fusion(
+            semantic_weight=sw, neighbours=nb, thread=th, b=b, k1=best_k1, floor=OFF, keyword_floor=OFF
+        )
         results.append((metrics(bench.lists(tune_qs, f), tune_qs)["recall@10"], f))
     results.sort(key=lambda x: -x[0])
     log["fusion_top5"] = [{"recall@10": r, **_knobs(f)} for r, f in results[:5]]
@@ -224,14 +242,18 @@ def tune(bench: Bench, bs: Sequence[float], k1s: Sequence[float], quick: bool) -
     base_recall = results[0][0]
     # 3. The floor.
     floors = []
-    for fl, kf in itertools.product([0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55], [0.5, 0.6, 0.7, 0.8, 0.9, 1.01]):
+    for fl, kf in itertools.product(
+        [0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55], [0.5, 0.6, 0.7, 0.8, 0.9, 1.01]
+    ):
         f = replace(best, floor=fl, keyword_floor=kf)
         lists = bench.lists(tune_qs, f)
         floors.append((false_hits(lists, tune_qs), metrics(lists, tune_qs)["recall@10"], f))
     ok = [x for x in floors if base_recall - x[1] <= 0.02] or floors
     chosen = min(ok, key=lambda x: (x[0], -x[1]))[2]
-    log["floor_grid"] = [{"floor": f.floor, "keyword_floor": f.keyword_floor, "false_hits": fh, "recall@10": r}
-                         for fh, r, f in floors]
+    log["floor_grid"] = [
+        {"floor": f.floor, "keyword_floor": f.keyword_floor, "false_hits": fh, "recall@10": r}
+        for fh, r, f in floors
+    ]
     return chosen, log
 
 
@@ -247,7 +269,9 @@ def check_shipped(bench: Bench, fusion: Fusion, n: int = 20) -> float:
     same = 0
     qs = bench.split("tune")[:n]
     for q in qs:
-        resp = q.store.search(q.q["query"], scope="messages", k=10, touch=False, query_vector=q.qvec, fusion=fusion)
+        resp = q.store.search(
+            q.q["query"], scope="messages", k=10, touch=False, query_vector=q.qvec, fusion=fusion
+        )
         mine = ranked_ids(q, fusion, bench.ext[q.q["conversation"]], bench.context[q.q["conversation"]])
         same += [r.external_id for r in resp.results] == mine
     return same / len(qs)

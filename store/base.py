@@ -68,7 +68,7 @@ def rebuild_fts(con: apsw.Connection, tokenize: str | None = None) -> None:
         con.execute(f"DROP TABLE IF EXISTS {table}")
         con.execute(
             f"CREATE VIRTUAL TABLE {table} USING fts5(body, content='', contentless_delete=1, "
-            f"tokenize=\"{tokenize}\")"
+            f'tokenize="{tokenize}")'
         )
         rows = [(rowid, index_text(str(text))) for rowid, text in con.execute(FTS_SOURCES[table]).fetchall()]
         con.executemany(f"INSERT INTO {table}(rowid, body) VALUES (?, ?)", rows)

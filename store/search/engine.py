@@ -195,7 +195,7 @@ class SearchMixin(StoreBase):
         ranked = fuse(keyword(), [(key, s) for key, s, _ in sem], fusion, parsed)
         if "message" in kinds and (fusion.neighbours > 0 or fusion.thread > 0):
             ids = [key[1] for key in ranked if key[0] == "message"]
-            ranked = smooth(ranked, self.message_context(ids, filters), fusion)
+            ranked = smooth(ranked, self.message_context(ids, filters), fusion, parsed)
         spans = {key: span for key, _, span in sem}
         results = self._hydrate(order(ranked)[:k], parsed, spans)
         if not results:
@@ -244,7 +244,12 @@ class SearchMixin(StoreBase):
     # -- retrievers (public for the evaluation) ------------------------------------------------------
 
     def keyword_hits(
-        self, parsed: ParsedQuery, kinds: Sequence[str], filters: Filters, n: int, fusion: Fusion | None = None
+        self,
+        parsed: ParsedQuery,
+        kinds: Sequence[str],
+        filters: Filters,
+        n: int,
+        fusion: Fusion | None = None,
     ) -> list[KeywordHit]:
         """The best `n` keyword hits over every kind in `kinds` (our BM25, best first), filters applied."""
         fusion = fusion or self.fusion()
@@ -359,7 +364,8 @@ class SearchMixin(StoreBase):
                 near.setdefault(int(mid), []).append(int(nid))
         missing = [n for ns in near.values() for n in ns if n not in thread_of]
         for mid, tid in self.con.execute(
-            "SELECT id, thread_id FROM messages WHERE id IN (SELECT value FROM json_each(?))", (_json_ids(missing),)
+            "SELECT id, thread_id FROM messages WHERE id IN (SELECT value FROM json_each(?))",
+            (_json_ids(missing),),
         ):
             thread_of[int(mid)] = int(tid)
         return Context(thread_of, near)

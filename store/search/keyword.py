@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from store.search.query import CJK1, ParsedQuery
+
 if TYPE_CHECKING:
     from store.search.engine import Filters
-    from store.search.query import ParsedQuery
 
 Key = tuple[str, int]  # (kind, id)
 RESCORE_DEPTH = 300  # rows FTS5 keeps (by its own bm25) for our re-scoring, per kind
@@ -33,6 +34,10 @@ class KeywordHit:
     key: Key
     bm25: float  # higher is better
     coverage: float  # 0..1: IDF-weighted share of the query's phrases found in the row
+
+
+def _cjk_pair(phrase: str) -> bool:
+    return len(phrase) == 3 and phrase[1] == " " and CJK1.match(phrase[0]) is not None
 
 
 def _idf(rows: int, df: int) -> float:
@@ -73,7 +78,11 @@ def keyword_hits(
     total_rows, total_tokens = max(first[0], 1), first[1]
     avgdl = max(total_tokens / total_rows, 1.0)
     idfs = [_idf(total_rows, df) for df in dfs]
-    idf_sum = sum(idfs) or 1.0
+    # A CJK pair found nowhere is most likely not a word (two characters on either side of a word
+    # boundary: 公司做 gives 司做): it cannot count against a row's coverage.
+    idf_sum = (
+        sum(i for i, df, p in zip(idfs, dfs, parsed.phrases, strict=True) if df or not _cjk_pair(p)) or 1.0
+    )
     hits = []
     for rid, tf in rows:
         nums = [int(x) for x in tf.split()]
@@ -157,4 +166,3 @@ def keyword_sql(kind: str, f: Filters) -> tuple[str, list[Any]]:
         "ORDER BY fts_summaries.rank LIMIT ?",
         args,
     )
-

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from store.search.keyword import Key, KeywordHit
 from store.search.query import ParsedQuery
@@ -50,6 +50,8 @@ class Fusion:
     thread: float = 0.2  # a message gains this share of its thread's best score
     floor: float = 0.35  # cosine a hit needs when its keywords do not carry it
     keyword_floor: float = 0.6  # keyword coverage a hit needs when its meaning does not carry it
+    cjk_smoothing: bool = False  # False: smoothing and thread boost shrink with the query's CJK share
+    cjk_gain: float = 1.0  # how fast the semantic side fades as the query's CJK share grows
 
 
 @dataclass(slots=True)
@@ -70,6 +72,11 @@ class Context:
 
     thread_of: Mapping[int, int] = field(default_factory=dict)
     neighbours_of: Mapping[int, Sequence[int]] = field(default_factory=dict)
+
+
+def cjk_lean(parsed: ParsedQuery | None, fusion: Fusion) -> float:
+    """0 (an English query) .. 1 (enough CJK that the English-only model's side is dropped)."""
+    return 0.0 if parsed is None else min(1.0, fusion.cjk_gain * parsed.cjk)
 
 
 def _zscores(scores: Mapping[Key, float]) -> tuple[dict[Key, float], float]:
@@ -94,7 +101,7 @@ def fuse(
 ) -> dict[Key, Ranked]:
     """z-score fusion of the keyword and semantic lists. Kinds with no vectors (`unembedded`) use their
     keyword score in place of the missing semantic one, so they are not punished for having none."""
-    lean = parsed.cjk if (parsed is not None and fusion.cjk_adaptive) else 0.0
+    lean = cjk_lean(parsed, fusion) if fusion.cjk_adaptive else 0.0
     wk = fusion.keyword_weight
     ws = fusion.semantic_weight * (1.0 - lean) if semantic else 0.0
     zk, kmin = _zscores({h.key: h.bm25 for h in keyword})
@@ -127,9 +134,14 @@ def evidence(r: Ranked, fusion: Fusion) -> float:
     return sem + kw
 
 
-def smooth(ranked: dict[Key, Ranked], context: Context, fusion: Fusion) -> dict[Key, Ranked]:
+def smooth(
+    ranked: dict[Key, Ranked], context: Context, fusion: Fusion, parsed: ParsedQuery | None = None
+) -> dict[Key, Ranked]:
     """Neighbour smoothing and the thread boost, for messages. A neighbour that neither retriever found
     joins the list (matched "neighbour"), and any turn next to a message that passes the floor passes."""
+    lean = 0.0 if fusion.cjk_smoothing else cjk_lean(parsed, fusion)
+    if lean:
+        fusion = replace(fusion, neighbours=fusion.neighbours * (1 - lean), thread=fusion.thread * (1 - lean))
     if fusion.neighbours <= 0 and fusion.thread <= 0:
         return ranked
     base = {k[1]: r.score for k, r in ranked.items() if k[0] == "message"}
@@ -169,7 +181,9 @@ def order(ranked: Mapping[Key, Ranked], *, floor: bool = True) -> list[Ranked]:
 # -- snippets ------------------------------------------------------------------------------------------
 
 
-def snippet(text: str, parsed: ParsedQuery, span: tuple[int, int] | None = None, width: int = SNIPPET_CHARS) -> str:
+def snippet(
+    text: str, parsed: ParsedQuery, span: tuple[int, int] | None = None, width: int = SNIPPET_CHARS
+) -> str:
     """About `width` characters of `text` around the first query word found (or the matching chunk)."""
     folded = text.casefold()
     at = -1

@@ -16,8 +16,19 @@ from store.errors import InvalidInputError
 from store.search.engine import Filters, SearchResponse
 from store.search.query import keyword_expression
 
-RESULT_KEYS = {"kind", "id", "thread_id", "external_id", "role", "category", "content", "score", "matched",
-               "thread_title", "created_at"}
+RESULT_KEYS = {
+    "kind",
+    "id",
+    "thread_id",
+    "external_id",
+    "role",
+    "category",
+    "content",
+    "score",
+    "matched",
+    "thread_title",
+    "created_at",
+}
 NASTY = [
     "AND",
     "OR",

@@ -26,7 +26,10 @@ NONSENSE = "quantum chromodynamics lattice"
 
 
 def _thread(store: Store, ext: str, texts: list[str], title: str = "Home lab") -> int:
-    msgs = [MessageIn("user" if i % 2 == 0 else "assistant", t, f"{ext}-{i}", 1_700_000_000.0 + i) for i, t in enumerate(texts)]
+    msgs = [
+        MessageIn("user" if i % 2 == 0 else "assistant", t, f"{ext}-{i}", 1_700_000_000.0 + i)
+        for i, t in enumerate(texts)
+    ]
     return store.write_thread(ThreadIn("generic", ext, title, msgs)).thread_id
 
 
@@ -181,17 +184,23 @@ def test_reindex_recreates_the_keyword_index_with_the_stemmer(store: Store) -> N
     _archive(store)
     with store.con:
         store.con.execute("DROP TABLE fts_messages")
-        store.con.execute("CREATE VIRTUAL TABLE fts_messages USING fts5(body, content='', contentless_delete=1)")
+        store.con.execute(
+            "CREATE VIRTUAL TABLE fts_messages USING fts5(body, content='', contentless_delete=1)"
+        )
     assert store.search("deciding", scope="messages", keyword_only=True).results == []
     store.rebuild_keyword_index()
-    assert [r.external_id for r in store.search("deciding", scope="messages", keyword_only=True).results] == ["a-0"]
+    assert [r.external_id for r in store.search("deciding", scope="messages", keyword_only=True).results] == [
+        "a-0"
+    ]
 
 
 def test_search_config_reads_the_knobs_and_old_rrf_k_without_complaint(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "config.toml"
-    path.write_text("[search]\nrrf_k = 60\nsemantic_weight = 0.5\nfloor = 0.42\nbm25_b = 0.2\n", encoding="utf-8")
+    path.write_text(
+        "[search]\nrrf_k = 60\nsemantic_weight = 0.5\nfloor = 0.42\nbm25_b = 0.2\n", encoding="utf-8"
+    )
     cfg = load_config(path)
     assert "unknown key" not in caplog.text
     s = Store(tmp_path / "chat.db", config=cfg, embedder=FakeEmbedder())

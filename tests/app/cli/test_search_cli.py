@@ -15,7 +15,19 @@ from app.cli.common import UsageError
 from app.cli.search import parse_date
 from store import MessageIn, Store, ThreadIn
 
-RESULT_KEYS = {"kind", "id", "thread_id", "external_id", "role", "category", "content", "score", "matched"}
+RESULT_KEYS = {
+    "kind",
+    "id",
+    "thread_id",
+    "external_id",
+    "role",
+    "category",
+    "content",
+    "score",
+    "matched",
+    "thread_title",
+    "created_at",
+}
 
 
 @pytest.fixture
@@ -183,3 +195,16 @@ def test_parse_date() -> None:
     assert parse_date("2025-01-01T00:00:00") == 1_735_689_600.0
     with pytest.raises(UsageError):
         parse_date("01/02/2025")
+
+
+def test_no_good_match_says_so_and_counts_nothing(
+    capsys: pytest.CaptureFixture[str], db: dict[str, Any]
+) -> None:
+    code, data, _ = run(capsys, db, "quantum chromodynamics lattice", "--json", "--keyword-only")
+    assert code == 0 and data["results"] == [] and data["notice"].startswith("no good match")
+    code, out, _ = run(capsys, db, "quantum chromodynamics lattice")
+    assert code == 0 and out.startswith("no good match")
+    code, data, _ = run(capsys, db, "what should we do", "--json", "--keyword-only")
+    assert data["results"] == [] and "only common words" in data["notice"]
+    with Store(db["path"], embedder=None) as s:
+        assert [m.access_count for m in s.list_memories()] == [0, 0]

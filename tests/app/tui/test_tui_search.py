@@ -7,7 +7,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-import pytest
 from textual.widgets import DataTable, Input, Static
 
 from app.tui.screens import search as search_screen
