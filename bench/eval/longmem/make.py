@@ -53,8 +53,18 @@ MATERIAL = HERE / "material"
 KINDS = ("single", "multi-hop", "temporal", "paraphrase", "inference", "zh", "mixed", "no-answer")
 SEED = 14
 FILLER_TITLES_EN = [
-    "Catching up", "Quick question", "Random thoughts", "Weekend", "Evening chat", "Hello again",
-    "Small things", "Odds and ends", "Checking in", "Morning", "A few things", "Nothing much",
+    "Catching up",
+    "Quick question",
+    "Random thoughts",
+    "Weekend",
+    "Evening chat",
+    "Hello again",
+    "Small things",
+    "Odds and ends",
+    "Checking in",
+    "Morning",
+    "A few things",
+    "Nothing much",
 ]
 FILLER_TITLES_ZH = ["随便聊聊", "问个问题", "周末", "晚上好", "最近", "早上", "杂事", "又来了"]
 TURN = re.compile(r"^([UA])(\*([\w,\-]*))?:\s?(.*)$")
@@ -73,7 +83,7 @@ to too under until up very was wasn't we we'd we'll we're we've were weren't wha
 where where's which while who who's whom why why's will with won't would wouldn't you you'd you'll you're
 you've your yours yourself yourselves s t d ll m re ve also just get got go going went gone thing things
 one ones anything something does did done ever still now yet any much many kind sort way really
-""".split()
+""".split()  # noqa: SIM905 (a word list reads better as text)
 
 
 @dataclass
@@ -233,10 +243,22 @@ def assemble(mat: Material, seed: int) -> tuple[list[dict[str, Any]], list[dict[
             answers += [m for m in msg_ids[lb] if m not in answers]
         if (kind == "no-answer") != (not labels):
             raise SystemExit(f"{cid}: question {qi} ({kind}) and its answers disagree: {query}")
-        lang = "zh" if CJK.search(query) and not re.search(r"[A-Za-z]{3,}", query) else (
-            "mixed" if CJK.search(query) else "en")
-        questions.append({"id": f"{cid}-q{qi:03d}", "conversation": cid, "query": query, "answers": answers,
-                          "kind": kind, "split": h["split"], "lang": lang})
+        lang = (
+            "zh"
+            if CJK.search(query) and not re.search(r"[A-Za-z]{3,}", query)
+            else ("mixed" if CJK.search(query) else "en")
+        )
+        questions.append(
+            {
+                "id": f"{cid}-q{qi:03d}",
+                "conversation": cid,
+                "query": query,
+                "answers": answers,
+                "kind": kind,
+                "split": h["split"],
+                "lang": lang,
+            }
+        )
     return threads, questions, warnings
 
 
@@ -301,8 +323,13 @@ def validate(conversations: list[dict[str, Any]], questions: list[dict[str, Any]
     if problems:
         raise SystemExit("invalid evaluation set:\n  " + "\n  ".join(problems))
     convs = sorted({t["id"].rsplit("-", 1)[0] for t in conversations})
-    return {"conversations": len(convs), "sessions": len(tids), "turns": len(mids), "questions": len(questions),
-            "per_kind": counts}
+    return {
+        "conversations": len(convs),
+        "sessions": len(tids),
+        "turns": len(mids),
+        "questions": len(questions),
+        "per_kind": counts,
+    }
 
 
 def load_jsonl(path: Path) -> list[dict[str, Any]]:
