@@ -2,15 +2,18 @@
 
 `Store.search(query, scope=, k=, filters=, keyword_only=, touch=, prefix=)` -> SearchResponse.
 
+- The query is parsed once (store.search.query.ParsedQuery): its searchable words, its CJK share.
 - Two retrievers, each asked for a deep list (`DEPTH` candidates) with the filters applied *inside* the
   query (vec0 metadata columns in the KNN; a join to the canonical rows before LIMIT in FTS), so `k=10`
   with a filter still returns 10 when 10 exist. Trashed memories are never candidates.
 - A long message is searched through its chunks and scores as its best chunk; results are messages.
-- The lists are fused by store.search.rank.fuse (why that fusion: see there, and README "Search").
+- The lists are fused, smoothed over neighbouring turns and threads, and floored by store.search.rank
+  (why: see there, and README "Search"); what passes no floor is never returned, and an empty answer
+  carries a notice that says so.
 - The keyword-only path never touches the model: the TUI calls it on every keystroke while the model is
   still loading, and every search falls back to it, with a one-line notice, when no model is usable.
-- Access tracking: memories returned get access_count + 1 in one statement per search; `touch=False`
-  lets the TUI count only what it actually shows (it then calls `touch_memories` itself).
+- Access counts mean use: the memories returned get access_count + 1 in one statement per search;
+  `touch=False` lets the TUI count only what the user settles on (it then calls `touch_memories` itself).
 """
 
 from __future__ import annotations

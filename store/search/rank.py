@@ -15,11 +15,13 @@ reply), and a turn in a conversation that is about the query as a whole is likel
 than a stray turn that happens to share a word. Both only re-order messages; memories and summaries keep
 their kinds and their own scores.
 
-Why a floor: the vector retriever always returns its k nearest, related or not. A result is kept only
-when it has evidence: a cosine of at least `floor`, or keyword coverage (the IDF-weighted share of the
-query's words it contains) of at least `keyword_floor`, or enough of both (`evidence`); a turn next to a
-kept message is kept with it.
-A query with no such result returns nothing, and the caller says so.
+Why a floor: the vector retriever always returns its k nearest, related or not. A search answers only
+when some result has strong evidence: a cosine of at least `floor`, or keyword coverage (the IDF-weighted
+share of the query's words it contains) of at least `keyword_floor`, or enough of both (`evidence`);
+otherwise it returns nothing and the caller says so. When it answers, a semantic-only hit below the floor
+is still left out (a keyword hit shares a real word, stop words never count); a turn next to a kept
+message is kept with it. Measured: dropping every hit below the evidence line instead cost the answerable
+questions 0.03-0.1 recall@10 on the tuning half.
 """
 
 from __future__ import annotations
@@ -63,7 +65,8 @@ class Ranked:
     matched: tuple[str, ...]
     cosine: float | None = None
     coverage: float | None = None
-    passes: bool = False
+    passes: bool = False  # may be returned: a keyword match, or a cosine at the floor, or next to one
+    strong: bool = False  # evidence enough to answer the query (see `evidence`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +124,8 @@ def fuse(
             r.score = (wk + ws) * (zk.get(key, kmin) - kmin)
         else:
             r.score = wk * zk.get(key, kmin) + ws * zs.get(key, smin) - base
-        r.passes = evidence(r, fusion) >= 1.0
+        r.strong = evidence(r, fusion) >= 1.0
+        r.passes = r.strong or r.coverage is not None
     return out
 
 
@@ -173,7 +177,10 @@ def smooth(
 
 
 def order(ranked: Mapping[Key, Ranked], *, floor: bool = True) -> list[Ranked]:
-    """Best first (ties by key, so the order is stable); with `floor`, only what passes it."""
+    """Best first (ties by key, so the order is stable). With `floor`: nothing at all unless some result
+    has strong evidence, and then only what passes (semantic-only hits below the floor never do)."""
+    if floor and not any(r.strong for r in ranked.values()):
+        return []
     kept = [r for r in ranked.values() if r.passes or not floor]
     return sorted(kept, key=lambda r: (-r.score, r.key))
 
