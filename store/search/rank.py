@@ -44,16 +44,16 @@ class Fusion:
     """How candidates become one ranked list (defaults: chosen on the evaluation's tuning half)."""
 
     keyword_weight: float = 1.0
-    semantic_weight: float = 1.0
+    semantic_weight: float = 0.5
     cjk_adaptive: bool = True  # the semantic weight shrinks with the query's CJK share (English-only model)
     k1: float = 1.2  # BM25 term-frequency saturation
-    b: float = 0.3  # BM25 length normalisation (FTS5's built-in is 0.75)
+    b: float = 0.1  # BM25 length normalisation (FTS5's built-in is 0.75)
     neighbours: float = 0.3  # a message gains this share of its neighbouring turns' mean score
-    thread: float = 0.2  # a message gains this share of its thread's best score
-    floor: float = 0.35  # cosine a hit needs when its keywords do not carry it
+    thread: float = 0.4  # a message gains this share of its thread's best score
+    floor: float = 0.3  # cosine a hit needs when its keywords do not carry it
     keyword_floor: float = 0.6  # keyword coverage a hit needs when its meaning does not carry it
     cjk_smoothing: bool = False  # False: smoothing and thread boost shrink with the query's CJK share
-    cjk_gain: float = 1.0  # how fast the semantic side fades as the query's CJK share grows
+    cjk_gain: float = 2.0  # how fast the semantic side fades as the query's CJK share grows
 
 
 @dataclass(slots=True)
@@ -83,15 +83,16 @@ def cjk_lean(parsed: ParsedQuery | None, fusion: Fusion) -> float:
 
 
 def _zscores(scores: Mapping[Key, float]) -> tuple[dict[Key, float], float]:
-    """Each score standardised over the list, and the value for a key missing from it (the list's min).
-    A list of one or two carries no spread: its hits count 1, a missing key 0."""
+    """Each score standardised over the list, and the value for a key missing from it: just below the
+    list's worst (so a key the list found never ties with one it did not). A list of one or two carries
+    no spread: its hits count 1, a missing key 0."""
     if len(scores) < 3:
         return {k: 1.0 for k in scores}, 0.0
     vals = list(scores.values())
     mean = sum(vals) / len(vals)
     std = math.sqrt(sum((v - mean) ** 2 for v in vals) / len(vals)) or 1.0
     z = {k: (v - mean) / std for k, v in scores.items()}
-    return z, min(z.values())
+    return z, min(z.values()) - 1e-6
 
 
 def fuse(
@@ -155,13 +156,19 @@ def smooth(
         tid = context.thread_of.get(mid)
         if tid is not None:
             best[tid] = max(best.get(tid, 0.0), s)
+    # Adjacency both ways: a neighbour that is no candidate is only listed under the candidates it is next to.
+    near_of: dict[int, set[int]] = {}
+    for mid, near in context.neighbours_of.items():
+        for n in near:
+            near_of.setdefault(mid, set()).add(n)
+            near_of.setdefault(n, set()).add(mid)
     ids = set(base)
     if fusion.neighbours > 0:
         for mid in base:
-            ids.update(context.neighbours_of.get(mid, ()))
+            ids.update(near_of.get(mid, ()))
     out = {k: r for k, r in ranked.items() if k[0] != "message"}
     for mid in ids:
-        near = context.neighbours_of.get(mid, ())
+        near = sorted(near_of.get(mid, ()))
         score = base.get(mid, 0.0)
         if near and fusion.neighbours > 0:
             score += fusion.neighbours * sum(base.get(n, 0.0) for n in near) / 2.0
