@@ -16,9 +16,7 @@ from store.records import MessageIn
 TOOLS = {"search_memory", "add_memory", "list_memories", "pin_memory", "search_conversations", "get_context"}
 
 
-@pytest.fixture
-def mcp_store(tmp_path: Path) -> Store:
-    s = Store(tmp_path / "chat.db", embedder=FakeEmbedder())
+def _fill(s: Store) -> Store:
     s.write_thread(
         ThreadIn(
             "generic",
@@ -36,6 +34,11 @@ def mcp_store(tmp_path: Path) -> Store:
     s.add_memory("I prefer restic for backups", "preference", importance=7)
     s.add_memory("My NAS is a Synology DS920+", "fact")
     return s
+
+
+@pytest.fixture
+def mcp_store(tmp_path: Path) -> Store:
+    return _fill(Store(tmp_path / "chat.db", embedder=FakeEmbedder()))
 
 
 def text_of(result) -> str:  # type: ignore[no-untyped-def]
@@ -138,8 +141,11 @@ async def test_stdio_server_speaks_only_protocol(tmp_path: Path) -> None:
         assert "Prefers tea over coffee" in text_of(r)
 
 
-async def test_access_counts_only_what_search_returns(mcp_store: Store) -> None:
-    """Listing is not use; search_conversations never touches memories; a nonsense query touches nothing."""
+@pytest.mark.model
+async def test_access_counts_only_what_search_returns(tmp_path: Path, real_embedder) -> None:  # type: ignore[no-untyped-def]
+    """Listing is not use; search_conversations never touches memories; a nonsense query touches nothing
+    (with the real model: the floor is calibrated on its cosines)."""
+    mcp_store = _fill(Store(tmp_path / "chat.db", embedder=real_embedder))
     server = build_server(lambda: mcp_store)
 
     def counts() -> list[int]:

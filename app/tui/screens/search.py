@@ -44,6 +44,7 @@ MATCH_LABELS = {
     ("semantic",): "meaning",
     ("keyword", "semantic"): "both",
     ("semantic", "keyword"): "both",
+    ("neighbour",): "nearby",  # the turn next to a strong hit, found by neither retriever
 }
 
 
