@@ -276,6 +276,23 @@ def tune(
     return chosen, log
 
 
+def ablation(bench: Bench, chosen: Fusion) -> dict[str, float]:
+    """What each piece is worth: the chosen settings with one piece taken away (tune half, floor off)."""
+    f = replace(chosen, floor=OFF, keyword_floor=OFF)
+    qs = bench.split("tune")
+    variants = {
+        "chosen": f,
+        "no neighbour smoothing": replace(f, neighbours=0.0),
+        "no thread boost": replace(f, thread=0.0),
+        "neither (z-score fusion alone)": replace(f, neighbours=0.0, thread=0.0),
+        "equal weights (semantic 1.0)": replace(f, semantic_weight=1.0),
+        "BM25 b = 0.75 (FTS5's)": replace(f, b=0.75) if (0.75, f.k1) in qs[0].kw else f,
+        "no CJK fade of the semantic side": replace(f, cjk_adaptive=False),
+        "smoothing kept for CJK queries": replace(f, cjk_smoothing=True),
+    }
+    return {name: metrics(bench.lists(qs, v), qs)["recall@10"] for name, v in variants.items()}
+
+
 def _knobs(f: Fusion) -> dict[str, float]:
     d = asdict(f)
     d.pop("cjk_adaptive", None)
@@ -313,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         "test": bench.report(bench.split("test"), chosen),
         "test_with_shipped_default": bench.report(bench.split("test"), Fusion()),
         "nonsense_false_hits": {"chosen": bench.nonsense_hits(chosen), "shipped_default": bench.nonsense_hits(Fusion())},
+        "ablation_tune_recall@10_no_floor": ablation(bench, chosen),
         "tuning": log,
         "store_search_agrees": check_shipped(bench, chosen),
         "build_seconds": bench.build_seconds,

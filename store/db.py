@@ -54,9 +54,10 @@ def _route_sqlite_log() -> None:
 def fts_term_counts(api: apsw.FTS5ExtensionApi, *args: apsw.SQLiteValue) -> str:
     """FTS5 auxiliary function `memapp_tf`: "rows total_tokens row_tokens tf_0 tf_1 ..." for the current
     row, from which store.search.keyword computes BM25 with its own k1 and b (FTS5's bm25() fixes them)."""
-    counts = [sum(len(offsets) for offsets in api.phrase_locations(i)) for i in range(api.phrase_count)]
-    head = [api.row_count, api.column_total_size(-1), api.column_size(-1)]
-    return " ".join(map(str, head + counts))
+    counts = [sum(map(len, api.phrase_locations(i))) for i in range(api.phrase_count)]
+    if api.aux_data is None:  # the table's totals, read once per query
+        api.aux_data = f"{api.row_count} {api.column_total_size(-1)}"
+    return f"{api.aux_data} {api.column_size(-1)} {' '.join(map(str, counts))}"
 
 
 def vec0_path() -> str:
