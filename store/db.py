@@ -67,6 +67,22 @@ def _create_private(path: Path) -> None:
     os.close(fd)
 
 
+def _check_ours(con: apsw.Connection, path: Path) -> None:
+    """Refuse an SQLite file of another application before anything writes to it.
+
+    Only an empty database (a new chat.db) or one with memapp's bookkeeping table may be migrated or
+    switched to WAL: an older simonw/llm logs.db (user_version 0) opened by mistake was switched to WAL and
+    given memapp's 26 tables."""
+    names = {str(r[0]) for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not names or "schema_migrations" in names:
+        return
+    shown = ", ".join(sorted(names)[:5]) + (", …" if len(names) > 5 else "")
+    raise NotADatabaseError(
+        f"{path} is an SQLite database of another application (tables: {shown}), not a memapp chat.db; "
+        "it was left untouched (to import it, use `memapp import` on it instead)"
+    )
+
+
 def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> apsw.Connection:
     """Open (creating if allowed) and migrate chat.db. Raises StoreError subclasses with clear text."""
     _route_sqlite_log()
@@ -94,6 +110,7 @@ def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> a
             raise NotADatabaseError(
                 f"{path} is not a memapp database (or it is corrupt); it was left untouched"
             ) from exc
+        _check_ours(con, path)
         migrations.check_not_newer(con, str(path))
         con.config(apsw.SQLITE_DBCONFIG_DQS_DML, 0)
         con.config(apsw.SQLITE_DBCONFIG_DQS_DDL, 0)

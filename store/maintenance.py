@@ -8,13 +8,13 @@ snapshot even while other processes write.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from store.errors import StoreError
+from store.files import commit_partial, partial_file, refuse_database_paths
 from store.store import Store
 from store.vectors import rows as vectors
 
@@ -98,16 +98,16 @@ def reindex(store: Store, *, vectors: bool = True, progress: Progress = None) ->
 
 
 def backup(store: Store, dest: str | Path) -> Path:
-    """A consistent copy of the database at `dest` (created 0600; refuses to overwrite)."""
+    """A consistent copy of the database at `dest` (0600; refuses to overwrite).
+
+    VACUUM INTO writes a temporary file beside `dest`, which takes the name only once it is complete and
+    synced: an interrupted backup used to leave a partial file under the name, which memapp then opened as
+    a valid, empty database, and a re-run refused the name."""
     dest = Path(dest).expanduser().resolve()
     if dest.exists():
         raise StoreError(f"{dest} already exists; choose a new file name")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(dest, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    os.close(fd)
-    try:
-        store.con.execute("VACUUM INTO ?", (str(dest),))
-    except Exception:
-        dest.unlink(missing_ok=True)
-        raise
+    refuse_database_paths(dest, store.path)
+    with partial_file(dest, binary=True) as (tmp, _fh):  # synced (the same inode) when the block ends
+        store.con.execute("VACUUM INTO ?", (str(tmp),))
+    commit_partial(tmp, dest, replace=False)
     return dest
