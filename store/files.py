@@ -18,7 +18,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from store.errors import StoreError
 
@@ -60,7 +60,7 @@ def _fsync_dir(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def partial_file(dest: Path, *, binary: bool = False) -> Iterator[tuple[Path, IO]]:  # type: ignore[type-arg]
+def partial_file(dest: Path, *, binary: bool = False) -> Iterator[tuple[Path, IO[Any]]]:
     """A private temporary file next to `dest`, open for writing; the caller moves it into place with
     `commit_partial` (or `atomic_write` does both). Removed again if the block raises."""
     private_dir(dest.parent)
@@ -68,7 +68,8 @@ def partial_file(dest: Path, *, binary: bool = False) -> Iterator[tuple[Path, IO
     os.fchmod(fd, 0o600)
     tmp_path = Path(tmp)
     try:
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as fh:
+        fh: IO[Any] = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")
+        with fh:
             yield tmp_path, fh
             fh.flush()
             os.fsync(fh.fileno())
@@ -96,7 +97,7 @@ def commit_partial(tmp: Path, dest: Path, *, replace: bool = True) -> None:
 
 
 @contextlib.contextmanager
-def atomic_write(dest: Path, *, binary: bool = False) -> Iterator[IO]:  # type: ignore[type-arg]
+def atomic_write(dest: Path, *, binary: bool = False) -> Iterator[IO[Any]]:
     """Write `dest` whole or not at all: `with atomic_write(p) as fh: fh.write(...)`."""
     with partial_file(dest, binary=binary) as (tmp, fh):
         yield fh
