@@ -328,6 +328,26 @@ def _natural_key(name: str) -> list[Any]:
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
 
 
+def stream_error(exc: BaseException, stream: JsonStream | None) -> str:
+    """A file that failed to parse, described once: with the invalid UTF-8 it had, if any."""
+    text = describe(exc)
+    if stream is not None and stream.bad_utf8:
+        text += f" (the file also has invalid UTF-8, the first near byte {stream.bad_utf8[0]})"
+    return text
+
+
+def bad_utf8_problems(stream: JsonStream, label: str) -> Iterator[ImportProblem]:
+    """One problem for the invalid UTF-8 a stream replaced (everything else in the file was read)."""
+    if stream.bad_utf8:
+        n = len(stream.bad_utf8)
+        yield ImportProblem(
+            label,
+            None,
+            f"{n} invalid UTF-8 byte{'s' if n > 1 else ''} (the first near byte {stream.bad_utf8[0]}) "
+            "shown as U+FFFD; the rest of the file was imported",
+        )
+
+
 def json_items(stream: JsonStream, list_keys: tuple[str, ...] = ()) -> Iterator[Any]:
     """The items of a list root (streamed), of a `{key: [...]}` wrapper, or a single object root."""
     if stream.peek() == "[":

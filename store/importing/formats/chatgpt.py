@@ -33,6 +33,7 @@ from store.importing.formats._common import (
     JsonStream,
     as_dict,
     as_list,
+    bad_utf8_problems,
     clean_text,
     describe,
     dict_or_empty,
@@ -40,6 +41,7 @@ from store.importing.formats._common import (
     ident,
     json_items,
     parse_ts,
+    stream_error,
     title_or_fallback,
 )
 from store.records import MemoryIn, MessageIn, ThreadIn
@@ -104,12 +106,16 @@ def read(path: Path) -> Iterator[Item]:
         seen_memories: set[str] = set()
         for name in names:
             label = bundle.label(name)
+            stream: JsonStream | None = None
             try:
                 with bundle.open(name) as fp:
-                    for conv in json_items(JsonStream(fp), ("conversations",)):
+                    stream = JsonStream(fp)
+                    for conv in json_items(stream, ("conversations",)):
                         yield from _one(conv, label, seen_threads, seen_memories)
             except (JsonError, OSError, zipfile.BadZipFile, EOFError) as exc:
-                yield ImportProblem(label, None, describe(exc))
+                yield ImportProblem(label, None, stream_error(exc, stream))
+                continue
+            yield from bad_utf8_problems(stream, label)
 
 
 def _check_manifest(bundle: Bundle, names: list[str]) -> Iterator[ImportProblem]:

@@ -29,11 +29,13 @@ from store.importing.formats._common import (
     JsonStream,
     as_dict,
     as_list,
+    bad_utf8_problems,
     clean_text,
     describe,
     ident,
     json_items,
     parse_ts,
+    stream_error,
     title_or_fallback,
 )
 from store.records import MessageIn, ThreadIn
@@ -57,9 +59,11 @@ _DATA_URI = re.compile(r"data:([\w.+/-]+);base64,[A-Za-z0-9+/=]{64,}")
 def read(path: Path) -> Iterator[Item]:
     """Every chat (ThreadIn) and problem in an Open WebUI export file."""
     label = str(path)
+    stream: JsonStream | None = None
     try:
         with path.open("rb") as fp:
-            for row in json_items(JsonStream(fp), ("chats",)):
+            stream = JsonStream(fp)
+            for row in json_items(stream, ("chats",)):
                 chat_id = (ident(row.get("id")) or _chat_id(row)) if isinstance(row, dict) else None
                 try:
                     thread = parse_chat(row)
@@ -69,7 +73,9 @@ def read(path: Path) -> Iterator[Item]:
                 if thread is not None:
                     yield thread
     except (JsonError, OSError) as exc:
-        yield ImportProblem(label, None, describe(exc))
+        yield ImportProblem(label, None, stream_error(exc, stream))
+        return
+    yield from bad_utf8_problems(stream, label)
 
 
 def _chat_id(row: dict[str, Any]) -> str | None:

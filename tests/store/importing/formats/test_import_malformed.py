@@ -267,3 +267,21 @@ def test_a_zip_bomb_is_refused_before_detection_reads_it(tmp_path: Path) -> None
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 5 * 1024**2
+
+
+@pytest.mark.parametrize("fmt", sorted(JSON_FIXTURES))
+def test_a_bad_byte_mid_file_is_reported_and_the_rest_still_imports(tmp_path: Path, fmt: str) -> None:
+    """Issue 20, D19: one bad byte ended the file there (1,729 of 3,000 conversations dropped)."""
+    good = read(JSON_FIXTURES[fmt], fmt)
+    data = JSON_FIXTURES[fmt].read_bytes()
+    said = next(
+        m.content for t in good.threads for m in t.messages if len(m.content) > 8 and m.content.isascii()
+    )
+    at = data.index(said[:8].encode()) + 4  # inside the text of a message
+    bad = tmp_path / JSON_FIXTURES[fmt].name
+    bad.write_bytes(data[:at] + b"\xff" + data[at:])
+    r = read(bad, fmt)
+    assert [t.external_id for t in r.threads] == [t.external_id for t in good.threads]
+    [problem] = [p for p in r.problems if "UTF-8" in p.error]
+    assert "rest of the file was imported" in problem.error and problem.conversation is None
+    assert any("\ufffd" in m.content or "\ufffd" in (t.title or "") for t in r.threads for m in t.messages)
