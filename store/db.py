@@ -88,6 +88,8 @@ def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> a
     _route_sqlite_log()
     path = Path(path)
     if str(path) != ":memory:":
+        if path.is_symlink() and not path.exists():
+            raise StoreError(f"{path} is a symbolic link to {os.readlink(path)}, which does not exist")
         if not path.exists():
             if not create:
                 raise StoreError(f"{path} does not exist")

@@ -39,8 +39,20 @@ class Context:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.json: bool = bool(getattr(args, "json", False))
-        self.db_path = Path(args.db).expanduser() if getattr(args, "db", None) else default_db_path()
-        cfg = Path(args.config).expanduser() if getattr(args, "config", None) else config_path()
+        db, cfg_arg = getattr(args, "db", None), getattr(args, "config", None)
+        if db is not None and not db.strip():  # `--db ""` (an unset shell variable) once meant the default
+            raise InvalidInputError(
+                "--db is empty: give the path of a chat.db, or leave --db out for the default"
+            )
+        self.db_path = Path(db).expanduser() if db else default_db_path()
+        if cfg_arg is not None:
+            cfg = Path(cfg_arg).expanduser()
+            if not cfg.is_file():  # a typo here used to run on the defaults without a word
+                raise InvalidInputError(
+                    f"--config {cfg}: no such file (leave --config out to use {config_path()})"
+                )
+        else:
+            cfg = config_path()
         self.config: Config = load_config(cfg)
         self._store: Store | None = None
 
@@ -91,6 +103,9 @@ def run_command(handler: Callable[[Context], int | None], args: argparse.Namespa
         return EXIT_OK if code is None else code
     except (UsageError, InvalidInputError, NotFoundError) as exc:
         fail(str(exc))
+        return EXIT_USAGE
+    except OverflowError:  # an id or count past SQLite's 64-bit integers: nothing can match it
+        fail("a number in the arguments is out of range (ids and counts fit in 64 bits)")
         return EXIT_USAGE
     except StoreError as exc:
         fail(str(exc))
