@@ -13,6 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import apsw
+
+from store.checks import SAMPLE, content_problems
 from store.errors import StoreError
 from store.files import commit_partial, partial_file, refuse_database_paths
 from store.store import Store
@@ -23,9 +26,22 @@ Progress = Callable[[int, int], None] | None
 BATCH = 256
 
 
-def doctor(store: Store, *, load_model: bool = True) -> dict[str, Any]:
-    integrity = store.integrity_check()
-    problems = store.check_indexes()
+def doctor(store: Store, *, load_model: bool = True, full: bool = False) -> dict[str, Any]:
+    """Everything `memapp doctor` reports. Never raises on a damaged file: a part that cannot be read is
+    reported as a problem (a corrupted page once crashed doctor itself). `full`: compare every row's
+    content, not a sample (store/checks.py)."""
+    problems: list[str] = []
+
+    def attempt(what: str, fn: Callable[[], Any], default: Any = None) -> Any:
+        try:
+            return fn()
+        except apsw.Error as exc:
+            problems.append(f"{what}: could not be read ({exc})")
+            return default
+
+    integrity = attempt("integrity check", store.integrity_check, "not checked")
+    index_problems = attempt("indexes", store.check_indexes, [])
+    content = content_problems(store.con, full=full)
     model: dict[str, Any] = {
         "name": getattr(store.embedder, "name", None),
         "dimension": getattr(store.embedder, "dimension", None),
@@ -35,27 +51,31 @@ def doctor(store: Store, *, load_model: bool = True) -> dict[str, Any]:
         store.load_model()
         model["load_seconds"] = round(time.monotonic() - t0, 2)
     model["state"] = store.semantic_state
-    rec = vectors.recorded_model(store.con)
+    rec = attempt("vector model", lambda: vectors.recorded_model(store.con))
     model["recorded_in_database"] = None if rec is None else {"name": rec[0], "dimension": rec[1]}
-    missing_messages = store._scalar(
-        "SELECT count(*) FROM messages m WHERE trim(content) != '' AND NOT EXISTS "
-        "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
+    missing_messages = attempt(
+        "missing vectors",
+        lambda: store._scalar(
+            "SELECT count(*) FROM messages m WHERE trim(content) != '' AND NOT EXISTS "
+            "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
+        ),
     )
+    missing_memories = attempt("missing vectors", lambda: len(store.memories_missing_vectors(limit=10**9)))
     return {
         "database": str(store.path),
         "schema_version": store.schema_version(),
         "integrity": integrity,
-        "index_problems": problems,
+        "index_problems": index_problems,
+        "content_problems": content,
+        "content_checked": "all rows" if full else f"a sample of up to {SAMPLE} rows per table",
+        "read_problems": problems,
         "tokenizer": store.tokens.status,
         "tokenizer_exact": store.tokens.exact,
         "model": model,
-        "missing_vectors": {
-            "messages": missing_messages,
-            "memories": len(store.memories_missing_vectors(limit=10**9)),
-        },
+        "missing_vectors": {"messages": missing_messages, "memories": missing_memories},
         "config": store.config.source or None,
-        "counts": store.stats(),
-        "ok": integrity == "ok" and not problems,
+        "counts": attempt("counts", store.stats, {}),
+        "ok": integrity == "ok" and not index_problems and not content and not problems,
     }
 
 

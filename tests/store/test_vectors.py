@@ -15,8 +15,8 @@ import pytest
 
 from embeddings import FakeEmbedder
 from store import Store, db
-from store.vectors import rows as vectors
 from store.records import MessageIn, ThreadIn
+from store.vectors import rows as vectors
 
 DIM = 64
 
