@@ -99,8 +99,10 @@ RANGES: dict[str, tuple[float, float]] = {
 
 
 def _check_range(name: str, value: Any) -> None:
-    low, high = RANGES.get(name, (None, None))
-    if isinstance(value, int | float) and low is not None and not low <= value <= high:
+    if name not in RANGES or not isinstance(value, int | float):
+        return
+    low, high = RANGES[name]
+    if not low <= value <= high:
         raise StoreError(f"config: {name} must be between {low:g} and {high:g}, got {value!r}")
 
 
