@@ -26,6 +26,7 @@ from store import migrations
 from store.errors import NotADatabaseError, StoreError
 
 BUSY_TIMEOUT_MS = 15_000
+WAL_SIZE_LIMIT = 32 * 1024**2  # bytes a -wal file is cut back to once a checkpoint lets it
 
 _log = logging.getLogger("memapp.sqlite")
 _log.addHandler(logging.NullHandler())
@@ -120,6 +121,10 @@ def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> a
         if str(path) != ":memory:":
             con.execute("PRAGMA journal_mode = WAL").fetchall()
             con.execute("PRAGMA synchronous = NORMAL")
+            # A reader holding a snapshot (the TUI, an MCP search) during a big import lets the WAL grow
+            # past any checkpoint (1.39 GB once), and SQLite keeps the file that big for as long as any
+            # connection is open; with a limit, the next checkpoint that completes shrinks it again.
+            con.execute(f"PRAGMA journal_size_limit = {int(WAL_SIZE_LIMIT)}").fetchall()
         con.transaction_mode = "IMMEDIATE"
         if migrate:
             migrations.migrate(con, str(path))

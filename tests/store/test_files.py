@@ -235,3 +235,29 @@ def test_an_empty_file_still_becomes_a_new_chat_db(tmp_path: Path) -> None:
     path.touch()
     with Store(path, embedder=None) as s:
         assert s.count_threads() == 0
+
+
+def test_the_wal_shrinks_again_once_a_long_reader_lets_go(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 20, D18: a reader's snapshot during a big import grew the WAL to 1.39 GB, and it stayed that
+    size while any connection was open. (The limit is lowered here so the test writes megabytes, not GBs.)"""
+    from store import db
+
+    monkeypatch.setattr(db, "WAL_SIZE_LIMIT", 256 * 1024)
+    wal = db_path.with_name(db_path.name + "-wal")
+    with Store(db_path, embedder=None) as writer:
+        reader = db.connect(db_path)
+        reader.execute("BEGIN")
+        reader.execute(
+            "SELECT count(*) FROM messages"
+        ).fetchall()  # holds a snapshot: no checkpoint can finish
+        _fill(writer, threads=40, messages=20)
+        grown = wal.stat().st_size
+        assert grown > 2 * 1024**2
+        reader.execute("COMMIT")
+        reader.close()
+        writer.con.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        writer.add_memory("one more write restarts the log", "fact")
+        writer.con.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        assert wal.stat().st_size <= 256 * 1024 < grown
