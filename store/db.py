@@ -63,7 +63,9 @@ def vec0_path() -> str:
 
 def _create_private(path: Path) -> None:
     """A new chat.db is readable by its owner only (0600), whatever the umask."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from store.files import private_dir
+
+    private_dir(path.parent)  # the folders made for it are 0700 too
     fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     os.close(fd)
 
