@@ -86,7 +86,11 @@ def _imported(tmp: Path, n_threads: int, per_thread: int, *, embed: bool) -> tup
     return db, spec.messages
 
 
-def test_embed_killed_then_completes(tmp_path: Path, soak: bool) -> None:
+def _count_kills(figures: dict[str, int], what: str, n: int) -> None:
+    figures[f"kills survived ({what})"] = figures.get(f"kills survived ({what})", 0) + n
+
+
+def test_embed_killed_then_completes(tmp_path: Path, soak: bool, figures: dict[str, int]) -> None:
     n_threads, per = (60, 30) if soak else (20, 20)
     db, total = _imported(tmp_path, n_threads, per, embed=False)
     landed = _kill_series(
@@ -100,6 +104,7 @@ def test_embed_killed_then_completes(tmp_path: Path, soak: bool) -> None:
         seed=SEED + 1,
     )
     assert landed >= 1
+    _count_kills(figures, "embed", landed)
     with _check(db) as store:
         missing = store.con.execute(
             "SELECT count(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
@@ -107,7 +112,7 @@ def test_embed_killed_then_completes(tmp_path: Path, soak: bool) -> None:
         assert missing == 0 and store.stats()["messages"] == total
 
 
-def test_summarize_all_killed_then_completes(tmp_path: Path, soak: bool) -> None:
+def test_summarize_all_killed_then_completes(tmp_path: Path, soak: bool, figures: dict[str, int]) -> None:
     n_threads = 40 if soak else 14
     db, _ = _imported(tmp_path, n_threads, 35, embed=False)
     args = ["--db", str(db), "--config", str(no_embed_config(tmp_path)), "summarize", "--all"]
@@ -121,6 +126,7 @@ def test_summarize_all_killed_then_completes(tmp_path: Path, soak: bool) -> None
         fake_embedder=False,
         seed=SEED + 2,
     )
+    _count_kills(figures, "summarize --all", landed)
     with _check(db) as store:
         assert store.con.execute("SELECT count(*) FROM thread_summaries").fetchall()[0][0] == n_threads
         # every summary was recorded with its compression history, none twice for the same state
@@ -133,7 +139,7 @@ def test_summarize_all_killed_then_completes(tmp_path: Path, soak: bool) -> None
         )
 
 
-def test_trash_purge_killed_is_all_or_nothing(tmp_path: Path, soak: bool) -> None:
+def test_trash_purge_killed_is_all_or_nothing(tmp_path: Path, soak: bool, figures: dict[str, int]) -> None:
     db = tmp_path / "chat.db"
     n = 400 if soak else 120
     with Store(db, embedder=None) as store:
@@ -148,7 +154,9 @@ def test_trash_purge_killed_is_all_or_nothing(tmp_path: Path, soak: bool) -> Non
     with Zygote(tmp_path) as zygote:
         for _ in range(8 if soak else 3):
             job = zygote.run(["--db", str(db), "--config", str(no_embed_config(tmp_path)), "trash", "purge"])
-            job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.05))
+            _count_kills(
+                figures, "trash purge", int(job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.05)))
+            )
             with _check(db) as store:
                 left = store.con.execute("SELECT count(*) FROM long_term_memories").fetchall()[0][0]
                 assert left in (0, n)  # one transaction: all purged or none
@@ -166,14 +174,20 @@ def test_trash_purge_killed_is_all_or_nothing(tmp_path: Path, soak: bool) -> Non
         assert store.con.execute("SELECT count(*) FROM fts_memories").fetchall()[0][0] == 0
 
 
-def test_migration_killed_leaves_either_version_and_then_completes(tmp_path: Path, soak: bool) -> None:
+def test_migration_killed_leaves_either_version_and_then_completes(
+    tmp_path: Path, soak: bool, figures: dict[str, int]
+) -> None:
     rng = random.Random(SEED + 4)
     for n in range(10 if soak else 3):
         db = tmp_path / f"v1-{n}.db"
         shutil.copyfile(FIXTURE_V1, db)
         with Zygote(tmp_path) as zygote:
             job = zygote.run(["--db", str(db), "--config", str(no_embed_config(tmp_path)), "stats", "--json"])
-            job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.03))
+            _count_kills(
+                figures,
+                "schema migration",
+                int(job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.03))),
+            )
         with Store(db, embedder=None) as store:  # opening finishes the migration (v1 history predates replay)
             assert database_problems(store) == []
             assert store.schema_version() == LATEST

@@ -91,10 +91,15 @@ def test_an_import_that_fills_the_database_stops_with_one_line_and_resumes(
     assert 0 < written < 80
     assert main(["--db", str(db_path), "import", str(export), "--no-embed", "--no-summarize"]) == 0
     assert _check_whole(db_path, 40) == 80
+    figures["disk-full cases"] = figures.get("disk-full cases", 0) + 1
 
 
 def test_an_edit_on_a_full_database_changes_nothing(
-    db_path: Path, no_model_config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    db_path: Path,
+    no_model_config: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    figures: dict[str, int],
 ) -> None:
     assert main(["--db", str(db_path), "memory", "add", "short", "--category", "fact"]) == 0
     capsys.readouterr()
@@ -105,6 +110,7 @@ def test_an_edit_on_a_full_database_changes_nothing(
     with Store(db_path, embedder=None) as s:
         assert s.get_memory(1).content == "short"
         assert [h.event for h in s.memory_history(1)] == ["add"]
+    figures["disk-full cases"] = figures.get("disk-full cases", 0) + 1
 
 
 def _mount_tmpfs(where: Path, size: str) -> bool:
@@ -118,7 +124,7 @@ def _mount_tmpfs(where: Path, size: str) -> bool:
 
 
 @pytest.mark.serial
-def test_a_real_full_disk_during_an_import(tmp_path: Path) -> None:
+def test_a_real_full_disk_during_an_import(tmp_path: Path, figures: dict[str, int]) -> None:
     disk = tmp_path / "disk"
     if not _mount_tmpfs(disk, "24m"):
         pytest.skip("needs root and a tmpfs mount (the page-limit variant above runs everywhere)")
@@ -136,5 +142,6 @@ def test_a_real_full_disk_during_an_import(tmp_path: Path) -> None:
         second = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
         assert second.returncode == 0, second.stderr
         assert _check_whole(disk / "chat.db", 40) == 150
+        figures["disk-full cases"] = figures.get("disk-full cases", 0) + 1
     finally:
         subprocess.run(["umount", str(disk)], check=False)
