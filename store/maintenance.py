@@ -36,7 +36,7 @@ def doctor(store: Store, *, load_model: bool = True) -> dict[str, Any]:
     model["state"] = store.semantic_state
     rec = store.vectors.recorded_model()
     model["recorded_in_database"] = None if rec is None else {"name": rec[0], "dimension": rec[1]}
-    missing_messages = store._scalar(
+    missing_messages = store.scalar(
         "SELECT count(*) FROM messages m WHERE trim(content) != '' AND NOT EXISTS "
         "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
     )
@@ -63,7 +63,7 @@ def embed_missing(store: Store, *, progress: Progress = None) -> dict[str, Any]:
     if store.vector_problem:
         return {"messages": 0, "memories": 0, "error": store.vector_problem}
     total = int(
-        store._scalar(
+        store.scalar(
             "SELECT count(*) FROM messages m WHERE trim(content) != '' AND NOT EXISTS "
             "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
         )

@@ -36,7 +36,7 @@ def _patch_fake_embedder() -> None:
     import store.store
     from embeddings import FakeEmbedder
 
-    store.store.SentenceTransformerEmbedder = lambda *a, **k: FakeEmbedder()  # type: ignore[misc,assignment]
+    store.store.SentenceTransformerEmbedder = lambda *a, **k: FakeEmbedder()  # type: ignore[assignment, attr-defined, misc]
 
 
 def _edit_loop(

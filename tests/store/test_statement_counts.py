@@ -101,7 +101,7 @@ def test_facts_held_in_a_write_are_read_again_after_another_connection_reindexes
     second = store.find_thread("generic", "second")
     assert second is not None
     n = int(
-        store.con.execute(
+        store.con.execute(  # type: ignore[index]
             "SELECT count(*) FROM message_chunks c JOIN messages m ON m.id = c.message_id WHERE m.thread_id = ?",
             (second.id,),
         ).fetchone()[0]
