@@ -25,9 +25,10 @@ BATCH = 256
 def doctor(store: Store, *, load_model: bool = True) -> dict[str, Any]:
     integrity = store.integrity_check()
     problems = store.check_indexes()
+    embedder = store.embedder
     model: dict[str, Any] = {
-        "name": getattr(store.embedder, "name", None),
-        "dimension": getattr(store.embedder, "dimension", None),
+        "name": embedder.name if embedder else None,
+        "dimension": embedder.dimension if embedder else None,
     }
     if load_model and not store.vector_problem:
         t0 = time.monotonic()
