@@ -36,6 +36,7 @@ def _patch_fake_embedder() -> None:
     import store.core
     from embeddings import FakeEmbedder
 
+    assert hasattr(store.core, "SentenceTransformerEmbedder")  # else the patch below would do nothing
     store.core.SentenceTransformerEmbedder = lambda *a, **k: FakeEmbedder()  # type: ignore[misc,assignment]
 
 
