@@ -19,7 +19,6 @@ from store.checks import SAMPLE, content_problems
 from store.errors import StoreError
 from store.files import commit_partial, partial_file, refuse_database_paths
 from store.store import Store
-from store.vectors import rows as vectors
 
 Progress = Callable[[int, int], None] | None
 
@@ -42,20 +41,21 @@ def doctor(store: Store, *, load_model: bool = True, full: bool = False) -> dict
     integrity = attempt("integrity check", store.integrity_check, "not checked")
     index_problems = attempt("indexes", store.check_indexes, [])
     content = content_problems(store.con, full=full)
+    embedder = store.embedder
     model: dict[str, Any] = {
-        "name": getattr(store.embedder, "name", None),
-        "dimension": getattr(store.embedder, "dimension", None),
+        "name": embedder.name if embedder else None,
+        "dimension": embedder.dimension if embedder else None,
     }
     if load_model and not store.vector_problem:
         t0 = time.monotonic()
         store.load_model()
         model["load_seconds"] = round(time.monotonic() - t0, 2)
     model["state"] = store.semantic_state
-    rec = attempt("vector model", lambda: vectors.recorded_model(store.con))
+    rec = attempt("vector model", store.vectors.recorded_model)
     model["recorded_in_database"] = None if rec is None else {"name": rec[0], "dimension": rec[1]}
     missing_messages = attempt(
         "missing vectors",
-        lambda: store._scalar(
+        lambda: store.scalar(
             "SELECT count(*) FROM messages m WHERE trim(content) != '' AND NOT EXISTS "
             "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
         ),
@@ -84,7 +84,7 @@ def embed_missing(store: Store, *, progress: Progress = None) -> dict[str, Any]:
     if store.vector_problem:
         return {"messages": 0, "memories": 0, "error": store.vector_problem}
     total = int(
-        store._scalar(
+        store.scalar(
             "SELECT count(*) FROM messages m WHERE trim(content) != '' AND NOT EXISTS "
             "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
         )

@@ -51,7 +51,9 @@ def main(argv: list[str] | None = None) -> int:
         if START not in body:
             print("README.md has no soak markers", file=sys.stderr)
             return 1
-        body = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: f"{START}\n{text}\n{END}", body, flags=re.S)
+        body = re.sub(
+            re.escape(START) + ".*?" + re.escape(END), lambda _: f"{START}\n{text}\n{END}", body, flags=re.S
+        )
         readme.write_text(body, encoding="utf-8")
     return 0
 

@@ -44,7 +44,7 @@ def _check(db: Path) -> Store:
 
 def _count(db: Path, sql: str) -> int:
     with Store(db, embedder=None) as s:
-        return int(s.con.execute(sql).fetchall()[0][0])
+        return int(str(s.con.execute(sql).fetchall()[0][0]))
 
 
 def _kill_series(
@@ -116,7 +116,7 @@ def test_summarize_all_killed_then_completes(tmp_path: Path, soak: bool, figures
     n_threads = 40 if soak else 14
     db, _ = _imported(tmp_path, n_threads, 35, embed=False)
     args = ["--db", str(db), "--config", str(no_embed_config(tmp_path)), "summarize", "--all"]
-    _kill_series(
+    landed = _kill_series(
         tmp_path,
         db,
         args,

@@ -63,8 +63,8 @@ def _page_limit(monkeypatch: pytest.MonkeyPatch, extra_pages: int) -> Iterator[N
 
     def limited(*args: object, **kwargs: object) -> apsw.Connection:
         con = real(*args, **kwargs)  # type: ignore[arg-type]
-        pages = con.execute("PRAGMA page_count").fetchall()[0][0]
-        con.execute(f"PRAGMA max_page_count = {int(pages) + extra_pages}")  # type: ignore[call-overload]
+        pages = int(str(con.execute("PRAGMA page_count").fetchall()[0][0]))
+        con.execute(f"PRAGMA max_page_count = {pages + extra_pages}").fetchall()
         return con
 
     monkeypatch.setattr(db, "connect", limited)
@@ -78,6 +78,7 @@ def test_an_import_that_fills_the_database_stops_with_one_line_and_resumes(
     no_model_config: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
+    figures: dict[str, int],
 ) -> None:
     export = _export(tmp_path / "big.jsonl")
     with Store(db_path, embedder=None):
