@@ -89,6 +89,7 @@ MUTATIONS: list[Callable[[random.Random, bytes], bytes]] = [
 ]
 
 
+@pytest.mark.timeout(1800 if SOAK else 300)  # 10,000 cases take ~1 min per format on an idle machine
 @pytest.mark.parametrize(("fmt", "fixture"), _fixture_files(), ids=lambda v: getattr(v, "name", v))
 def test_mutated_fixtures_never_raise(
     tmp_path: Path, fmt: str, fixture: Path, figures: dict[str, int]
