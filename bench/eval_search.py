@@ -217,10 +217,16 @@ def summary_line(report: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None, *, emit: Callable[[str], None] = print) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=("longmem", "small"), default="longmem", help="which evaluation set")
-    parser.add_argument("--split", choices=("tune", "test", "both"), default="both", help="longmem: which half")
+    parser.add_argument(
+        "--split", choices=("tune", "test", "both"), default="both", help="longmem: which half"
+    )
     parser.add_argument("--rebuild", action="store_true", help="longmem: rebuild the cached databases")
-    parser.add_argument("--per-question", action="store_true", help="longmem: include every question's top 10")
-    parser.add_argument("--variants", action="store_true", help="small: also score the fusion variants we tried")
+    parser.add_argument(
+        "--per-question", action="store_true", help="longmem: include every question's top 10"
+    )
+    parser.add_argument(
+        "--variants", action="store_true", help="small: also score the fusion variants we tried"
+    )
     parser.add_argument("--out", help="also write the JSON to this file")
     args = parser.parse_args(argv)
     if args.set == "longmem":
