@@ -33,10 +33,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from store import MessageIn, Store, ThreadIn  # noqa: E402
-from store.search.engine import DEPTH, Filters  # noqa: E402
 from dataclasses import replace  # noqa: E402
 
+from store import MessageIn, Store, ThreadIn  # noqa: E402
+from store.search.engine import DEPTH, Filters  # noqa: E402
 from store.search.query import parse_query  # noqa: E402
 from store.search.rank import Fusion, fuse, order, smooth  # noqa: E402
 from store.threads import PreparedChunks  # noqa: E402
@@ -64,19 +64,27 @@ def build_store(path: Path, embedder: Any = "auto") -> Store:
     of one call per thread), then each thread is written with its share of the vectors.
     """
     store = Store(path, embedder=embedder)
-    threads = [ThreadIn(source="eval", external_id=conv["id"], title=conv.get("title", ""),
-                        created_at=epoch(conv.get("created_at")),
-                        messages=[MessageIn(m["role"], m["content"], external_id=m["id"],
-                                            created_at=epoch(m.get("created_at"))) for m in conv["messages"]])
-               for conv in load_jsonl(EVAL / "conversations.jsonl")]
+    threads = [
+        ThreadIn(
+            source="eval",
+            external_id=conv["id"],
+            title=conv.get("title", ""),
+            created_at=epoch(conv.get("created_at")),
+            messages=[
+                MessageIn(m["role"], m["content"], external_id=m["id"], created_at=epoch(m.get("created_at")))
+                for m in conv["messages"]
+            ],
+        )
+        for conv in load_jsonl(EVAL / "conversations.jsonl")
+    ]
     prepared = store.prepare_chunks([m for t in threads for m in t.messages])
     start = cursor = 0
     for t in threads:
         share = None
         if prepared is not None and prepared.vectors is not None:
-            spans = prepared.spans[start:start + len(t.messages)]
+            spans = prepared.spans[start : start + len(t.messages)]
             n_chunks = sum(len(s) for s in spans)
-            share = PreparedChunks(spans, prepared.vectors[cursor:cursor + n_chunks])
+            share = PreparedChunks(spans, prepared.vectors[cursor : cursor + n_chunks])
             start, cursor = start + len(t.messages), cursor + n_chunks
         store.write_thread(t, prepared=share)
     return store
@@ -85,7 +93,10 @@ def build_store(path: Path, embedder: Any = "auto") -> Store:
 def metrics(ranked: Sequence[Ranked], questions: Sequence[dict[str, Any]]) -> dict[str, float]:
     out: dict[str, float] = {}
     for k in KS:
-        rec = [len(set(r[:k]) & set(q["answers"])) / len(q["answers"]) for r, q in zip(ranked, questions, strict=True)]
+        rec = [
+            len(set(r[:k]) & set(q["answers"])) / len(q["answers"])
+            for r, q in zip(ranked, questions, strict=True)
+        ]
         hit = [1.0 if set(r[:k]) & set(q["answers"]) else 0.0 for r, q in zip(ranked, questions, strict=True)]
         out[f"recall@{k}"] = round(sum(rec) / len(rec), 4)
         out[f"hit@{k}"] = round(sum(hit) / len(hit), 4)
@@ -152,12 +163,16 @@ def evaluate(store: Store, *, with_variants: bool = False) -> dict[str, Any]:
         "keyword": metrics(ranked(kw_lists), questions),
         "vector": metrics(ranked(vec_lists), questions),
         "hybrid": metrics(hybrid, questions),
-        "by_type": {"keyword": by_type(ranked(kw_lists), questions),
-                    "vector": by_type(ranked(vec_lists), questions),
-                    "hybrid": by_type(hybrid, questions)},
+        "by_type": {
+            "keyword": by_type(ranked(kw_lists), questions),
+            "vector": by_type(ranked(vec_lists), questions),
+            "hybrid": by_type(hybrid, questions),
+        },
         "query_embedding_ms_each": round(1000 * embed_seconds / len(questions), 1),
-        "search_latency_ms_after_embedding": {"median": round(1000 * sorted(latencies)[len(latencies) // 2], 1),
-                                              "max": round(1000 * max(latencies), 1)},
+        "search_latency_ms_after_embedding": {
+            "median": round(1000 * sorted(latencies)[len(latencies) // 2], 1),
+            "max": round(1000 * max(latencies), 1),
+        },
         "eval_seconds": round(elapsed, 1),
     }
     if with_variants:
@@ -169,11 +184,18 @@ def evaluate(store: Store, *, with_variants: bool = False) -> dict[str, Any]:
     return report
 
 
-def _fused(kw_lists: Sequence[Any], vec_lists: Sequence[Any], questions: Sequence[dict[str, Any]], fusion: Fusion,
-           context: Any, ext: dict[int, str]) -> list[Ranked]:
+def _fused(
+    kw_lists: Sequence[Any],
+    vec_lists: Sequence[Any],
+    questions: Sequence[dict[str, Any]],
+    fusion: Fusion,
+    context: Any,
+    ext: dict[int, str],
+) -> list[Ranked]:
     out = []
     for kw, vec, q in zip(kw_lists, vec_lists, questions, strict=True):
-        ranked = smooth(fuse(kw, vec, fusion, parse_query(q["query"])), context, fusion)
+        parsed = parse_query(q["query"])
+        ranked = smooth(fuse(kw, vec, fusion, parsed), context, fusion, parsed)
         out.append([ext[r.key[1]] for r in order(ranked)[:10]])
     return out
 
@@ -189,10 +211,16 @@ def summary_line(report: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None, *, emit: Callable[[str], None] = print) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=("longmem", "small"), default="longmem", help="which evaluation set")
-    parser.add_argument("--split", choices=("tune", "test", "both"), default="both", help="longmem: which half")
+    parser.add_argument(
+        "--split", choices=("tune", "test", "both"), default="both", help="longmem: which half"
+    )
     parser.add_argument("--rebuild", action="store_true", help="longmem: rebuild the cached databases")
-    parser.add_argument("--per-question", action="store_true", help="longmem: include every question's top 10")
-    parser.add_argument("--variants", action="store_true", help="small: also score the fusion variants we tried")
+    parser.add_argument(
+        "--per-question", action="store_true", help="longmem: include every question's top 10"
+    )
+    parser.add_argument(
+        "--variants", action="store_true", help="small: also score the fusion variants we tried"
+    )
     parser.add_argument("--out", help="also write the JSON to this file")
     args = parser.parse_args(argv)
     if args.set == "longmem":

@@ -21,12 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from store.base import rebuild_fts  # noqa: E402
 from store.db import connect  # noqa: E402
 from store.search.engine import Filters  # noqa: E402
 from store.search.keyword import keyword_hits  # noqa: E402
 from store.search.query import parse_query  # noqa: E402
-from store.text import FTS_TOKENIZE  # noqa: E402
+from store.text import FTS_TOKENIZE, rebuild_fts  # noqa: E402
 
 OLD = "unicode61 remove_diacritics 2 categories 'L* N* Co So'"
 

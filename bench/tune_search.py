@@ -252,7 +252,14 @@ def tune(
     results = []
     for sw, nb, th, gain, b in itertools.product(*grid.values()):
         f = Fusion(
-            semantic_weight=sw, neighbours=nb, thread=th, cjk_gain=gain, b=b, k1=best_k1, floor=OFF, keyword_floor=OFF
+            semantic_weight=sw,
+            neighbours=nb,
+            thread=th,
+            cjk_gain=gain,
+            b=b,
+            k1=best_k1,
+            floor=OFF,
+            keyword_floor=OFF,
         )
         results.append((metrics(bench.lists(tune_qs, f), tune_qs)["recall@10"], f))
     results.sort(key=lambda x: -x[0])
@@ -265,12 +272,19 @@ def tune(
     for fl, kf in itertools.product([0.2, 0.25, 0.3, 0.35, 0.4, 0.5], [0.5, 0.6, 0.7, 0.8, 1.01]):
         f = replace(best, floor=fl, keyword_floor=kf)
         lists = bench.lists(tune_qs, f)
-        floors.append((false_hits(lists, tune_qs), bench.nonsense_hits(f), metrics(lists, tune_qs)["recall@10"], f))
+        floors.append(
+            (false_hits(lists, tune_qs), bench.nonsense_hits(f), metrics(lists, tune_qs)["recall@10"], f)
+        )
     ok = [x for x in floors if base_recall - x[2] <= 0.02] or floors
     chosen = min(ok, key=lambda x: (x[0], x[1], -x[2]))[3]
     log["floor_grid"] = [
-        {"floor": f.floor, "keyword_floor": f.keyword_floor, "no_answer_false_hits": fh, "nonsense_false_hits": nh,
-         "recall@10": r}
+        {
+            "floor": f.floor,
+            "keyword_floor": f.keyword_floor,
+            "no_answer_false_hits": fh,
+            "nonsense_false_hits": nh,
+            "recall@10": r,
+        }
         for fh, nh, r, f in floors
     ]
     return chosen, log
@@ -329,7 +343,10 @@ def main(argv: list[str] | None = None) -> int:
         "tune": bench.report(bench.split("tune"), chosen),
         "test": bench.report(bench.split("test"), chosen),
         "test_with_shipped_default": bench.report(bench.split("test"), Fusion()),
-        "nonsense_false_hits": {"chosen": bench.nonsense_hits(chosen), "shipped_default": bench.nonsense_hits(Fusion())},
+        "nonsense_false_hits": {
+            "chosen": bench.nonsense_hits(chosen),
+            "shipped_default": bench.nonsense_hits(Fusion()),
+        },
         "ablation_tune_recall@10_no_floor": ablation(bench, chosen),
         "tuning": log,
         "store_search_agrees": check_shipped(bench, chosen),

@@ -179,7 +179,7 @@ def _m008_stemmed_keywords(con: apsw.Connection) -> None:
     """The keyword indexes, re-created with the porter stemmer in front of the same unicode61 tokenizer
     ("decided" finds "decide", "backups" finds "backup"; CJK characters pass through unchanged) and
     refilled from the canonical rows (issue 14: stemming measurably improves recall)."""
-    from store.base import rebuild_fts
+    from store.text import rebuild_fts
 
     rebuild_fts(con, "porter unicode61 remove_diacritics 2 categories 'L* N* Co So'")
 

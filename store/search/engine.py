@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from store.base import StoreBase
+from store.core import StoreCore
+from store.db import json_ids
 from store.errors import InvalidInputError
 from store.records import CATEGORIES, ROLES
 from store.search.keyword import Key, KeywordHit, keyword_hits, memory_where, message_where
@@ -143,10 +144,8 @@ class Filters:
 # -- the Store mixin -----------------------------------------------------------------------------------
 
 
-class SearchMixin(StoreBase):
+class SearchMixin(StoreCore):
     if TYPE_CHECKING:
-
-        def embed_query(self, text: str) -> np.ndarray | None: ...
 
         def touch_memories(self, memory_ids: Sequence[int]) -> None: ...
 
@@ -187,7 +186,7 @@ class SearchMixin(StoreBase):
         if semantic:
             problem = self._semantic_problem()
             if problem is None:
-                qvec = self._query_vector(query) if query_vector is None else query_vector
+                qvec = self.query_vector(query) if query_vector is None else query_vector
                 if qvec is None:
                     problem = self.vector_problem or "the query could not be embedded"
                 else:
@@ -240,7 +239,7 @@ class SearchMixin(StoreBase):
     def vector_helper(self) -> vectors.Helper | None:
         """Lets store.vectors split a KNN over two connections (two cores); None where `_keyword_soon`
         would not run in the background either."""
-        if self.con.in_transaction or str(getattr(self, "path", ":memory:")) == ":memory:":
+        if self.con.in_transaction or str(self.path) == ":memory:":
             return None
         return lambda fn: _pool().submit(lambda: fn(self.con))
 
@@ -275,8 +274,7 @@ class SearchMixin(StoreBase):
         """(key, cosine, best chunk span) best first; messages score as their best chunk."""
         out: list[tuple[Key, float, tuple[int, int] | None]] = []
         if "message" in kinds:
-            chunks = vectors.knn_chunks(
-                self.con,
+            chunks = self.vectors.knn_chunks(
                 qvec,
                 min(vectors.K_MAX, n * 3),
                 thread_id=filters.thread_id,
@@ -291,7 +289,7 @@ class SearchMixin(StoreBase):
                     best[mid] = (chunk_id, sim)
             span_rows = self.con.execute(
                 "SELECT id, start_char, end_char FROM message_chunks WHERE id IN (SELECT value FROM json_each(?))",
-                (_json_ids([c for c, _ in best.values()]),),
+                (json_ids([c for c, _ in best.values()]),),
             )
             spans = {int(i): (int(a), int(b)) for i, a, b in span_rows}
             out += [(("message", mid), sim, spans.get(cid)) for mid, (cid, sim) in best.items()]
@@ -313,11 +311,11 @@ class SearchMixin(StoreBase):
 
     def _semantic_problem(self) -> str | None:
         problem = self.vector_problem
-        if problem is None and not vectors.tables_exist(self.con):
+        if problem is None and not self.vectors.tables_exist():
             problem = "nothing has been embedded yet (run `memapp embed`)"
         return problem
 
-    def _query_vector(self, query: str) -> np.ndarray | None:
+    def query_vector(self, query: str) -> np.ndarray | None:
         """The query's embedding, remembered for the last few queries (typing repeats them)."""
         assert self.embedder is not None
         key = (self.embedder.name, query)
@@ -337,8 +335,8 @@ class SearchMixin(StoreBase):
         """Category and trash are vec0 metadata, filtered inside the KNN. Pinned and dates are not: then
         the memories that pass the filter are ranked exactly, by distance, among themselves."""
         if f.pinned is None and f.since is None and f.until is None:
-            return vectors.knn_memories(self.con, qvec, n, category=f.category, helper=self.vector_helper())
-        if not vectors.tables_exist(self.con):
+            return self.vectors.knn_memories(qvec, n, category=f.category, helper=self.vector_helper())
+        if not self.vectors.tables_exist():
             return []
         where, args = memory_where(f)
         rows = self.con.execute(
@@ -357,7 +355,7 @@ class SearchMixin(StoreBase):
             "SELECT m.id, m.thread_id, n.id FROM messages m LEFT JOIN messages n ON n.thread_id = m.thread_id "
             f"AND n.seq IN (m.seq - 1, m.seq + 1) AND {' AND '.join(where)} "
             "WHERE m.id IN (SELECT value FROM json_each(?))",
-            [*args, _json_ids(message_ids)],
+            [*args, json_ids(message_ids)],
         )
         thread_of: dict[int, int] = {}
         near: dict[int, list[int]] = {}
@@ -368,7 +366,7 @@ class SearchMixin(StoreBase):
         missing = [n for ns in near.values() for n in ns if n not in thread_of]
         for mid, tid in self.con.execute(
             "SELECT id, thread_id FROM messages WHERE id IN (SELECT value FROM json_each(?))",
-            (_json_ids(missing),),
+            (json_ids(missing),),
         ):
             thread_of[int(mid)] = int(tid)
         return Context(thread_of, near)
@@ -383,7 +381,7 @@ class SearchMixin(StoreBase):
         rows: dict[Key, tuple[Any, ...]] = {}
         for kind, sql in _HYDRATE.items():
             if ids[kind]:
-                for row in self.con.execute(sql, (_json_ids(ids[kind]),)):
+                for row in self.con.execute(sql, (json_ids(ids[kind]),)):
                     rows[(kind, int(row[0]))] = row
         out = []
         for r in ranked:
@@ -421,10 +419,6 @@ _HYDRATE = {
     "summary": "SELECT s.thread_id, s.thread_id, NULL, NULL, NULL, s.content, t.title, s.updated_at "
     "FROM thread_summaries s JOIN threads t ON t.id = s.thread_id WHERE s.thread_id IN (SELECT value FROM json_each(?))",
 }
-
-
-def _json_ids(ids: Sequence[int]) -> str:
-    return "[" + ",".join(str(int(i)) for i in ids) + "]"
 
 
 __all__ = ["DEPTH", "SCOPES", "Filters", "Fusion", "SearchMixin", "SearchResponse", "SearchResult"]
