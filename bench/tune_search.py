@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from store import MessageIn, Store, ThreadIn  # noqa: E402
 from store.search.engine import DEPTH, Filters  # noqa: E402
 from store.search.query import parse_query  # noqa: E402
-from store.search.rank import Fusion, fuse, order, smooth  # noqa: E402
+from store.search.rank import SMOOTH_DEPTH, Fusion, fuse, order, smooth  # noqa: E402
 from store.threads import PreparedChunks  # noqa: E402
 
 KINDS = ("message",)
@@ -137,7 +137,10 @@ def ranked_ids(qn: Question, fusion: Fusion, ext: dict[int, str], context: Any) 
     if not qn.parsed.phrases:
         return []
     ranked = fuse(qn.kw[(fusion.b, fusion.k1)], qn.sem, fusion, qn.parsed)
-    ranked = smooth(ranked, context, fusion, qn.parsed)
+    best = sorted((r for r in ranked.values() if r.key[0] == "message"), key=lambda r: -r.score)[
+        :SMOOTH_DEPTH
+    ]
+    ranked = smooth(ranked, context.subset([r.key[1] for r in best]), fusion, qn.parsed)
     return [ext[r.key[1]] for r in order(ranked)[:10]]
 
 
@@ -303,6 +306,7 @@ def ablation(bench: Bench, chosen: Fusion) -> dict[str, float]:
         "BM25 b = 0.75 (FTS5's)": replace(f, b=0.75) if (0.75, f.k1) in qs[0].kw else f,
         "no CJK fade of the semantic side": replace(f, cjk_adaptive=False),
         "smoothing kept for CJK queries": replace(f, cjk_smoothing=True),
+        "neighbours re-score but never join": replace(f, join_neighbours=False),
     }
     return {name: metrics(bench.lists(qs, v), qs)["recall@10"] for name, v in variants.items()}
 
@@ -337,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     bench = Bench(Path(args.data), bs, k1s)
     chosen, log = tune(bench, bs, k1s, args.quick)
-    report = {
+    report: dict[str, Any] = {
         "chosen": _knobs(chosen),
         "shipped_default": _knobs(Fusion()),
         "tune": bench.report(bench.split("tune"), chosen),
@@ -364,8 +368,8 @@ def main(argv: list[str] | None = None) -> int:
         f"no-answer false hits {t['no_answer_false_hit_rate']}",
         file=sys.stderr,
     )
-    for s in bench.stores.values():
-        s.close()
+    for store in bench.stores.values():
+        store.close()
     return 0
 
 

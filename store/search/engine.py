@@ -32,7 +32,7 @@ from store.errors import InvalidInputError
 from store.records import CATEGORIES, ROLES
 from store.search.keyword import Key, KeywordHit, keyword_hits, memory_where, message_where
 from store.search.query import ParsedQuery, parse_query
-from store.search.rank import Context, Fusion, Ranked, fuse, order, smooth, snippet
+from store.search.rank import SMOOTH_DEPTH, Context, Fusion, Ranked, fuse, order, smooth, snippet
 from store.vectors import rows as vectors
 
 SCOPES = ("all", "memories", "messages", "summaries", "conversations")
@@ -196,7 +196,8 @@ class SearchMixin(StoreCore):
                 notice = f"semantic search unavailable: {problem}; keyword results only"
         ranked = fuse(keyword(), [(key, s) for key, s, _ in sem], fusion, parsed)
         if "message" in kinds and (fusion.neighbours > 0 or fusion.thread > 0):
-            ids = [key[1] for key in ranked if key[0] == "message"]
+            best = sorted((r for r in ranked.values() if r.key[0] == "message"), key=lambda r: -r.score)
+            ids = [r.key[1] for r in best[:SMOOTH_DEPTH]]
             ranked = smooth(ranked, self.message_context(ids, filters), fusion, parsed)
         spans = {key: span for key, _, span in sem}
         results = self._hydrate(order(ranked)[:k], parsed, spans)
