@@ -10,8 +10,8 @@ score the shipped search gets with it (checked: the chosen setting is also run t
 
 Steps, all on the tune half only: (1) BM25 b and k1 for the keyword list alone; (2) fusion weights,
 neighbour smoothing and the thread boost with the floor off; (3) the floor (cosine) and keyword floor:
-the pair with the fewest no-answer questions returning anything, among those that cost the answerable
-questions at most 0.02 recall@10. The test half is scored once, with the chosen settings, and printed
+the pair with the fewest no-answer questions returning anything (then the fewest nonsense queries), among
+those that cost the answerable questions at most MAX_FLOOR_COST recall@10. The test half is scored once, with the chosen settings, and printed
 beside the tune half; nothing is chosen on it.
 """
 
@@ -41,6 +41,9 @@ from store.threads import PreparedChunks  # noqa: E402
 KINDS = ("message",)
 NOFILTER = Filters()
 OFF = 1e-9  # a floor that everything passes
+# The issue allows the floor 0.02 recall@10 on the test half; on the tune half 0.02 sits on a cliff edge (a
+# floor of 0.25 answers 40% of nonsense queries, 0.3 answers 2% for 0.025), so the tune half may spend 0.03.
+MAX_FLOOR_COST = 0.03
 # Queries no archive is about: the floor must let each of them return nothing.
 NONSENSE = [
     "quantum chromodynamics lattice",
@@ -270,7 +273,7 @@ def tune(
     best = results[0][1]
     base_recall = results[0][0]
     # 3. The floor: fewest no-answer questions answered, then fewest nonsense queries answered, at a cost of
-    # at most 0.02 recall@10 to the answerable questions.
+    # at most MAX_FLOOR_COST recall@10 to the answerable questions.
     floors = []
     for fl, kf in itertools.product([0.2, 0.25, 0.3, 0.35, 0.4, 0.5], [0.5, 0.6, 0.7, 0.8, 1.01]):
         f = replace(best, floor=fl, keyword_floor=kf)
@@ -278,7 +281,7 @@ def tune(
         floors.append(
             (false_hits(lists, tune_qs), bench.nonsense_hits(f), metrics(lists, tune_qs)["recall@10"], f)
         )
-    ok = [x for x in floors if base_recall - x[2] <= 0.02] or floors
+    ok = [x for x in floors if base_recall - x[2] <= MAX_FLOOR_COST] or floors
     chosen = min(ok, key=lambda x: (x[0], x[1], -x[2]))[3]
     log["floor_grid"] = [
         {
