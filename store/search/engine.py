@@ -348,7 +348,8 @@ class SearchMixin(StoreCore):
         return [(int(mid), 1.0 - float(d)) for mid, d in rows]
 
     def message_context(self, message_ids: Sequence[int], filters: Filters) -> Context:
-        """Each message's thread, and the turns right before and after it that pass the filters."""
+        """Each message's thread, and the turns right before and after it that pass the filters (one
+        query; a neighbour is in its message's thread by definition)."""
         if not message_ids:
             return Context()
         where, args = message_where(filters, "n")
@@ -363,13 +364,8 @@ class SearchMixin(StoreCore):
         for mid, tid, nid in rows:
             thread_of[int(mid)] = int(tid)
             if nid is not None:
+                thread_of[int(nid)] = int(tid)
                 near.setdefault(int(mid), []).append(int(nid))
-        missing = [n for ns in near.values() for n in ns if n not in thread_of]
-        for mid, tid in self.con.execute(
-            "SELECT id, thread_id FROM messages WHERE id IN (SELECT value FROM json_each(?))",
-            (json_ids(missing),),
-        ):
-            thread_of[int(mid)] = int(tid)
         return Context(thread_of, near)
 
     def _hydrate(

@@ -44,7 +44,6 @@ MATCH_LABELS = {
     ("semantic",): "meaning",
     ("keyword", "semantic"): "both",
     ("semantic", "keyword"): "both",
-    ("neighbour",): "nearby",  # the turn next to a strong hit, found by neither retriever
 }
 
 
