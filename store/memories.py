@@ -31,6 +31,10 @@ MEMORY_COLUMNS = (
     "source_thread_id, token_count, created_at, updated_at, deleted_at"
 )
 _WS = re.compile(r"\s+")
+ORDERS = {
+    "list": "pinned DESC, category, importance DESC, updated_at DESC, id",
+    "standing": "pinned DESC, importance DESC, access_count DESC, updated_at DESC, id",
+}
 
 
 def content_hash(text: str) -> str:
@@ -100,8 +104,10 @@ class MemoriesMixin(StoreBase):
         text: str | None = None,
         limit: int = 1000,
         offset: int = 0,
+        order: str = "list",
     ) -> list[Memory]:
-        """Active memories (or the trash), pinned first, then by category and importance."""
+        """Active memories (or the trash), pinned first, then by category and importance; `order="standing"`:
+        pinned first, then by importance and use across categories (what a profile picks first)."""
         where = ["deleted_at IS NOT NULL" if trash else "deleted_at IS NULL"]
         args: list[Any] = []
         if category is not None:
@@ -114,12 +120,21 @@ class MemoriesMixin(StoreBase):
         if text:
             where.append("instr(lower(content), lower(?)) > 0")
             args.append(text)
-        order = "deleted_at DESC" if trash else "pinned DESC, category, importance DESC, updated_at DESC, id"
+        if order not in ORDERS:
+            raise InvalidInputError(f"unknown order {order!r}: use one of {', '.join(ORDERS)}")
+        sort = "deleted_at DESC, id" if trash else ORDERS[order]
         sql = (
             f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE {' AND '.join(where)} "
-            f"ORDER BY {order} LIMIT ? OFFSET ?"
+            f"ORDER BY {sort} LIMIT ? OFFSET ?"
         )
         return [_row_to_memory(r) for r in self.con.execute(sql, [*args, limit, offset])]
+
+    def count_memories(self) -> tuple[int, int]:
+        """(active, of which pinned): one query."""
+        row = self.con.execute(
+            "SELECT count(*), coalesce(sum(pinned), 0) FROM long_term_memories WHERE deleted_at IS NULL"
+        ).fetchone()
+        return int(row[0]), int(row[1])
 
     def memory_history(self, memory_id: int) -> list[HistoryEvent]:
         rows = self.con.execute(
