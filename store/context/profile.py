@@ -9,9 +9,10 @@ because all pinned memories are considered before any other.
 
 Budget: the profile text (a header line, then one "- (category) text" line per memory, the same lines the
 context builder's memories message uses) is counted with the store's tiktoken counter and never exceeds
-the budget. Lines are costed one by one (a line starts with "- " after a newline, where tiktoken's
-pre-tokeniser always splits, so the costs add up), and the finished text is counted whole once more and
-trimmed from the end if it is over: the bound holds for any counter, estimates included.
+the budget. Lines are costed one by one: the text is pieces that each end in a newline, and the next
+starts with "- ", where tiktoken's pre-tokeniser always splits, so the pieces' counts add up exactly; the
+finished text is counted whole once more and trimmed from the end if it is over, so the bound holds for any
+counter, estimates included.
 
 Memories in the profile count as accessed (README "MCP server": what counts as an access), unless
 `touch=False`.
@@ -70,8 +71,8 @@ def _by_standing(store: Store) -> Iterator[Memory]:
         offset += PAGE
 
 
-def _line(m: Memory) -> str:
-    return "\n" + memory_line(m.category, m.content, m.pinned)
+def _text(chosen: list[tuple[Memory, str]]) -> str:
+    return "\n".join([HEADER, *(line for _, line in chosen)]) if chosen else ""
 
 
 def build_profile(store: Store, budget: int, *, touch: bool = True) -> Profile:
@@ -81,25 +82,24 @@ def build_profile(store: Store, budget: int, *, touch: bool = True) -> Profile:
         raise InvalidInputError(f"budget must be 0 or more tokens, got {budget!r}")
     tokens = store.tokens
     chosen: list[tuple[Memory, str]] = []
-    used = tokens.count(HEADER)
+    used = tokens.count(HEADER + "\n")  # the text so far, each piece ending in a newline
     skips = 0
     for m in _by_standing(store):
-        line = _line(m)
-        cost = tokens.count(line)
-        if used + cost <= budget:
+        line = memory_line(m.category, m.content, m.pinned)
+        if used + tokens.count(line) <= budget:  # the text if this line were the last
             chosen.append((m, line))
-            used += cost
+            used += tokens.count(line + "\n")
             skips = 0
         else:
             skips += 1
         if used >= budget or (skips >= MAX_SKIPS and not m.pinned):
             break  # no line costs less than one token; pinned ones are all looked at before this
     total, total_pinned = store.count_memories()
-    text = HEADER + "".join(line for _, line in chosen) if chosen else ""
+    text = _text(chosen)
     count = tokens.count(text)
     while chosen and count > budget:  # only when costs did not add up (estimated counts)
         chosen.pop()
-        text = HEADER + "".join(line for _, line in chosen) if chosen else ""
+        text = _text(chosen)
         count = tokens.count(text)
     memories = [m for m, _ in chosen]
     n_pinned = sum(1 for m in memories if m.pinned)
