@@ -134,6 +134,7 @@ class MemoriesMixin(StoreBase):
         row = self.con.execute(
             "SELECT count(*), coalesce(sum(pinned), 0) FROM long_term_memories WHERE deleted_at IS NULL"
         ).fetchone()
+        assert row is not None  # an aggregate always has a row
         return int(row[0]), int(row[1])
 
     def memory_history(self, memory_id: int) -> list[HistoryEvent]:

@@ -39,7 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Pinned memories first, then the most important and most used, never over the budget "
         "(tiktoken count of the text).",
     )
-    p.add_argument("--budget", "-b", type=_budget, default=1000, metavar="N", help="token budget (default 1000)")
+    p.add_argument(
+        "--budget", "-b", type=_budget, default=1000, metavar="N", help="token budget (default 1000)"
+    )
     p.add_argument("--no-touch", action="store_true", help="do not count the included memories as accessed")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_profile)

@@ -22,11 +22,18 @@ MAX_PAGE = 100
 MAX_BUDGET = 200_000
 
 Query = Annotated[
-    str, Field(min_length=1, max_length=2000, description="What to look for, in plain words (not a boolean query).")
+    str,
+    Field(
+        min_length=1, max_length=2000, description="What to look for, in plain words (not a boolean query)."
+    ),
 ]
 K = Annotated[int, Field(ge=1, le=MAX_K, description=f"How many results to return (1-{MAX_K}).")]
-MemoryId = Annotated[int, Field(ge=1, description="The memory's id, as search_memory or list_memories show it.")]
-ThreadId = Annotated[int, Field(ge=1, description="The thread's id, as list_threads or search results show it.")]
+MemoryId = Annotated[
+    int, Field(ge=1, description="The memory's id, as search_memory or list_memories show it.")
+]
+ThreadId = Annotated[
+    int, Field(ge=1, description="The thread's id, as list_threads or search results show it.")
+]
 Importance = Annotated[
     int, Field(ge=1, le=10, description="How much this matters to the user, 1 (trivia) to 10 (essential).")
 ]
@@ -55,22 +62,33 @@ NewImportance = Annotated[
     Annotated[int, Field(ge=1, le=10)] | None,
     Field(description="The new importance, 1 (trivia) to 10 (essential) (leave out to keep it)."),
 ]
-PinnedFilter = Annotated[bool | None, Field(description="true: only pinned memories; false: only unpinned ones.")]
+PinnedFilter = Annotated[
+    bool | None, Field(description="true: only pinned memories; false: only unpinned ones.")
+]
 TextFilter = Annotated[
-    str | None, Field(max_length=500, description="Only memories whose text contains this (case-insensitive).")
+    str | None,
+    Field(max_length=500, description="Only memories whose text contains this (case-insensitive)."),
 ]
 InTrash = Annotated[bool, Field(description="List the trash instead (newest first): ids for restore_memory.")]
 Source = Annotated[
     str | None,
-    Field(max_length=100, description="Only threads imported from this source (e.g. chatgpt, claude, generic)."),
+    Field(
+        max_length=100, description="Only threads imported from this source (e.g. chatgpt, claude, generic)."
+    ),
 ]
 TitleFilter = Annotated[
-    str | None, Field(max_length=500, description="Only threads whose title contains this (case-insensitive).")
+    str | None,
+    Field(max_length=500, description="Only threads whose title contains this (case-insensitive)."),
 ]
-SortArg = Annotated[ThreadSort, Field(description="Order: updated (last active first), created, title, messages, tokens.")]
+SortArg = Annotated[
+    ThreadSort, Field(description="Order: updated (last active first), created, title, messages, tokens.")
+]
 AroundMessage = Annotated[
     int | None,
-    Field(ge=1, description="Show the window around this message id (from search_conversations) instead of offset."),
+    Field(
+        ge=1,
+        description="Show the window around this message id (from search_conversations) instead of offset.",
+    ),
 ]
 MaxChars = Annotated[
     int, Field(ge=100, le=50_000, description="Cut each message to this many characters (100-50,000).")
@@ -83,20 +101,30 @@ ScopeArg = Annotated[
 ThreadFilter = Annotated[int | None, Field(ge=1, description="Only within this thread.")]
 ContextQuery = Annotated[
     str | None,
-    Field(max_length=2000, description="Retrieve memories for this text (default: the thread's latest user message)."),
+    Field(
+        max_length=2000,
+        description="Retrieve memories for this text (default: the thread's latest user message).",
+    ),
 ]
-Offset = Annotated[int, Field(ge=0, description="How many items to skip (paging: pass the previous next_offset).")]
+Offset = Annotated[
+    int, Field(ge=0, description="How many items to skip (paging: pass the previous next_offset).")
+]
 Limit = Annotated[int, Field(ge=1, le=MAX_PAGE, description=f"How many items per page (1-{MAX_PAGE}).")]
 Since = Annotated[
     dt.datetime | None,
-    Field(description="Only from this moment on: an ISO 8601 date or date-time (UTC when no offset is given)."),
+    Field(
+        description="Only from this moment on: an ISO 8601 date or date-time (UTC when no offset is given)."
+    ),
 ]
 Until = Annotated[
     dt.datetime | None,
-    Field(description="Only before this moment: an ISO 8601 date or date-time (UTC when no offset is given)."),
+    Field(
+        description="Only before this moment: an ISO 8601 date or date-time (UTC when no offset is given)."
+    ),
 ]
 ContextBudget = Annotated[
-    int, Field(ge=64, le=MAX_BUDGET, description=f"Token budget for the whole message list (64-{MAX_BUDGET:,}).")
+    int,
+    Field(ge=64, le=MAX_BUDGET, description=f"Token budget for the whole message list (64-{MAX_BUDGET:,})."),
 ]
 ProfileBudget = Annotated[
     int, Field(ge=16, le=MAX_BUDGET, description=f"Token budget for the profile text (16-{MAX_BUDGET:,}).")

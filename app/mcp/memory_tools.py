@@ -11,14 +11,16 @@ visible call (unpin_memory) made only when the user asks.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mcp.server.mcpserver.exceptions import ToolError
 
 from app.mcp.args import (
     CategoryArg,
     Importance,
+    InTrash,
     K,
     Limit,
-    InTrash,
     MemoryId,
     MemoryText,
     NewCategory,
@@ -32,12 +34,11 @@ from app.mcp.args import (
     TextFilter,
 )
 from app.mcp.results import MemoryChange, MemoryHit, MemoryOut, MemoryPage, MemorySearch, ProfileOut, why
-from store.context.profile import build_profile
 from store.errors import DuplicateMemoryError
-from store.extract.suggestions import source_messages
 from store.records import Memory
-from store.search.engine import Filters
-from store.store import Store
+
+if TYPE_CHECKING:  # the store's numpy-backed modules load on the first call, not before `initialize`
+    from store.store import Store
 
 
 def _change(action: str, message: str, memory: Memory, similarity: float | None = None) -> MemoryChange:
@@ -58,6 +59,9 @@ def search_memory(store: Store, query: Query, category: OptionalCategory = None,
     Call it before answering anything that may depend on what the user told you before. Results come best
     first with a score, why each matched, and the conversation it came from when known. Only results above
     the search's relevance floor come back, and each one returned counts as an access."""
+    from store.extract.suggestions import source_messages
+    from store.search.engine import Filters
+
     resp = store.search(query, scope="memories", k=k, filters=Filters(category=category))
     ids = [r.id for r in resp.results]
     messages = source_messages(store, ids)
@@ -73,14 +77,18 @@ def search_memory(store: Store, query: Query, category: OptionalCategory = None,
                 score=round(r.score, 4),
                 matched=list(r.matched),
                 why=why(r.matched),
-                source_thread_title=titles.get(m.source_thread_id) if m.source_thread_id is not None else None,
+                source_thread_title=titles.get(m.source_thread_id)
+                if m.source_thread_id is not None
+                else None,
                 source_message_id=messages.get(m.id),
             )
         )
     return MemorySearch(query=query, mode=resp.mode, notice=resp.notice, results=hits)
 
 
-def add_memory(store: Store, content: MemoryText, category: CategoryArg, importance: Importance = 5) -> MemoryChange:
+def add_memory(
+    store: Store, content: MemoryText, category: CategoryArg, importance: Importance = 5
+) -> MemoryChange:
     """Remember a durable fact about the user (a lasting preference, project, skill or fact they stated).
 
     A near-duplicate of an existing memory in the same category merges into it (newest wording, highest
@@ -129,7 +137,9 @@ def delete_memory(store: Store, id: MemoryId) -> MemoryChange:  # noqa: A002
     if old.deleted_at is not None:
         return _change("already_trashed", f"Memory {id} is already in the trash.", old)
     _refuse_pinned(old, "deleted")
-    return _change("trashed", f"Moved memory {id} to the trash (restore_memory brings it back).", store.delete_memory(id))
+    return _change(
+        "trashed", f"Moved memory {id} to the trash (restore_memory brings it back).", store.delete_memory(id)
+    )
 
 
 def restore_memory(store: Store, id: MemoryId) -> MemoryChange:  # noqa: A002
@@ -185,6 +195,8 @@ def get_profile(store: Store, budget: ProfileBudget = 1000) -> ProfileOut:
     """What to know about the user at the start of a session, before any thread: pinned memories first,
     then the most important and most used, as one text within `budget` tokens (tiktoken count, never over).
     The memories included count as accessed."""
+    from store.context.profile import build_profile
+
     p = build_profile(store, budget)
     return ProfileOut(
         text=p.text,

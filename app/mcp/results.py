@@ -44,7 +44,9 @@ class MemoryOut(BaseModel):
     content: str
     importance: int
     pinned: bool
-    access_count: int = Field(description="How often it was returned by a search or included in a context/profile.")
+    access_count: int = Field(
+        description="How often it was returned by a search or included in a context/profile."
+    )
     last_accessed: str | None
     created_at: str | None
     updated_at: str | None
@@ -76,7 +78,9 @@ class MemoryOut(BaseModel):
 
 
 class MemoryHit(MemoryOut):
-    score: float = Field(description="Fused relevance score: higher is better (comparable within one search).")
+    score: float = Field(
+        description="Fused relevance score: higher is better (comparable within one search)."
+    )
     matched: list[str] = Field(description="Which retrievers found it: keyword, semantic, or both.")
     why: str = Field(description="Why it matched, in words.")
     source_thread_title: str | None = None
@@ -204,7 +208,9 @@ class ThreadRead(BaseModel):
         if self.messages:
             end = self.offset + len(self.messages)
             parts.append(f"Messages {self.offset + 1}-{end} of {t.message_count}:")
-            parts += [f"--- [{m.id}] {m.role}, {m.created_at or 'no date'} ---\n{m.content}" for m in self.messages]
+            parts += [
+                f"--- [{m.id}] {m.role}, {m.created_at or 'no date'} ---\n{m.content}" for m in self.messages
+            ]
         else:
             parts.append(f"No messages at offset {self.offset} (the thread has {t.message_count}).")
         if self.next_offset is not None:
@@ -216,7 +222,9 @@ class ConversationHit(BaseModel):
     kind: str = Field(description="message or summary (a thread's summary).")
     thread_id: int | None
     thread_title: str | None
-    message_id: int | None = Field(description="For a message: its id (read_thread around_message shows its turn).")
+    message_id: int | None = Field(
+        description="For a message: its id (read_thread around_message shows its turn)."
+    )
     role: str | None
     created_at: str | None
     content: str = Field(description="The part of the text around the match.")

@@ -118,7 +118,7 @@ def _bind(spec: ToolSpec, store: Callable[[], Store]) -> Callable[..., CallToolR
     return call
 
 
-def annotations(spec: ToolSpec) -> ToolAnnotations:
+def tool_annotations(spec: ToolSpec) -> ToolAnnotations:
     return ToolAnnotations(
         title=spec.title,
         read_only_hint=spec.read_only,
@@ -142,7 +142,7 @@ def build_server(
             name=spec.name,
             title=spec.title,
             description=inspect.cleandoc(spec.fn.__doc__ or ""),
-            annotations=annotations(spec),
+            annotations=tool_annotations(spec),
         )
     return server
 

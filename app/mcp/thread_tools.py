@@ -6,6 +6,8 @@ store), so k results come back whenever k exist; get_context is the context buil
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mcp.server.mcpserver.exceptions import ToolError
 
 from app.mcp.args import (
@@ -38,10 +40,10 @@ from app.mcp.results import (
     ThreadRead,
     why,
 )
-from store.context.builder import build_context
 from store.records import iso
-from store.search.engine import Filters
-from store.store import Store
+
+if TYPE_CHECKING:  # the store's numpy-backed modules load on the first call, not before `initialize`
+    from store.store import Store
 
 _SCOPES = {"both": "conversations", "messages": "messages", "summaries": "summaries"}
 
@@ -117,6 +119,8 @@ def search_conversations(
     """Search the user's past AI conversations: messages and thread summaries, by keywords and meaning.
     Returns up to k results best first (k whenever k exist), each with its thread, a snippet around the
     match, a score and why it matched. A role filter searches messages only."""
+    from store.search.engine import Filters
+
     filters = Filters(thread_id=thread, role=role, since=epoch(since), until=epoch(until))
     resp = store.search(query, scope=_SCOPES[scope], k=k, filters=filters)
     titles: dict[int, str] = {}
@@ -142,10 +146,14 @@ def search_conversations(
     return ConversationSearch(query=query, mode=resp.mode, notice=resp.notice, results=hits)
 
 
-def get_context(store: Store, thread: ThreadId, budget: ContextBudget, query: ContextQuery = None) -> ContextOut:
+def get_context(
+    store: Store, thread: ThreadId, budget: ContextBudget, query: ContextQuery = None
+) -> ContextOut:
     """The message list (OpenAI format) to continue a past thread within a token budget: pinned and
     relevant memories, the thread summary, older messages condensed and the latest verbatim; never over the
     budget. The memories included count as accessed."""
+    from store.context.builder import build_context
+
     result = build_context(store, thread, budget, query=query)
     data = result.to_json()
     return ContextOut(messages=data["messages"], token_stats=data["token_stats"], metadata=data["metadata"])

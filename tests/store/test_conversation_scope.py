@@ -15,7 +15,10 @@ T0 = 1_700_000_000.0
 
 
 def _thread(store: Store, key: str, title: str, start: float, n: int) -> int:
-    msgs = [MessageIn("user", f"{title}: the restic backup timer, part {i}", f"{key}{i}", start + i * 60) for i in range(n)]
+    msgs = [
+        MessageIn("user", f"{title}: the restic backup timer, part {i}", f"{key}{i}", start + i * 60)
+        for i in range(n)
+    ]
     return store.write_thread(ThreadIn("generic", key, title, msgs, created_at=start)).thread_id
 
 
@@ -41,7 +44,13 @@ def test_threads_active_in_a_span(store: Store) -> None:
     old = _thread(store, "old", "Old", T0, 3)  # active T0 .. T0+2min
     long = _thread(store, "long", "Long", T0 + DAY, 2)
     store.write_thread(  # the long thread is continued ten days later
-        ThreadIn("generic", "long", "Long", [MessageIn("user", "later", "late", T0 + 10 * DAY)], created_at=T0 + DAY)
+        ThreadIn(
+            "generic",
+            "long",
+            "Long",
+            [MessageIn("user", "later", "late", T0 + 10 * DAY)],
+            created_at=T0 + DAY,
+        )
     )
     new = _thread(store, "new", "New", T0 + 20 * DAY, 2)
 

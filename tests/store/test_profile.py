@@ -13,7 +13,22 @@ from hypothesis import strategies as st
 from store import InvalidInputError, Store
 from store.context.profile import HEADER, build_profile
 
-WORDS = ["backup", "restic", "schedule", "红烧肉", "京都", "🙂", "[red]", "c++", "don't", "the", "a", ".", "\n", "-"]
+WORDS = [
+    "backup",
+    "restic",
+    "schedule",
+    "红烧肉",
+    "京都",
+    "🙂",
+    "[red]",
+    "c++",
+    "don't",
+    "the",
+    "a",
+    ".",
+    "\n",
+    "-",
+]
 
 memory = st.tuples(
     st.lists(st.sampled_from(WORDS), min_size=1, max_size=40).map(" ".join),
@@ -37,7 +52,9 @@ def _store(tmp: str, memories: list[tuple[str, str, int, bool, int]]) -> Store:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(memories=st.lists(memory, max_size=25), budget=st.integers(0, 400))
-def test_never_over_budget_and_pinned_first(memories: list[tuple[str, str, int, bool, int]], budget: int) -> None:
+def test_never_over_budget_and_pinned_first(
+    memories: list[tuple[str, str, int, bool, int]], budget: int
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         s = _store(tmp, memories)
         try:
@@ -47,7 +64,9 @@ def test_never_over_budget_and_pinned_first(memories: list[tuple[str, str, int, 
             assert pins == sorted(pins, reverse=True)  # every pinned one before any other
             assert p.left_out == len(s.list_memories()) - len(p.memories)
             if p.memories:
-                assert p.text.startswith(HEADER) and all(" ".join(m.content.split()) in p.text for m in p.memories)
+                assert p.text.startswith(HEADER) and all(
+                    " ".join(m.content.split()) in p.text for m in p.memories
+                )
                 # The module's claim: costed line by line, the counts add up exactly (no trimming needed).
                 lines = p.text.split("\n")
                 pieces = [s.tokens.count(x + "\n") for x in lines[:-1]] + [s.tokens.count(lines[-1])]
@@ -87,7 +106,9 @@ def test_order_is_pinned_then_importance_then_use(store: Store) -> None:
 
 
 def test_a_tight_budget_keeps_what_fits_and_says_what_was_left_out(store: Store) -> None:
-    store.add_memory("Always answer in British English, with metric units and ISO dates", "preference", pinned=True)
+    store.add_memory(
+        "Always answer in British English, with metric units and ISO dates", "preference", pinned=True
+    )
     short = store.add_memory("Likes tea", "preference", importance=3, force=True).memory
     trashed = store.add_memory("Used to like coffee", "preference", importance=10, force=True).memory
     store.delete_memory(trashed.id)

@@ -11,7 +11,9 @@ from app.cli import main
 from store import Store
 
 
-def test_profile_text_and_json(capsys: pytest.CaptureFixture[str], no_model_config: Path, db_path: Path) -> None:
+def test_profile_text_and_json(
+    capsys: pytest.CaptureFixture[str], no_model_config: Path, db_path: Path
+) -> None:
     with Store(db_path, embedder=None) as s:
         s.add_memory("Prefers tea over coffee", "preference", importance=4)
         pinned = s.add_memory("Always answer in British English", "preference", pinned=True).memory

@@ -39,7 +39,9 @@ def fill(s: Store) -> dict[str, int]:
             "t2",
             "Sourdough starter",
             [
-                MessageIn("user", "My sourdough starter smells of acetone, is it dead?", "s1", T0 + 86400 * 30),
+                MessageIn(
+                    "user", "My sourdough starter smells of acetone, is it dead?", "s1", T0 + 86400 * 30
+                ),
                 MessageIn("assistant", "No: feed it more often, twice a day.", "s2", T0 + 86400 * 30 + 60),
             ],
             created_at=T0 + 86400 * 30,
@@ -51,8 +53,12 @@ def fill(s: Store) -> dict[str, int]:
             "t3",
             "Timer notes",
             [
-                MessageIn("user" if i % 2 == 0 else "assistant", f"note {i} about the systemd timer schedule", f"n{i}",
-                          T0 + 86400 * 60 + i)
+                MessageIn(
+                    "user" if i % 2 == 0 else "assistant",
+                    f"note {i} about the systemd timer schedule",
+                    f"n{i}",
+                    T0 + 86400 * 60 + i,
+                )
                 for i in range(30)
             ],
             created_at=T0 + 86400 * 60,

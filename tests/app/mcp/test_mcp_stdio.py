@@ -78,7 +78,9 @@ async def test_every_tool_over_stdio(tmp_path: Path, filled_db: tuple[Path, dict
         r = await call("search_memory", {"query": "restic backups"})
         hit = r.structured_content["results"][0]
         assert hit["id"] == ids["restic"] and hit["matched"] == ["keyword"] and hit["score"] > 0
-        assert "semantic search unavailable" in r.structured_content["notice"]  # the store's notice, passed on
+        assert (
+            "semantic search unavailable" in r.structured_content["notice"]
+        )  # the store's notice, passed on
         assert "I prefer restic for backups" in text_of(r) and "shares words" in text_of(r)
 
         r = await call("get_profile", {"budget": 200})
@@ -92,7 +94,9 @@ async def test_every_tool_over_stdio(tmp_path: Path, filled_db: tuple[Path, dict
         new_id = r.structured_content["memory"]["id"]
         assert r.structured_content["action"] == "added"
 
-        r = await call("update_memory", {"id": new_id, "content": "Prefers green tea over coffee", "importance": 6})
+        r = await call(
+            "update_memory", {"id": new_id, "content": "Prefers green tea over coffee", "importance": 6}
+        )
         assert r.structured_content["memory"]["content"] == "Prefers green tea over coffee"
 
         r = await call("delete_memory", {"id": new_id})
@@ -135,7 +139,9 @@ async def test_every_tool_over_stdio(tmp_path: Path, filled_db: tuple[Path, dict
         assert s.get_memory(new_id).origin == "mcp"
 
 
-async def test_read_only_offers_only_the_read_tools(tmp_path: Path, filled_db: tuple[Path, dict[str, int]]) -> None:
+async def test_read_only_offers_only_the_read_tools(
+    tmp_path: Path, filled_db: tuple[Path, dict[str, int]]
+) -> None:
     db, _ = filled_db
     async with Client(server_params(db, "--read-only", tmp=tmp_path)) as client:
         tools = (await client.list_tools()).tools
@@ -149,7 +155,11 @@ def test_a_missing_database_is_refused_not_created(tmp_path: Path) -> None:
     missing = tmp_path / "typo" / "chat.db"
     memapp = str(Path(sys.executable).with_name("memapp"))
     out = subprocess.run(
-        [memapp, "--db", str(missing), "mcp"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+        [memapp, "--db", str(missing), "mcp"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
     )
     assert out.returncode == 2 and out.stdout == ""
     assert f"{missing} does not exist" in out.stderr and "--create" in out.stderr
@@ -169,6 +179,10 @@ def test_the_spawned_server_cannot_reach_the_network(tmp_path: Path) -> None:
     """The guard the spawned servers run under really refuses sockets (else the tests above prove less)."""
     code = "import os, socket\nassert os.environ['MEMAPP_TEST_NETGUARD'] == 'on'\nsocket.create_connection(('127.0.0.1', 9))"
     out = subprocess.run(
-        [sys.executable, "-c", code], env={"PYTHONPATH": str(NETGUARD)}, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", code],
+        env={"PYTHONPATH": str(NETGUARD)},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode == 1 and "network access is refused" in out.stderr

@@ -37,7 +37,9 @@ def test_enums_match_the_store() -> None:
     assert get_args(mcp_args.Role) == ROLES
 
 
-async def test_every_parameter_is_described_and_every_tool_annotated(env: tuple[Store, dict[str, int]]) -> None:
+async def test_every_parameter_is_described_and_every_tool_annotated(
+    env: tuple[Store, dict[str, int]],
+) -> None:
     s, _ = env
     async with Client(build_server(lambda: s)) as client:
         tools = (await client.list_tools()).tools
@@ -78,9 +80,13 @@ async def test_update_and_delete_refuse_a_pinned_memory(env: tuple[Store, dict[s
 async def test_add_memory_merges_and_refuses_like_the_cli(env: tuple[Store, dict[str, int]]) -> None:
     s, ids = env
     r = await call(s, "add_memory", {"content": "I prefer restic for backups!", "category": "preference"})
-    assert r.structured_content["action"] == "merged" and r.structured_content["memory"]["id"] == ids["restic"]
+    assert (
+        r.structured_content["action"] == "merged" and r.structured_content["memory"]["id"] == ids["restic"]
+    )
     s.edit_memory(ids["nas"], content="My NAS is a Synology DS920+ with 4 disks")  # hand-edited now
-    r = await call(s, "add_memory", {"content": "My NAS is a Synology DS920+ with 4 disks.", "category": "fact"})
+    r = await call(
+        s, "add_memory", {"content": "My NAS is a Synology DS920+ with 4 disks.", "category": "fact"}
+    )
     assert r.is_error and f"nearly duplicates memory {ids['nas']}" in text_of(r)
     r = await call(s, "add_memory", {"content": "I am learning Go", "category": "skill"})
     assert r.structured_content["action"] == "exists"
@@ -94,7 +100,9 @@ async def test_trash_and_restore_keep_the_memory(env: tuple[Store, dict[str, int
     assert ids["go"] not in [h["id"] for h in r.structured_content["results"]]
     r = await call(s, "list_memories", {"in_trash": True})
     assert [m["id"] for m in r.structured_content["memories"]] == [ids["go"]]
-    assert (await call(s, "delete_memory", {"id": ids["go"]})).structured_content["action"] == "already_trashed"
+    assert (await call(s, "delete_memory", {"id": ids["go"]})).structured_content[
+        "action"
+    ] == "already_trashed"
     r = await call(s, "update_memory", {"id": ids["go"], "importance": 8})
     assert r.is_error and "in the trash: restore it first" in text_of(r)
     assert (await call(s, "restore_memory", {"id": ids["go"]})).structured_content["action"] == "restored"
@@ -128,7 +136,12 @@ async def test_search_memory_says_where_a_memory_came_from(env: tuple[Store, dic
     from store.records import MessageIn
 
     t = s.write_thread(
-        ThreadIn("generic", "t9", "Editors", [MessageIn("user", "I prefer Helix over Vim for quick edits.", "e1", T0)])
+        ThreadIn(
+            "generic",
+            "t9",
+            "Editors",
+            [MessageIn("user", "I prefer Helix over Vim for quick edits.", "e1", T0)],
+        )
     )
     extract_suggestions(s, t.thread_id)
     sug = [x for x in list_suggestions(s, thread_id=t.thread_id) if "Helix" in x.content][0]
@@ -147,10 +160,14 @@ async def test_search_conversations_returns_k_when_k_exist(env: tuple[Store, dic
         r = await call(s, "search_conversations", {"query": "systemd timer restic backups", "k": k})
         assert len(r.structured_content["results"]) == k
         assert {h["kind"] for h in r.structured_content["results"]} <= {"message", "summary"}
-    r = await call(s, "search_conversations", {"query": "timer", "k": 50, "thread": ids["backups"], "role": "user"})
+    r = await call(
+        s, "search_conversations", {"query": "timer", "k": 50, "thread": ids["backups"], "role": "user"}
+    )
     got = r.structured_content["results"]
     assert got and all(h["thread_id"] == ids["backups"] and h["role"] == "user" for h in got)
-    r = await call(s, "search_conversations", {"query": "sourdough", "since": "2023-12-01", "until": "2024-01-01"})
+    r = await call(
+        s, "search_conversations", {"query": "sourdough", "since": "2023-12-01", "until": "2024-01-01"}
+    )
     assert {h["thread_title"] for h in r.structured_content["results"]} == {"Sourdough starter"}
 
 
@@ -217,3 +234,17 @@ async def test_a_store_error_on_open_is_a_tool_error(tmp_path: Path) -> None:
     async with Client(build_server(lambda: Store(bad, embedder=None))) as client:
         r = await client.call_tool("search_memory", {"query": "x"})
     assert r.is_error and "is not a memapp database" in text_of(r)
+
+
+def test_the_server_answers_before_the_store_is_imported() -> None:
+    """`initialize` needs only the SDK: numpy, the store and SQLite load on the first tool call."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom app.mcp.server import build_server\n"
+        "build_server(lambda: None)\n"
+        "print(sorted(m for m in ('numpy', 'store.store', 'torch') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]"
