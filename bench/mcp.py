@@ -1,5 +1,5 @@
 """`memapp mcp` as a client meets it: time to `initialize`, the first `search_memory` (the embedding model
-loads then), a warm one, and `get_profile`; prints JSON.
+loads then), a warm one, and `get_profile` (first and warm); prints JSON.
 
     .venv/bin/python bench/mcp.py [--runs 3]
 
@@ -42,7 +42,18 @@ def echo(text: str) -> str:
     return text
 server.run()
 """
-TOPICS = ["backups", "editors", "cooking", "travel", "languages", "music", "gardening", "cycling", "tax", "kids"]
+TOPICS = [
+    "backups",
+    "editors",
+    "cooking",
+    "travel",
+    "languages",
+    "music",
+    "gardening",
+    "cycling",
+    "tax",
+    "kids",
+]
 
 
 def build_db() -> Path:
@@ -87,8 +98,11 @@ async def _server_run(db: Path, cfg: Path) -> dict[str, float]:
         out["warm_search_s"] = statistics.median(warm)
         t = time.perf_counter()
         r = await client.call_tool("get_profile", {"budget": 1000})
-        out["profile_s"] = time.perf_counter() - t
+        out["first_profile_s"] = time.perf_counter() - t  # includes building the tiktoken encoder
         assert r.structured_content["tokens"] <= 1000
+        t = time.perf_counter()
+        await client.call_tool("get_profile", {"budget": 1000})
+        out["warm_profile_s"] = time.perf_counter() - t
     return out
 
 
@@ -102,7 +116,18 @@ async def _minimal_run() -> float:
 
 def _cli_search(db: Path, cfg: Path) -> float:
     t0 = time.perf_counter()
-    cmd = [MEMAPP, "--db", str(db), "--config", str(cfg), "search", "--scope", "memories", "--no-touch", QUERY]
+    cmd = [
+        MEMAPP,
+        "--db",
+        str(db),
+        "--config",
+        str(cfg),
+        "search",
+        "--scope",
+        "memories",
+        "--no-touch",
+        QUERY,
+    ]
     subprocess.run(cmd, check=True, capture_output=True, cwd=ROOT)
     return time.perf_counter() - t0
 
@@ -133,7 +158,10 @@ def main() -> None:
     result = {
         "runs": runs,
         "memories": 301,
-        "memapp_mcp": {k: med(k) for k in ("initialize_s", "first_search_s", "warm_search_s", "profile_s")},
+        "memapp_mcp": {
+            k: med(k)
+            for k in ("initialize_s", "first_search_s", "warm_search_s", "first_profile_s", "warm_profile_s")
+        },
         "baseline": {
             "minimal_server_initialize_s": round(statistics.median(minimal), 3),
             "cli_search_process_s": round(statistics.median(cli), 3),
@@ -145,7 +173,8 @@ def main() -> None:
     summary = (
         f"mcp: initialize {init:.2f} s (bare SDK server {floor:.2f} s, x{init / floor:.2f}); first search_memory "
         f"{first:.2f} s (a whole `memapp search` process {result['baseline']['cli_search_process_s']:.2f} s); "
-        f"warm {med('warm_search_s') * 1000:.0f} ms; get_profile {med('profile_s') * 1000:.0f} ms"
+        f"warm {med('warm_search_s') * 1000:.0f} ms; get_profile {med('first_profile_s') * 1000:.0f} ms first, "
+        f"{med('warm_profile_s') * 1000:.0f} ms warm"
     )
     emit("mcp", result, summary)
 
