@@ -78,7 +78,7 @@ def _tui_args(argv: list[str]) -> argparse.Namespace | None:
     return args
 
 
-def _command(argv: list[str]) -> str | None:
+def command_in(argv: list[str]) -> str | None:
     """The subcommand named in `argv` when it is one of ours, else None."""
     parser = _QuietParser(prog="memapp", add_help=False)
     _add_global_options(parser)
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _tui_args(argv)
     if args is None:
         try:
-            args = build_parser(_command(argv)).parse_args(argv)
+            args = build_parser(command_in(argv)).parse_args(argv)
         except SystemExit as exc:  # --help, or a usage error already printed on one line
             return int(exc.code or 0)
     logging.basicConfig(
