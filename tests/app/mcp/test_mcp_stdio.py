@@ -186,3 +186,20 @@ def test_the_spawned_server_cannot_reach_the_network(tmp_path: Path) -> None:
         timeout=60,
     )
     assert out.returncode == 1 and "network access is refused" in out.stderr
+
+
+@pytest.mark.model
+async def test_search_memory_by_meaning_with_the_real_model(tmp_path: Path, real_embedder: Any) -> None:
+    """The spawned server loads the real model on the first search and finds a memory by meaning alone."""
+    db = tmp_path / "chat.db"
+    with Store(db, embedder=real_embedder) as s:
+        tea = s.add_memory("Prefers green tea to coffee in the morning", "preference").memory
+        s.add_memory("Works on a Rust parser for log files", "project")
+    params = server_params(db, tmp=tmp_path)
+    params.env["MEMAPP_CONFIG"] = str(tmp_path / "default-config.toml")  # no file: the model is on
+    async with Client(params) as client:
+        r = await client.call_tool("search_memory", {"query": "what hot drink do I like", "k": 1})
+    assert not r.is_error, text_of(r)
+    data = r.structured_content
+    assert data["mode"] == "hybrid" and data["notice"] is None
+    assert [h["id"] for h in data["results"]] == [tea.id] and data["results"][0]["matched"] == ["semantic"]

@@ -246,5 +246,7 @@ def test_the_server_answers_before_the_store_is_imported() -> None:
         "build_server(lambda: None)\n"
         "print(sorted(m for m in ('numpy', 'store.store', 'torch') if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
     assert out.stdout.strip() == "[]"
