@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from store.base import StoreBase, fts_delete, fts_put, json_dumps, json_loads
-from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError
+from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError, PinnedMemoryError
 from store.records import CATEGORIES, HistoryEvent, Memory, now
 from store.text import unpaired_surrogate
 from store.vectors import rows as vectors
@@ -284,17 +284,24 @@ class MemoriesMixin(StoreBase):
         category: str | None = None,
         importance: int | None = None,
         pinned: bool | None = None,
+        refuse_pinned: bool = False,
     ) -> Memory:
-        """Change any of the fields by hand. A content change marks the memory hand-edited."""
+        """Change any of the fields by hand. A content change marks the memory hand-edited.
+        `refuse_pinned`: raise PinnedMemoryError instead of changing a pinned memory (checked under the
+        write lock, so a pin made meanwhile in another process is respected)."""
         validate(content, category, importance)
         old = self.get_memory(memory_id)
         if old.deleted_at is not None:
             raise InvalidInputError(f"memory {memory_id} is in the trash: restore it first")
+        if refuse_pinned and old.pinned:
+            raise PinnedMemoryError(memory_id)
         content = content.strip() if content is not None else None
         new_content = content if content is not None and content != old.content else None
         vec = self._embed([new_content]) if new_content is not None else None
         with self.con:
             old = self.get_memory(memory_id)  # re-read under the write lock
+            if refuse_pinned and old.pinned:
+                raise PinnedMemoryError(memory_id)
             sets: list[str] = []
             args: list[Any] = []
             events: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
@@ -345,12 +352,17 @@ class MemoriesMixin(StoreBase):
 
     # -- trash ---------------------------------------------------------------------------------------
 
-    def delete_memory(self, memory_id: int, *, event: str = "delete", reason: str | None = None) -> Memory:
-        """Move to the trash. `event` is 'cleanup' when the cleanup policy does it."""
+    def delete_memory(
+        self, memory_id: int, *, event: str = "delete", reason: str | None = None, refuse_pinned: bool = False
+    ) -> Memory:
+        """Move to the trash. `event` is 'cleanup' when the cleanup policy does it. `refuse_pinned`: raise
+        PinnedMemoryError for a pinned memory instead."""
         with self.con:
             old = self.get_memory(memory_id)
             if old.deleted_at is not None:
                 return old
+            if refuse_pinned and old.pinned:
+                raise PinnedMemoryError(memory_id)
             t = now()
             self.con.execute("UPDATE long_term_memories SET deleted_at = ? WHERE id = ?", (t, memory_id))
             vectors.update_memory_meta(self.con, memory_id, category=old.category, deleted=True)

@@ -5,8 +5,9 @@ never sees that parameter). Every write is the Store method the CLI and TUI call
 and the merge rules are the same whoever writes.
 
 Why update_memory and delete_memory refuse a pinned memory: the user pinned it, and an assistant must not
-change it behind their back. The refusal says so in words the assistant can show; unpinning is a separate,
-visible call (unpin_memory) made only when the user asks.
+change it behind their back. The store checks it under the write lock (`refuse_pinned=True`), so a pin made
+in the TUI a moment before is respected too. The refusal says so in words the assistant can show;
+unpinning is a separate, visible call (unpin_memory) made only when the user asks.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from app.mcp.args import (
     TextFilter,
 )
 from app.mcp.results import MemoryChange, MemoryHit, MemoryOut, MemoryPage, MemorySearch, ProfileOut, why
-from store.errors import DuplicateMemoryError
+from store.errors import DuplicateMemoryError, PinnedMemoryError
 from store.records import Memory
 
 if TYPE_CHECKING:  # the store's numpy-backed modules load on the first call, not before `initialize`
@@ -45,12 +46,11 @@ def _change(action: str, message: str, memory: Memory, similarity: float | None 
     return MemoryChange(action=action, message=message, memory=MemoryOut.of(memory), similarity=similarity)
 
 
-def _refuse_pinned(memory: Memory, doing: str) -> None:
-    if memory.pinned:
-        raise ToolError(
-            f"refused: memory {memory.id} is pinned by the user, so it is not {doing} through MCP. Show the "
-            "user what you would change; they can do it in memapp, or ask you to unpin it first (unpin_memory)."
-        )
+def _refusal(memory_id: int, doing: str) -> ToolError:
+    return ToolError(
+        f"refused: memory {memory_id} is pinned by the user, so it is not {doing} through MCP. Show the "
+        "user what you would change; they can do it in memapp, or ask you to unpin it first (unpin_memory)."
+    )
 
 
 def search_memory(store: Store, query: Query, category: OptionalCategory = None, k: K = 8) -> MemorySearch:
@@ -123,8 +123,12 @@ def update_memory(
     if content is None and category is None and importance is None:
         raise ToolError("nothing to change: give content, category or importance")
     old = store.get_memory(id)
-    _refuse_pinned(old, "changed")
-    new = store.edit_memory(id, content=content, category=category, importance=importance)
+    try:
+        new = store.edit_memory(
+            id, content=content, category=category, importance=importance, refuse_pinned=True
+        )
+    except PinnedMemoryError as exc:
+        raise _refusal(id, "changed") from exc
     if new == old:
         return _change("unchanged", f"Memory {id} already says that; nothing changed.", new)
     return _change("updated", f"Updated memory {id} (the previous version is in its history).", new)
@@ -136,10 +140,11 @@ def delete_memory(store: Store, id: MemoryId) -> MemoryChange:  # noqa: A002
     old = store.get_memory(id)
     if old.deleted_at is not None:
         return _change("already_trashed", f"Memory {id} is already in the trash.", old)
-    _refuse_pinned(old, "deleted")
-    return _change(
-        "trashed", f"Moved memory {id} to the trash (restore_memory brings it back).", store.delete_memory(id)
-    )
+    try:
+        trashed = store.delete_memory(id, refuse_pinned=True)
+    except PinnedMemoryError as exc:
+        raise _refusal(id, "deleted") from exc
+    return _change("trashed", f"Moved memory {id} to the trash (restore_memory brings it back).", trashed)
 
 
 def restore_memory(store: Store, id: MemoryId) -> MemoryChange:  # noqa: A002

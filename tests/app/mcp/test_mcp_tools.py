@@ -250,3 +250,23 @@ def test_the_server_answers_before_the_store_is_imported() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert out.stdout.strip() == "[]"
+
+
+async def test_a_pin_made_elsewhere_is_respected(env: tuple[Store, dict[str, int]]) -> None:
+    """The TUI (another connection) pins a memory; the assistant's next update or delete is refused by the
+    store itself, under the write lock, and nothing changes."""
+    from store.errors import PinnedMemoryError
+
+    s, ids = env
+    with Store(s.path, embedder=None) as tui:
+        tui.pin_memory(ids["go"], True)
+    r = await call(s, "update_memory", {"id": ids["go"], "content": "I am fluent in Go"})
+    assert r.is_error and f"refused: memory {ids['go']} is pinned" in text_of(r)
+    r = await call(s, "delete_memory", {"id": ids["go"]})
+    assert r.is_error and "is not deleted through MCP" in text_of(r)
+    with pytest.raises(PinnedMemoryError):
+        s.edit_memory(ids["go"], importance=1, refuse_pinned=True)
+    m = s.get_memory(ids["go"])
+    assert (m.content, m.importance, m.deleted_at) == ("I am learning Go", 4, None)
+    assert [h.event for h in s.memory_history(ids["go"])] == ["add", "pin"]
+    assert s.edit_memory(ids["go"], importance=5).importance == 5  # the CLI/TUI path is unchanged
