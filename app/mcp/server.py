@@ -47,6 +47,14 @@ INSTRUCTIONS = (
     "asks."
 )
 
+INSTRUCTIONS_READ_ONLY = (
+    "memapp is the user's private, local memory: durable facts about them (preferences, projects, skills, "
+    "facts) and their past AI conversations. This server is read-only. At the start of a session call "
+    "get_profile for what to know about the user; call search_memory before answering anything that may "
+    "depend on what they told you before, and search_conversations / read_thread to look back at past "
+    "conversations."
+)
+
 
 def version() -> str:
     try:
@@ -132,7 +140,8 @@ def build_server(
     open_store: Callable[[], Store], *, read_only: bool = False, tools: Iterable[ToolSpec] = TOOLS
 ) -> MCPServer:
     """The server with every tool of the table (only the read-only ones when `read_only`)."""
-    server: MCPServer = MCPServer("memapp", instructions=INSTRUCTIONS, version=version(), log_level="WARNING")
+    instructions = INSTRUCTIONS_READ_ONLY if read_only else INSTRUCTIONS
+    server: MCPServer = MCPServer("memapp", instructions=instructions, version=version(), log_level="WARNING")
     store = LazyStore(open_store)
     for spec in tools:
         if read_only and not spec.read_only:

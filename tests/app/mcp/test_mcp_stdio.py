@@ -147,6 +147,7 @@ async def test_read_only_offers_only_the_read_tools(
         tools = (await client.list_tools()).tools
         assert {t.name for t in tools} == READ_TOOLS
         assert all(t.annotations and t.annotations.read_only_hint for t in tools)
+        assert "read-only" in (client.instructions or "") and "add_memory" not in (client.instructions or "")
         r = await client.call_tool("add_memory", {"content": "x", "category": "fact"})
         assert r.is_error and "add_memory" in text_of(r)
 
