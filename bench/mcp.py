@@ -9,7 +9,8 @@ in the same runs, alternating:
 - `minimal`: a bare MCPServer of the same SDK with one trivial tool, spawned and initialised the same way
   (the SDK's own floor: what our server adds on top is the difference);
 - `cli_search`: `memapp search --scope memories QUERY` as one process (the same model load, no server),
-  the baseline for the first search.
+  the baseline for the first search;
+- with `--old DIR` (e.g. `git archive main | tar -x -C DIR`), an earlier memapp's server on the same file.
 Target (issue 19): initialize <= 1 s and first search_memory <= 2 s on an idle machine.
 """
 
@@ -106,6 +107,23 @@ async def _server_run(db: Path, cfg: Path) -> dict[str, float]:
     return out
 
 
+async def _old_run(old: Path, db: Path, cfg: Path) -> dict[str, float]:
+    """An earlier memapp's server (a source tree, e.g. `git archive main`), run by this venv's Python."""
+    from mcp import Client, StdioServerParameters
+
+    code = f"import sys; sys.path.insert(0, {str(old)!r}); from app.cli import main; sys.exit(main())"
+    args = ["-c", code, "--db", str(db), "--config", str(cfg), "mcp"]
+    out: dict[str, float] = {}
+    t0 = time.perf_counter()
+    async with Client(StdioServerParameters(command=sys.executable, args=args)) as client:
+        out["initialize_s"] = time.perf_counter() - t0
+        t = time.perf_counter()
+        r = await client.call_tool("search_memory", {"query": QUERY, "k": 5})
+        out["first_search_s"] = time.perf_counter() - t
+        assert not r.is_error, r
+    return out
+
+
 async def _minimal_run() -> float:
     from mcp import Client, StdioServerParameters
 
@@ -135,7 +153,9 @@ def _cli_search(db: Path, cfg: Path) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
-    runs = ap.parse_args().runs
+    ap.add_argument("--old", type=Path, help="source tree of an earlier memapp to run beside (old server)")
+    a = ap.parse_args()
+    runs, old = a.runs, a.old
     src = build_db()
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "chat.db"  # a copy: the runs count accesses
@@ -147,10 +167,15 @@ def main() -> None:
         ours: list[dict[str, float]] = []
         minimal: list[float] = []
         cli: list[float] = []
+        olds: list[dict[str, float]] = []
+        if old:
+            asyncio.run(_old_run(old, db, cfg))
         for _ in range(runs):
             ours.append(asyncio.run(_server_run(db, cfg)))
             minimal.append(asyncio.run(_minimal_run()))
             cli.append(_cli_search(db, cfg))
+            if old:
+                olds.append(asyncio.run(_old_run(old, db, cfg)))
 
     def med(key: str) -> float:
         return round(statistics.median(r[key] for r in ours), 3)
@@ -168,6 +193,10 @@ def main() -> None:
         },
         "all_runs": ours,
     }
+    if olds:
+        result["baseline"]["old_server"] = {
+            k: round(statistics.median(r[k] for r in olds), 3) for k in ("initialize_s", "first_search_s")
+        }
     init, first = med("initialize_s"), med("first_search_s")
     floor = result["baseline"]["minimal_server_initialize_s"]
     summary = (
@@ -176,6 +205,11 @@ def main() -> None:
         f"warm {med('warm_search_s') * 1000:.0f} ms; get_profile {med('first_profile_s') * 1000:.0f} ms first, "
         f"{med('warm_profile_s') * 1000:.0f} ms warm"
     )
+    if olds:
+        o = result["baseline"]["old_server"]
+        summary += (
+            f"; old server: initialize {o['initialize_s']:.2f} s, first search {o['first_search_s']:.2f} s"
+        )
     emit("mcp", result, summary)
 
 
