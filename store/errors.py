@@ -36,7 +36,3 @@ class PinnedMemoryError(StoreError):
     def __init__(self, memory_id: int) -> None:
         super().__init__(f"memory {memory_id} is pinned")
         self.memory_id = memory_id
-
-
-class EmbeddingMismatchError(StoreError):
-    """The database's vectors were made by another model (or dimension) than the configured one."""

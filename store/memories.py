@@ -20,11 +20,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from store.base import StoreBase, fts_delete, fts_put, json_dumps, json_loads
+from store.core import StoreCore
 from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError, PinnedMemoryError
-from store.records import CATEGORIES, HistoryEvent, Memory, now
-from store.text import unpaired_surrogate
-from store.vectors import rows as vectors
+from store.records import CATEGORIES, HistoryEvent, Memory, json_dumps, json_loads, now
+from store.text import fts_delete, fts_put, unpaired_surrogate
 
 MEMORY_COLUMNS = (
     "id, category, content, importance, access_count, last_accessed, pinned, user_edited, origin, "
@@ -41,7 +40,7 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(_WS.sub(" ", text.strip()).casefold().encode("utf-8")).hexdigest()
 
 
-def _row_to_memory(row: Sequence[Any]) -> Memory:
+def memory_from_row(row: Sequence[Any]) -> Memory:
     return Memory(
         id=row[0],
         category=row[1],
@@ -84,7 +83,7 @@ class AddResult:
     similarity: float | None = None
 
 
-class MemoriesMixin(StoreBase):
+class MemoriesMixin(StoreCore):
     # -- reads ---------------------------------------------------------------------------------------
 
     def get_memory(self, memory_id: int) -> Memory:
@@ -93,7 +92,7 @@ class MemoriesMixin(StoreBase):
         ).fetchone()
         if row is None:
             raise NotFoundError(f"no memory with id {memory_id}")
-        return _row_to_memory(row)
+        return memory_from_row(row)
 
     def list_memories(
         self,
@@ -127,7 +126,7 @@ class MemoriesMixin(StoreBase):
             f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE {' AND '.join(where)} "
             f"ORDER BY {sort} LIMIT ? OFFSET ?"
         )
-        return [_row_to_memory(r) for r in self.con.execute(sql, [*args, limit, offset])]
+        return [memory_from_row(r) for r in self.con.execute(sql, [*args, limit, offset])]
 
     def count_memories(self) -> tuple[int, int]:
         """(active, of which pinned): one query."""
@@ -171,8 +170,8 @@ class MemoriesMixin(StoreBase):
     def _put_vector(self, memory: Memory, vec: Any) -> None:
         if vec is None:
             return
-        self._ensure_vector_tables()
-        vectors.put_memory(self.con, memory.id, vec, memory.category, memory.deleted_at is not None)
+        self.ensure_vector_tables()
+        self.vectors.put_memory(memory.id, vec, memory.category, memory.deleted_at is not None)
 
     # -- add / merge ---------------------------------------------------------------------------------
 
@@ -198,20 +197,25 @@ class MemoriesMixin(StoreBase):
         digest = content_hash(content)
         # An identical memory already there (or one the user threw away, for automatic sources): no-op,
         # so re-importing an export never duplicates or resurrects anything.
-        trash_clause = "" if origin == "manual" else " OR deleted_at IS NOT NULL"
-        same = self.con.execute(
+        same_sql = (
             f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE content_hash = ? AND category = ? "
-            f"AND (deleted_at IS NULL{trash_clause}) ORDER BY deleted_at IS NOT NULL, id LIMIT 1",
-            (digest, category),
-        ).fetchone()
+            f"AND (deleted_at IS NULL{'' if origin == 'manual' else ' OR deleted_at IS NOT NULL'}) "
+            "ORDER BY deleted_at IS NOT NULL, id LIMIT 1"
+        )
+        same = self.con.execute(same_sql, (digest, category)).fetchone()
         if same is not None and not force:
-            return AddResult(_row_to_memory(same), "exists", 1.0)
+            return AddResult(memory_from_row(same), "exists", 1.0)
 
-        vec = self._embed([content]) if embed else None
+        vec = self.embed_texts([content]) if embed else None
         vec0 = None if vec is None else vec[0]
         with self.con:
+            # Again under the write lock: two processes adding the same text at once both passed the check
+            # above (6 copies from 6 concurrent `memory add`s); the second one now sees the first's row.
+            same = None if force else self.con.execute(same_sql, (digest, category)).fetchone()
+            if same is not None:
+                return AddResult(memory_from_row(same), "exists", 1.0)
             if vec0 is not None and not force:
-                nearest = vectors.knn_memories(self.con, vec0, 1, category=category)
+                nearest = self.vectors.knn_memories(vec0, 1, category=category)
                 if nearest and nearest[0][1] >= self.config.memory.merge_threshold:
                     existing = self.get_memory(nearest[0][0])
                     if existing.pinned or existing.user_edited:
@@ -297,7 +301,7 @@ class MemoriesMixin(StoreBase):
             raise PinnedMemoryError(memory_id)
         content = content.strip() if content is not None else None
         new_content = content if content is not None and content != old.content else None
-        vec = self._embed([new_content]) if new_content is not None else None
+        vec = self.embed_texts([new_content]) if new_content is not None else None
         with self.con:
             old = self.get_memory(memory_id)  # re-read under the write lock
             if refuse_pinned and old.pinned:
@@ -336,9 +340,9 @@ class MemoriesMixin(StoreBase):
                 if vec is not None:
                     self._put_vector(memory, vec[0])
                 else:  # the old vector describes the old text: drop it, `memapp embed` redoes it
-                    vectors.delete_memory(self.con, memory_id)
+                    self.vectors.delete_memory(memory_id)
             elif category is not None:
-                vectors.update_memory_meta(self.con, memory_id, category=memory.category, deleted=False)
+                self.vectors.update_memory_meta(memory_id, category=memory.category, deleted=False)
             for event, o, n in events:
                 self._history(memory_id, event, o, n)
             return memory
@@ -365,7 +369,7 @@ class MemoriesMixin(StoreBase):
                 raise PinnedMemoryError(memory_id)
             t = now()
             self.con.execute("UPDATE long_term_memories SET deleted_at = ? WHERE id = ?", (t, memory_id))
-            vectors.update_memory_meta(self.con, memory_id, category=old.category, deleted=True)
+            self.vectors.update_memory_meta(memory_id, category=old.category, deleted=True)
             new: dict[str, Any] = {"deleted_at": t}
             if reason:
                 new["reason"] = reason
@@ -385,7 +389,7 @@ class MemoriesMixin(StoreBase):
             if old.deleted_at is None:
                 return old
             self.con.execute("UPDATE long_term_memories SET deleted_at = NULL WHERE id = ?", (memory_id,))
-            vectors.update_memory_meta(self.con, memory_id, category=old.category, deleted=False)
+            self.vectors.update_memory_meta(memory_id, category=old.category, deleted=False)
             self._history(memory_id, "restore", {"deleted_at": old.deleted_at}, {"deleted_at": None})
             return self.get_memory(memory_id)
 
@@ -409,7 +413,7 @@ class MemoriesMixin(StoreBase):
                 m = self.get_memory(mid)
                 self._history(mid, "purge", {**_fields(m), "deleted_at": m.deleted_at}, None)
                 fts_delete(self.con, "fts_memories", mid)
-                vectors.delete_memory(self.con, mid)
+                self.vectors.delete_memory(mid)
                 self.con.execute("DELETE FROM long_term_memories WHERE id = ?", (mid,))
             return purged
 
@@ -429,16 +433,16 @@ class MemoriesMixin(StoreBase):
     # -- vectors after the fact ---------------------------------------------------------------------
 
     def memories_missing_vectors(self, limit: int = 256) -> list[Memory]:
-        has = vectors.tables_exist(self.con)
+        has = self.vectors.tables_exist()
         missing = "id NOT IN (SELECT memory_id FROM vec_memories)" if has else "1"
         rows = self.con.execute(
             f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE {missing} ORDER BY id LIMIT ?", (limit,)
         )
-        return [_row_to_memory(r) for r in rows]
+        return [memory_from_row(r) for r in rows]
 
     def embed_memories(self, memories: Sequence[Memory]) -> int:
         """Embed and store vectors for these memories (one transaction). Returns how many were written."""
-        vecs = self._embed([m.content for m in memories])
+        vecs = self.embed_texts([m.content for m in memories])
         if vecs is None:
             return 0
         with self.con:

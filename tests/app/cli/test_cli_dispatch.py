@@ -41,5 +41,7 @@ def test_memapp_mcp_starts_without_numpy_or_the_store() -> None:
         "p = app.cli.build_parser(app.cli.command_in(['mcp']))\np.parse_args(['mcp'])\n"
         "print(sorted(m for m in ('numpy', 'store.store', 'app.cli.search') if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
     assert out.stdout.strip() == "[]"

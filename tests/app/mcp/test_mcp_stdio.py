@@ -65,7 +65,7 @@ def filled_db(tmp_path: Path) -> tuple[Path, dict[str, int]]:
 async def test_every_tool_over_stdio(tmp_path: Path, filled_db: tuple[Path, dict[str, int]]) -> None:
     db, ids = filled_db
     async with Client(server_params(db, tmp=tmp_path)) as client:
-        assert client.server_info.name == "memapp"
+        assert client.server_info is not None and client.server_info.name == "memapp"
         assert client.server_info.version == metadata.version("memapp")
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert set(tools) == ALL_TOOLS
@@ -197,6 +197,7 @@ async def test_search_memory_by_meaning_with_the_real_model(tmp_path: Path, real
         tea = s.add_memory("Prefers green tea to coffee in the morning", "preference").memory
         s.add_memory("Works on a Rust parser for log files", "project")
     params = server_params(db, tmp=tmp_path)
+    assert params.env is not None
     params.env["MEMAPP_CONFIG"] = str(tmp_path / "default-config.toml")  # no file: the model is on
     async with Client(params) as client:
         r = await client.call_tool("search_memory", {"query": "what hot drink do I like", "k": 1})

@@ -52,8 +52,8 @@ async def test_every_parameter_is_described_and_every_tool_annotated(
         a = t.annotations
         assert a is not None and a.title and a.read_only_hint is not None and a.open_world_hint is False
     by_name = {t.name: t for t in tools}
-    assert by_name["delete_memory"].annotations.destructive_hint is True
-    assert by_name["add_memory"].annotations.destructive_hint is False
+    hints = {name: t.annotations.destructive_hint for name, t in by_name.items() if t.annotations}
+    assert hints["delete_memory"] is True and hints["update_memory"] is True and hints["add_memory"] is False
     assert by_name["search_memory"].input_schema["properties"]["k"]["maximum"] == 50
     assert by_name["add_memory"].input_schema["properties"]["importance"]["minimum"] == 1
 

@@ -24,8 +24,8 @@ def _connect_ex(self: socket.socket, address: object) -> int:
     return _real_connect_ex(self, address)  # type: ignore[arg-type]
 
 
-socket.socket.connect = _connect  # type: ignore[method-assign]
-socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign]
+socket.socket.connect = _connect  # type: ignore[method-assign,assignment]
+socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign,assignment]
 socket.create_connection = _refuse  # type: ignore[assignment]
 socket.getaddrinfo = _refuse  # type: ignore[assignment]
 os.environ["MEMAPP_TEST_NETGUARD"] = "on"
