@@ -200,6 +200,8 @@ def _context_rows(c: dict[str, Any]) -> list[list[str]]:
 
 
 def _quality_rows(q: dict[str, Any]) -> list[list[str]]:
+    if q.get("set") == "longmem":
+        return _longmem_rows(q)
     h, v, k = q["hybrid"], q["vector"], q["keyword"]
     return [
         [
@@ -212,6 +214,41 @@ def _quality_rows(q: dict[str, Any]) -> list[list[str]]:
             _ok(h["recall@10"] > max(v["recall@10"], k["recall@10"])),
         ]
     ]
+
+
+def _longmem_rows(q: dict[str, Any]) -> list[list[str]]:
+    """bench/eval/longmem: the test half against issue 14's targets, the tuning half beside it."""
+    rows = []
+    for split in ("test", "tune"):
+        s = q["splits"].get(split)
+        if s is None:
+            continue
+        o = s["overall"]
+        h, k, v, b = (o[n]["recall@10"] for n in ("hybrid", "keyword", "vector", "bm25"))
+        worst = min(d["hybrid"]["recall@10"] - d["keyword"]["recall@10"] for d in s["by_kind"].values())
+        rows.append(
+            [
+                f"Search quality, longmem {split} half ({o['hybrid']['n']} answerable questions)",
+                f"hybrid recall@10 {h:.3f}, MRR {o['hybrid']['mrr']:.3f}",
+                f"keyword {k:.3f} / vector {v:.3f} / plain BM25 {b:.3f}",
+                f"{h - max(k, v):+.3f}",
+                ">= best single + 0.08, >= keyword on every kind" if split == "test" else "(tuning half)",
+                _ok(h >= max(k, v) + 0.08 and worst >= 0) if split == "test" else "-",
+            ]
+        )
+        if split == "test":
+            na = s["no_answer"]
+            rows.append(
+                [
+                    f"No-answer questions returning any result, longmem test half ({na['n']})",
+                    f"{na['false_hit_rate']:.2f}",
+                    f"keyword {na['false_hit_rate_by_retriever']['keyword']:.2f}",
+                    "-",
+                    "<= 0.10",
+                    _ok(na["false_hit_rate"] <= 0.10),
+                ]
+            )
+    return rows
 
 
 def table() -> str | None:
