@@ -26,7 +26,7 @@ from store.base import json_dumps
 from store.errors import InvalidInputError, NotFoundError, StoreError
 from store.extract.patterns import Candidate, find_candidates
 from store.memories import AddResult, content_hash, validate
-from store.records import Memory, iso, now
+from store.records import Memory, SuggestionIn, iso, now
 from store.vectors import rows as vectors
 
 if TYPE_CHECKING:
@@ -248,6 +248,37 @@ def _near_duplicates(store: Store, found: list[Candidate]) -> list[tuple[int | N
         if nearest and nearest[0][1] >= threshold:
             out[i] = (nearest[0][0], round(float(nearest[0][1]), 4))
     return out
+
+
+def suggest_imported(store: Store, items: Sequence[SuggestionIn], *, embed: bool = True) -> tuple[int, int]:
+    """Store memories proposed by an import (a pasted list) as pending suggestions with no thread.
+
+    Returns (added, known): `known` counts texts that are already a memory or were suggested before
+    (pending, accepted or rejected: a rejected text is never offered again). `embed` looks for
+    near-duplicate memories to offer a merge, as suggestions found in threads do.
+    """
+    hashes = [content_hash(s.content) for s in items]
+    known = _known_hashes(store, "long_term_memories", hashes) | _known_hashes(store, "memory_suggestions", hashes)
+    fresh: list[tuple[SuggestionIn, str]] = []
+    for s, h in zip(items, hashes, strict=True):
+        if h not in known:
+            known.add(h)
+            fresh.append((s, h))
+    candidates = [Candidate(s.content, s.category, s.importance, s.origin) for s, _ in fresh]
+    merges = _near_duplicates(store, candidates) if embed else [(None, None)] * len(fresh)
+    t = now()
+    added = 0
+    with store.con:
+        for (s, h), (merge_with, sim) in zip(fresh, merges, strict=True):
+            validate(s.content, s.category, s.importance)
+            store.con.execute(
+                "INSERT INTO memory_suggestions(thread_id, message_id, category, content, content_hash, importance, "
+                "pattern, merge_with, similarity, created_at) VALUES (NULL, NULL, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(content_hash) DO NOTHING",
+                (s.category, s.content, h, s.importance, s.origin, merge_with, sim, t),
+            )
+            added += store.con.changes()
+    return added, len(items) - added
 
 
 # -- decisions -----------------------------------------------------------------------------------------
