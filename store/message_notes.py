@@ -39,3 +39,12 @@ def notes(metadata: dict[str, Any]) -> list[str]:
     if isinstance(metadata.get("model"), str) and metadata["model"]:
         out.append(f"model: {metadata['model']}")
     return out
+
+
+def thread_notes(metadata: dict[str, Any]) -> str | None:
+    """"project /home/ana/src/tide · branch main · model gpt-4o" for a thread, or None."""
+    parts = []
+    for key, label in (("project", "project"), ("git_branch", "branch"), ("model", "model")):
+        if isinstance(metadata.get(key), str) and metadata[key]:
+            parts.append(f"{label} {metadata[key]}")
+    return " · ".join(parts) or None

@@ -30,6 +30,7 @@ from store.importing.formats.agent_session import TranscriptBuilder
 from store.records import ThreadIn
 
 SOURCE = "claude-code"
+_LINE_TYPES = ("user", "assistant", "system", "queue-operation", "progress")
 _PLUMBING = ("<command-name>", "<command-message>", "<local-command-", "<command-args>", "Caveat: The messages below")
 # The field of a tool's input that says best what it did (else the whole input, shortened).
 _KEY_INPUT = ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt")
@@ -41,7 +42,9 @@ def looks_like(obj: Any) -> bool:
         return False
     if obj.get("type") == "summary" and "leafUuid" in obj:
         return True
-    return obj.get("type") in ("user", "assistant", "system") and ("sessionId" in obj or "parentUuid" in obj)
+    if obj.get("type") == "file-history-snapshot" and "messageId" in obj:
+        return True
+    return obj.get("type") in _LINE_TYPES and ("sessionId" in obj or "parentUuid" in obj)
 
 
 def read(path: Path) -> Iterator[Item]:
@@ -61,6 +64,8 @@ def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
     except OSError as exc:
         return [ImportProblem(str(path), None, describe(exc))], start
     session = session_id_from_name(path)
+    if start == 0 and lines.rows and not isinstance(lines.rows[0][1], dict):
+        return [ImportProblem(str(path), None, "not a Claude Code session transcript (its first line is not JSON)")], 0
     out: list[Item] = []
     b = TranscriptBuilder()
     meta: dict[str, Any] = {}
@@ -83,6 +88,12 @@ def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
         except Exception as exc:  # one odd line must not lose the session
             out.append(ImportProblem(str(path), session, f"byte {offset}: {describe(exc)}"))
     messages = b.messages
+    models = [m.metadata["model"] for m in messages if "model" in m.metadata]
+    if models:
+        meta["model"] = models[0]  # the session's model; a message keeps its own only when it differs
+        for m in messages:
+            if m.metadata.get("model") == models[0]:
+                del m.metadata["model"]
     if messages:
         title = summary if summary is not None else ("" if start else None)
         out.insert(
@@ -142,7 +153,7 @@ def _line(b: TranscriptBuilder, obj: dict[str, Any], fallback_id: str) -> None:
     if text or images:
         meta: dict[str, Any] = {}
         if role == "assistant" and isinstance(msg.get("model"), str) and not msg["model"].startswith("<"):
-            meta["model"] = msg["model"]
+            meta["model"] = msg["model"]  # dropped below when it is the session's model
         if images:
             meta["attachments"] = [f"{images} image{'s' if images > 1 else ''}"]
             text = text or "[image]"

@@ -54,10 +54,13 @@ def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
     except OSError as exc:
         return [ImportProblem(str(path), None, describe(exc))], start
     session = session_id_from_name(path)
+    if start == 0 and lines.rows and not isinstance(lines.rows[0][1], dict):
+        return [ImportProblem(str(path), None, "not a Codex CLI session (its first line is not JSON)")], 0
     out: list[Item] = []
     b = TranscriptBuilder()
     meta: dict[str, Any] = {}
     model: str | None = None
+    started: float | None = None
     for offset, obj, error in lines.rows:
         if error or not isinstance(obj, dict):
             out.append(ImportProblem(str(path), session, f"byte {offset}: {error or 'line is not an object'}"))
@@ -67,6 +70,7 @@ def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
             when = parse_ts(obj.get("timestamp"))
             if kind == "session_meta":
                 meta = _thread_meta(payload)
+                started = parse_ts(payload.get("timestamp")) or when
             elif kind == "turn_context":
                 model = payload.get("model") if isinstance(payload.get("model"), str) else model
             elif kind == "response_item":
@@ -74,9 +78,13 @@ def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
         except Exception as exc:
             out.append(ImportProblem(str(path), session, f"byte {offset}: {describe(exc)}"))
     messages = b.messages
+    models = [m.metadata["model"] for m in messages if "model" in m.metadata]
+    if models:
+        meta["model"] = models[0]  # the session's model; a message keeps its own only when it differs
+        for m in messages:
+            if m.metadata.get("model") == models[0]:
+                del m.metadata["model"]
     if messages:
-        if model and "model" not in meta:
-            meta["model"] = model
         out.insert(
             0,
             ThreadIn(
@@ -84,7 +92,7 @@ def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
                 external_id=session,
                 title="" if start else title_or_fallback(None, messages),
                 messages=messages,
-                created_at=messages[0].created_at,
+                created_at=messages[0].created_at or started,
                 updated_at=messages[-1].created_at,
                 metadata={"agent": "codex", **meta},
             ),

@@ -50,6 +50,9 @@ def read(path: Path) -> Iterator[Item]:
     except OSError as exc:
         yield ImportProblem(str(path), None, describe(exc))
         return
+    if b"\x00" in raw[:4096]:
+        yield ImportProblem(str(path), None, "binary data, not a text list of memories")
+        return
     if len(raw) > MAX_BYTES:
         yield ImportProblem(str(path), None, "more than 4 MB of text: not a list of memories")
         return
