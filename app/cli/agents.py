@@ -31,6 +31,7 @@ from types import FrameType
 from app.cli.common import EXIT_FAILED, Context, UsageError, fail
 from app.text import literal
 from store.importing.formats import FORMATS, session_files
+from store.importing.formats.lines import session_id_from_name
 
 HOOK_AGENTS = ("claude-code",)
 
@@ -50,9 +51,15 @@ def cmd_hook(ctx: Context) -> int | None:
             raise ValueError(f"{path}: no such transcript")
         from store.importing.pipeline import import_paths
 
-        report = import_paths(
-            ctx.store, [path], ctx.args.agent, embed=not ctx.args.no_embed, count_process=False
-        )
+        store = ctx.store
+        embed = not ctx.args.no_embed
+        report = import_paths(store, [path], ctx.args.agent, embed=embed, count_process=False)
+        found = store.find_thread(ctx.args.agent, session_id_from_name(path))
+        if embed and found is not None and store.vector_problem is None:
+            # Lines an earlier `--no-embed` run (a Stop hook) imported get their vectors now.
+            while batch := store.messages_missing_vectors(256, thread_id=found.id):
+                if store.embed_messages(batch) == 0:
+                    break
     except Exception as exc:
         fail(f"hook: {exc}")
         return EXIT_FAILED

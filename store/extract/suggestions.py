@@ -167,6 +167,16 @@ def list_suggestions(
     return [_row(r) for r in rows]
 
 
+def imported_suggestions(store: Store, limit: int = 500) -> list[Suggestion]:
+    """Pending suggestions that belong to no thread (an imported text list of memories), oldest first."""
+    rows = store.con.execute(
+        f"SELECT {COLUMNS} FROM memory_suggestions WHERE status = 'pending' AND thread_id IS NULL "
+        "ORDER BY id LIMIT ?",
+        (limit,),
+    )
+    return [_row(r) for r in rows]
+
+
 def count_pending(store: Store, thread_id: int | None = None) -> int:
     if thread_id is None:
         return int(store._scalar("SELECT count(*) FROM memory_suggestions WHERE status = 'pending'"))

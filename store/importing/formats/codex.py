@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from store.importing.formats._common import ImportProblem, Item, clean_text, describe, parse_ts, title_or_fallback
-from store.importing.formats._lines import read_lines, session_id_from_name, short
+from store.importing.formats.lines import read_lines, session_id_from_name, short
 from store.importing.formats.agent_session import TranscriptBuilder
 from store.records import ThreadIn
 
