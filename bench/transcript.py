@@ -1,6 +1,6 @@
 """A long Claude Code session: import with embeddings and summaries, re-import, grow; prints JSON.
 
-    .venv/bin/python bench/transcript.py [--turns 1000] [--tools 3] [--pad 1500]
+    .venv/bin/python bench/transcript.py [--turns 1000] [--tools 3] [--pad 3600]
 
 Generates one Claude Code transcript (`<session>.jsonl`) of `--turns` exchanges: a prompt, `--tools`
 tool calls each followed by a tool result carrying `--pad` characters of output (tool output is what
@@ -8,7 +8,8 @@ makes real sessions megabytes), and an answer. The defaults give 1,000 turns in 
 this process, with the real model (loaded first, timed apart):
 
 1. `import_paths` of the file with embeddings, then the thread's summary and topics (target: < 30 s on
-   2 cores for the 15 MB session),
+   2 cores for the 15 MB session); the baseline beside it is the model alone (`embed_documents`) on a
+   sample of 400 of the same texts, scaled to all of them: what no import can beat,
 2. the same import again, unchanged: the per-file bookkeeping (size, mtime) skips it; the baseline beside
    it is what a re-import without bookkeeping costs at least: parsing the whole file again,
 3. 10 more turns appended and imported (what the hook does after each turn): only the new lines are read.
@@ -63,29 +64,57 @@ def transcript(first: int, turns: int, tools: int, pad: int) -> str:
             "user",
             n,
             parent,
-            {"role": "user", "content": f"Station {t} reports odd tide heights after midnight; can you find out "
-             f"why the parser shifts them by an hour and fix it without touching the public API?"},
+            {
+                "role": "user",
+                "content": f"Station {t} reports odd tide heights after midnight; can you find out "
+                f"why the parser shifts them by an hour and fix it without touching the public API?",
+            },
             n,
         )
         out.append(line)
         for k in range(tools):
             cid = f"toolu_{t:05d}_{k}"
             n += 1
-            use = {"type": "tool_use", "id": cid, "name": ("Read", "Bash", "Edit")[k % 3],
-                   "input": {"command": f"pytest tests/test_station_{t}.py -k midnight_{k}"}}
-            line, parent = _line("assistant", n, parent, {"role": "assistant", "model": "claude-sonnet-4-5",
-                                                          "content": [use]}, n)
+            use = {
+                "type": "tool_use",
+                "id": cid,
+                "name": ("Read", "Bash", "Edit")[k % 3],
+                "input": {"command": f"pytest tests/test_station_{t}.py -k midnight_{k}"},
+            }
+            line, parent = _line(
+                "assistant",
+                n,
+                parent,
+                {"role": "assistant", "model": "claude-sonnet-4-5", "content": [use]},
+                n,
+            )
             out.append(line)
             n += 1
-            result = {"type": "tool_result", "tool_use_id": cid, "content": filler, "is_error": k == 1 and t % 5 == 0}
+            result = {
+                "type": "tool_result",
+                "tool_use_id": cid,
+                "content": filler,
+                "is_error": k == 1 and t % 5 == 0,
+            }
             line, parent = _line("user", n, parent, {"role": "user", "content": [result]}, n)
             out.append(line)
         n += 1
-        answer = (f"Station {t}: the parser applied the daylight-saving offset twice for readings taken just "
-                  f"after midnight. I moved the offset into parse_time, added a regression test for station {t}, "
-                  "and the public API is unchanged; all tests pass.")
-        line, parent = _line("assistant", n, parent, {"role": "assistant", "model": "claude-sonnet-4-5",
-                                                      "content": [{"type": "text", "text": answer}]}, n)
+        answer = (
+            f"Station {t}: the parser applied the daylight-saving offset twice for readings taken just "
+            f"after midnight. I moved the offset into parse_time, added a regression test for station {t}, "
+            "and the public API is unchanged; all tests pass."
+        )
+        line, parent = _line(
+            "assistant",
+            n,
+            parent,
+            {
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": answer}],
+            },
+            n,
+        )
         out.append(line)
     return "".join(out)
 
@@ -94,7 +123,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--turns", type=int, default=1000)
     ap.add_argument("--tools", type=int, default=3)
-    ap.add_argument("--pad", type=int, default=1500)
+    ap.add_argument("--pad", type=int, default=3600)
     a = ap.parse_args()
 
     from store.extract.summaries import summarize_thread
@@ -125,6 +154,14 @@ def main() -> None:
         summarize_thread(store, thread.id)
         summary_s, summary_cpu = time.perf_counter() - t0, time.process_time() - c0
         chunks = int(store.con.execute("SELECT count(*) FROM message_chunks").fetchall()[0][0])
+        # Baseline, same run: the model alone on a sample of the very texts the import embedded (every
+        # text message here is one chunk), scaled to all of them: the import's physical limit.
+        texts = [m.content for m in store.get_messages(thread.id, limit=1_000_000) if m.content]
+        sample = texts[:: max(1, len(texts) // 400)][:400]
+        t0, c0 = time.perf_counter(), time.process_time()
+        embedder.embed_documents(sample)
+        encode_s = (time.perf_counter() - t0) * len(texts) / len(sample)
+        encode_cpu = (time.process_time() - c0) * len(texts) / len(sample)
 
         changes = store.con.total_changes()
         t0 = time.perf_counter()
@@ -143,28 +180,45 @@ def main() -> None:
         store.close()
 
     result = {
-        "session": {"turns": a.turns, "tool_calls": a.turns * a.tools, "bytes": size,
-                    "messages": report.messages_added, "chunks": chunks},
+        "session": {
+            "turns": a.turns,
+            "tool_calls": a.turns * a.tools,
+            "bytes": size,
+            "messages": report.messages_added,
+            "chunks": chunks,
+        },
         "model_load_s": round(model_s, 2),
         "import_embed_s": round(import_s, 2),
         "summary_s": round(summary_s, 2),
         "import_and_summary_s": round(import_s + summary_s, 2),
         "import_and_summary_cpu_s": round(import_cpu + summary_cpu, 1),
+        "import_cpu_s": round(import_cpu, 1),
+        "baseline_encode_alone_s": round(encode_s, 2),
+        "baseline_encode_alone_cpu_s": round(encode_cpu, 1),
+        "import_vs_encode_alone": round(import_s / encode_s, 2),
+        "summary_cpu_s": round(summary_cpu, 1),
         "cores": os.cpu_count(),
         "target_s": 30,
-        "reimport_unchanged": {"s": round(unchanged_s, 4), "rows_written": wrote, "files_unchanged": again.files_unchanged,
-                               "baseline_full_parse_s": round(reparse_s, 3)},
+        "reimport_unchanged": {
+            "s": round(unchanged_s, 4),
+            "rows_written": wrote,
+            "files_unchanged": again.files_unchanged,
+            "baseline_full_parse_s": round(reparse_s, 3),
+        },
         "append_10_turns": {"s": round(grow_s, 2), "messages_added": grown.messages_added},
         "cpu_s": round(time.process_time() - cpu0, 1),
         "load_avg_before": [round(x, 2) for x in load_before],
         "load_avg_after": [round(x, 2) for x in os.getloadavg()],
         "machine": machine(),
     }
-    emit("transcript", result,
-         f"{size / 1e6:.1f} MB, {a.turns} turns: import+summary {import_s + summary_s:.1f} s "
-         f"({import_cpu + summary_cpu:.0f} CPU s; target 30 s), "
-         f"unchanged re-import {unchanged_s * 1000:.1f} ms vs full parse {reparse_s * 1000:.0f} ms, "
-         f"+10 turns {grow_s:.2f} s; load {load_before[0]:.1f} -> {os.getloadavg()[0]:.1f}")
+    emit(
+        "transcript",
+        result,
+        f"{size / 1e6:.1f} MB, {a.turns} turns: import+summary {import_s + summary_s:.1f} s "
+        f"({import_cpu + summary_cpu:.0f} CPU s; target 30 s), "
+        f"unchanged re-import {unchanged_s * 1000:.1f} ms vs full parse {reparse_s * 1000:.0f} ms, "
+        f"+10 turns {grow_s:.2f} s; load {load_before[0]:.1f} -> {os.getloadavg()[0]:.1f}",
+    )
 
 
 if __name__ == "__main__":

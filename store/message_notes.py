@@ -12,7 +12,7 @@ from typing import Any
 
 
 def tool_line(metadata: dict[str, Any]) -> str | None:
-    """"7 tool calls: Bash ×4, Read ×2, Edit · 1 failed", or None for a message without calls."""
+    """ "7 tool calls: Bash ×4, Read ×2, Edit · 1 failed", or None for a message without calls."""
     calls = metadata.get("tool_calls")
     if not isinstance(calls, list) or not calls:
         return None
@@ -42,7 +42,7 @@ def notes(metadata: dict[str, Any]) -> list[str]:
 
 
 def thread_notes(metadata: dict[str, Any]) -> str | None:
-    """"project /home/ana/src/tide · branch main · model gpt-4o" for a thread, or None."""
+    """ "project /home/ana/src/tide · branch main · model gpt-4o" for a thread, or None."""
     parts = []
     for key, label in (("project", "project"), ("git_branch", "branch"), ("model", "model")):
         if isinstance(metadata.get(key), str) and metadata[key]:

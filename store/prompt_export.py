@@ -73,7 +73,9 @@ def prompt_block(store: Store, budget: int = DEFAULT_BUDGET) -> PromptBlock:
     used = count(render([], day))
     for m in ranked:
         line = count("- " + " ".join(m.content.split()) + "\n")
-        heading = 0 if any(c.category == m.category for c in chosen) else count(f"\n{_HEADINGS[m.category]}:\n")
+        heading = (
+            0 if any(c.category == m.category for c in chosen) else count(f"\n{_HEADINGS[m.category]}:\n")
+        )
         if used + line + heading > budget:
             continue
         chosen.append(m)

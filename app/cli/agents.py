@@ -138,7 +138,9 @@ def _import(ctx: Context, files: list[Path], a: argparse.Namespace) -> bool:
     grown = list(dict.fromkeys(report.grown_threads))
     if report.messages_added or report.suggestions_added or report.memories_added:
         titles = [ctx.store.get_thread(t).title for t in grown[:3]]
-        shown = ", ".join(f'"{t}"' for t in titles) + (f" and {len(grown) - 3} more" if len(grown) > 3 else "")
+        shown = ", ".join(f'"{t}"' for t in titles) + (
+            f" and {len(grown) - 3} more" if len(grown) > 3 else ""
+        )
         what = files[0].name if len(files) == 1 else f"{report.files_read} files"
         print(
             literal(
@@ -174,8 +176,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "One line per import that added something.",
     )
     w.add_argument("paths", nargs="+", metavar="PATH", help="file or folder (e.g. ~/.claude/projects)")
-    w.add_argument("--format", choices=["auto", *FORMATS], default="auto", help="input format (default: detect)")
-    w.add_argument("--interval", type=float, default=2.0, metavar="S", help="seconds between polls (default 2)")
+    w.add_argument(
+        "--format", choices=["auto", *FORMATS], default="auto", help="input format (default: detect)"
+    )
+    w.add_argument(
+        "--interval", type=float, default=2.0, metavar="S", help="seconds between polls (default 2)"
+    )
     w.add_argument(
         "--debounce", type=float, default=1.0, metavar="S", help="quiet seconds before importing (default 1)"
     )

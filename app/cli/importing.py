@@ -17,8 +17,8 @@ from typing import Any
 
 from app.cli.common import EXIT_FAILED, Context, UsageError
 from store.importing.formats import FORMATS
-from store.importing.sessions import is_session_path
 from store.importing.pipeline import ImportProgress, ImportReport, ImportTotals, count_export, import_paths
+from store.importing.sessions import is_session_path
 
 
 def cmd_import(ctx: Context) -> int | None:

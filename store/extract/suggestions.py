@@ -268,7 +268,9 @@ def suggest_imported(store: Store, items: Sequence[SuggestionIn], *, embed: bool
     near-duplicate memories to offer a merge, as suggestions found in threads do.
     """
     hashes = [content_hash(s.content) for s in items]
-    known = _known_hashes(store, "long_term_memories", hashes) | _known_hashes(store, "memory_suggestions", hashes)
+    known = _known_hashes(store, "long_term_memories", hashes) | _known_hashes(
+        store, "memory_suggestions", hashes
+    )
     fresh: list[tuple[SuggestionIn, str]] = []
     for s, h in zip(items, hashes, strict=True):
         if h not in known:

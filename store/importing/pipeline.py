@@ -38,8 +38,8 @@ from store.errors import StoreError
 from store.export import restore_json
 from store.importing.formats import ImportFormatError, ImportProblem, read_export
 from store.importing.formats._common import describe
-from store.importing.sessions import SessionImport, is_session_path
 from store.importing.run import BATCH_CHUNKS, ImportProgress, ImportReport, ImportTotals, ProgressFn, Run
+from store.importing.sessions import SessionImport, is_session_path
 from store.maintenance import embed_missing
 from store.records import ThreadIn
 from store.store import Store

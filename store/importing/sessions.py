@@ -22,8 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from store.importing.formats import ImportProblem, session_files, sniff_session
-from store.importing.formats import claude_code, codex
+from store.importing.formats import ImportProblem, claude_code, codex, session_files, sniff_session
 from store.importing.formats._common import Item, title_or_fallback
 from store.records import ThreadIn, now
 from store.store import Store
@@ -89,7 +88,9 @@ class SessionImport:
     """One import's pass over session files: feeds changed files' new lines to the import run, then
     records how far each was read."""
 
-    def __init__(self, store: Store, feed: Callable[[str, list[Item]], None], finish: Callable[[], None]) -> None:
+    def __init__(
+        self, store: Store, feed: Callable[[str, list[Item]], None], finish: Callable[[], None]
+    ) -> None:
         self.store = store
         self.feed = feed
         self.finish = finish
@@ -138,7 +139,7 @@ class SessionImport:
                 thread = (t.source, t.external_id)
                 if not t.title and (known is None or known.thread_id is None):
                     t.title = title_or_fallback(None, t.messages)  # the first lines held no message
-        
+
         self.feed(key, items)
         return _Read(key, kind, st.st_size, st.st_mtime_ns, end, head, thread)
 

@@ -84,9 +84,11 @@ class SuggestionsScreen(ModalScreen[None]):
         store, thread_id = self.memapp.store, self.thread_id
         run_in_thread(
             self,
-            lambda: imported_suggestions(store)
-            if thread_id is None
-            else extract_suggestions(store, thread_id).pending,
+            lambda: (
+                imported_suggestions(store)
+                if thread_id is None
+                else extract_suggestions(store, thread_id).pending
+            ),
             self._show,
             group="suggest-read",
             exclusive=True,

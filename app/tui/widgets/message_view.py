@@ -49,7 +49,10 @@ class MessageView(Static):
             header.append(f" · {when(m.created_at)}", style="dim")
         header.append(f" · {number(m.token_count, estimated)} tokens", style="dim")
         # Tool calls, attachments, the model: one dim line each, literal (names come from the export).
-        lines = [Text(literal(line), style="dim italic", no_wrap=True, overflow="ellipsis") for line in notes(m.metadata)]
+        lines = [
+            Text(literal(line), style="dim italic", no_wrap=True, overflow="ellipsis")
+            for line in notes(m.metadata)
+        ]
         body = literal(m.content)
         if not body:
             return Group(header, *lines)

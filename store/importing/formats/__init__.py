@@ -18,15 +18,23 @@ of memories, one per line or bulleted: suggestions, not memories).
 
 from __future__ import annotations
 
+import json
 import os
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import json
-
-from store.importing.formats import chatgpt, claude, claude_code, codex, generic, llm_logs, openwebui, text_list
+from store.importing.formats import (
+    chatgpt,
+    claude,
+    claude_code,
+    codex,
+    generic,
+    llm_logs,
+    openwebui,
+    text_list,
+)
 from store.importing.formats._common import (
     FORMATS,
     FORMATS_HINT,
@@ -129,7 +137,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
 
 
 def sniff_session(path: Path) -> str | None:
-    """"claude-code" or "codex" when the file's first JSON lines are a coding-agent session, else None."""
+    """ "claude-code" or "codex" when the file's first JSON lines are a coding-agent session, else None."""
     try:
         with path.open("rb") as fp:
             head = fp.read(_HEAD)

@@ -20,7 +20,16 @@ from store.errors import StoreError
 from store.importing.formats._json import JsonError, JsonStream
 from store.records import MemoryIn, MessageIn, SuggestionIn, ThreadIn
 
-FORMATS: tuple[str, ...] = ("chatgpt", "claude", "llm", "openwebui", "generic", "claude-code", "codex", "text")
+FORMATS: tuple[str, ...] = (
+    "chatgpt",
+    "claude",
+    "llm",
+    "openwebui",
+    "generic",
+    "claude-code",
+    "codex",
+    "text",
+)
 SESSION_FORMATS: tuple[str, ...] = ("claude-code", "codex")  # append-only logs, imported incrementally
 FORMATS_HINT = (
     "memapp reads: ChatGPT data exports (.zip, folder or conversations*.json), Claude.ai exports "

@@ -45,7 +45,9 @@ class TranscriptBuilder:
             meta["tool_calls"] = [self._remember(cid, call) for cid, call in calls]
         self.messages.append(MessageIn(role, text, external_id, created_at, meta))
 
-    def call(self, external_id: str, created_at: float | None, calls: list[tuple[str, dict[str, Any]]]) -> None:
+    def call(
+        self, external_id: str, created_at: float | None, calls: list[tuple[str, dict[str, Any]]]
+    ) -> None:
         """Tool calls with no words around them: added to the current run (a new one if none)."""
         for cid, call in calls:
             run = self._run

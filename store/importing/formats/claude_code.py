@@ -24,14 +24,27 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from store.importing.formats._common import ImportProblem, Item, clean_text, describe, parse_ts, title_or_fallback
-from store.importing.formats.lines import read_lines, session_id_from_name, short
+from store.importing.formats._common import (
+    ImportProblem,
+    Item,
+    clean_text,
+    describe,
+    parse_ts,
+    title_or_fallback,
+)
 from store.importing.formats.agent_session import TranscriptBuilder
+from store.importing.formats.lines import read_lines, session_id_from_name, short
 from store.records import ThreadIn
 
 SOURCE = "claude-code"
 _LINE_TYPES = ("user", "assistant", "system", "queue-operation", "progress")
-_PLUMBING = ("<command-name>", "<command-message>", "<local-command-", "<command-args>", "Caveat: The messages below")
+_PLUMBING = (
+    "<command-name>",
+    "<command-message>",
+    "<local-command-",
+    "<command-args>",
+    "Caveat: The messages below",
+)
 # The field of a tool's input that says best what it did (else the whole input, shortened).
 _KEY_INPUT = ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt")
 
@@ -65,14 +78,20 @@ def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
         return [ImportProblem(str(path), None, describe(exc))], start
     session = session_id_from_name(path)
     if start == 0 and lines.rows and not isinstance(lines.rows[0][1], dict):
-        return [ImportProblem(str(path), None, "not a Claude Code session transcript (its first line is not JSON)")], 0
+        return [
+            ImportProblem(
+                str(path), None, "not a Claude Code session transcript (its first line is not JSON)"
+            )
+        ], 0
     out: list[Item] = []
     b = TranscriptBuilder()
     meta: dict[str, Any] = {}
     summary: str | None = None
     for offset, obj, error in lines.rows:
         if error or not isinstance(obj, dict):
-            out.append(ImportProblem(str(path), session, f"byte {offset}: {error or 'line is not an object'}"))
+            out.append(
+                ImportProblem(str(path), session, f"byte {offset}: {error or 'line is not an object'}")
+            )
             continue
         try:
             kind = obj.get("type")
@@ -123,7 +142,7 @@ def _line(b: TranscriptBuilder, obj: dict[str, Any], fallback_id: str) -> None:
     msg = obj.get("message")
     if not isinstance(msg, dict) or obj.get("isMeta") is True or obj.get("isCompactSummary") is True:
         return
-    ext = obj.get("uuid") if isinstance(obj.get("uuid"), str) and obj["uuid"] else fallback_id
+    ext = str(obj["uuid"]) if isinstance(obj.get("uuid"), str) and obj["uuid"] else fallback_id
     when = parse_ts(obj.get("timestamp"))
     role = "assistant" if obj["type"] == "assistant" else "user"
     content = msg.get("content")
@@ -143,7 +162,10 @@ def _line(b: TranscriptBuilder, obj: dict[str, Any], fallback_id: str) -> None:
                 continue
             texts.append(text)
         elif btype == "tool_use":
-            call: dict[str, Any] = {"name": str(block.get("name") or "tool"), "input": _input(block.get("input"))}
+            call: dict[str, Any] = {
+                "name": str(block.get("name") or "tool"),
+                "input": _input(block.get("input")),
+            }
             calls.append((str(block.get("id") or ""), call))
         elif btype == "tool_result":
             b.result(block.get("tool_use_id"), block.get("is_error") is True)

@@ -21,9 +21,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from store.importing.formats._common import ImportProblem, Item, clean_text, describe, parse_ts, title_or_fallback
-from store.importing.formats.lines import read_lines, session_id_from_name, short
+from store.importing.formats._common import (
+    ImportProblem,
+    Item,
+    clean_text,
+    describe,
+    dict_or_empty,
+    parse_ts,
+    title_or_fallback,
+)
 from store.importing.formats.agent_session import TranscriptBuilder
+from store.importing.formats.lines import read_lines, session_id_from_name, short
 from store.records import ThreadIn
 
 SOURCE = "codex"
@@ -63,7 +71,9 @@ def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
     started: float | None = None
     for offset, obj, error in lines.rows:
         if error or not isinstance(obj, dict):
-            out.append(ImportProblem(str(path), session, f"byte {offset}: {error or 'line is not an object'}"))
+            out.append(
+                ImportProblem(str(path), session, f"byte {offset}: {error or 'line is not an object'}")
+            )
             continue
         try:
             kind, payload = _unwrap(obj)
@@ -160,12 +170,13 @@ def _item(b: TranscriptBuilder, p: dict[str, Any], ext: str, when: float | None,
 def _call(p: dict[str, Any]) -> dict[str, Any]:
     ptype = p.get("type")
     if ptype == "local_shell_call":
-        action = p.get("action") if isinstance(p.get("action"), dict) else {}
-        command = action.get("command")
-        return {"name": "shell", "input": short(" ".join(command) if isinstance(command, list) else command)}
+        command = dict_or_empty(p.get("action")).get("command")
+        return {
+            "name": "shell",
+            "input": short(" ".join(str(c) for c in command) if isinstance(command, list) else command),
+        }
     if ptype == "web_search_call":
-        action = p.get("action") if isinstance(p.get("action"), dict) else {}
-        return {"name": "web_search", "input": short(action.get("query"))}
+        return {"name": "web_search", "input": short(dict_or_empty(p.get("action")).get("query"))}
     name = str(p.get("name") or "tool")
     raw = p.get("arguments") if ptype == "function_call" else p.get("input")
     args: Any = raw

@@ -23,7 +23,9 @@ from store.importing.formats._common import ImportProblem, Item, clean_text, des
 from store.records import SuggestionIn
 
 MAX_BYTES = 4 * 1024**2  # a list of memories is kilobytes; a bigger file is not one
-_MARKER = re.compile(r"^\s*(?:[-*•·+–—▪◦●]\s+|\(?\d{1,3}[.)]\s+|\(?[a-zA-Z][.)]\s+(?=\S{2}))(?:\[[ xX]\]\s*)?")
+_MARKER = re.compile(
+    r"^\s*(?:[-*•·+–—▪◦●]\s+|\(?\d{1,3}[.)]\s+|\(?[a-zA-Z][.)]\s+(?=\S{2}))(?:\[[ xX]\]\s*)?"
+)
 _HEADING = re.compile(r"^\s*(?:#{1,6}\s|={3,}|-{3,}\s*$|\*{3,}\s*$|```)")
 _UI_WORDS = {
     "delete",
@@ -38,7 +40,9 @@ _UI_WORDS = {
     "remove",
 }
 _STRONG = re.compile(r"\b(always|never|must|important|allerg\w*|critical|do not|don't ever)\b", re.IGNORECASE)
-_IDENTITY = re.compile(r"\b(name is|named|lives in|based in|works (as|at|for)|is an? |born|years old)\b", re.IGNORECASE)
+_IDENTITY = re.compile(
+    r"\b(name is|named|lives in|based in|works (as|at|for)|is an? |born|years old)\b", re.IGNORECASE
+)
 _USER_PREFIX = re.compile(r"^(?:the )?user(?:'s)?\s+", re.IGNORECASE)
 
 

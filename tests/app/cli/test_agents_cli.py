@@ -32,7 +32,9 @@ def _dump(db: Path) -> list[object]:
         con.close()
 
 
-def _hook(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], db: Path, stdin: str) -> tuple[int, str, str]:
+def _hook(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], db: Path, stdin: str
+) -> tuple[int, str, str]:
     monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
     code = main(["--db", str(db), "hook", "claude-code"])
     out, err = capsys.readouterr()
@@ -70,7 +72,9 @@ def test_hook_failures_exit_1_never_2(monkeypatch, capsys, no_model_config, db_p
 
 
 def test_import_text_from_stdin_gives_suggestions_only(monkeypatch, capsys, no_model_config, db_path) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"- Prefers dark mode in every app\n- Lives in Bergen\n")))
+    monkeypatch.setattr(
+        sys, "stdin", io.TextIOWrapper(io.BytesIO(b"- Prefers dark mode in every app\n- Lives in Bergen\n"))
+    )
     code = main(["--db", str(db_path), "import", "-", "--format", "text", "--json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 0 and report["suggestions_added"] == 2 and report["memories_added"] == 0
@@ -82,7 +86,11 @@ def test_import_text_from_stdin_gives_suggestions_only(monkeypatch, capsys, no_m
 
 
 def test_export_prompt_under_budget(capsys, no_model_config, db_path) -> None:  # type: ignore[no-untyped-def]
-    for text, imp in (("Prefers metric units.", "9"), ("Lives in Bergen, Norway.", "5"), ("Plays the cello badly.", "1")):
+    for text, imp in (
+        ("Prefers metric units.", "9"),
+        ("Lives in Bergen, Norway.", "5"),
+        ("Plays the cello badly.", "1"),
+    ):
         assert main(["--db", str(db_path), "memory", "add", text, "-c", "fact", "--importance", imp]) == 0
     capsys.readouterr()
     assert main(["--db", str(db_path), "export", "--format", "prompt", "--json"]) == 0
@@ -120,7 +128,17 @@ def test_watch_imports_a_growing_file_and_stops_on_sigint(no_model_config, db_pa
     path = write_session(folder, lines[:12])  # two whole turns
     env = {**os.environ, "MEMAPP_DB": str(db_path), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from app.cli import main; sys.exit(main())", "watch", str(tmp_path / "projects"), "--interval", "0.1", "--debounce", "0.3"],
+        [
+            sys.executable,
+            "-c",
+            "import sys; from app.cli import main; sys.exit(main())",
+            "watch",
+            str(tmp_path / "projects"),
+            "--interval",
+            "0.1",
+            "--debounce",
+            "0.3",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

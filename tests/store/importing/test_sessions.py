@@ -19,7 +19,10 @@ CLAUDE = CLAUDE_DIR / "-home-ana-src-tide" / "5f0c7a52-3d0e-4b7a-9c11-2a9b1f3e8d
 
 
 def _messages(store: Store) -> list[tuple[str, str]]:
-    return [(str(r[0]), str(r[1])) for r in store.con.execute("SELECT role, content FROM messages ORDER BY thread_id, seq")]
+    return [
+        (str(r[0]), str(r[1]))
+        for r in store.con.execute("SELECT role, content FROM messages ORDER BY thread_id, seq")
+    ]
 
 
 def test_reimporting_unchanged_sessions_writes_nothing(store: Store, tmp_path: Path) -> None:

@@ -47,23 +47,61 @@ def claude_session_lines(turns: int, tools_per_turn: int, *, fail_every: int = 0
     calls = 0
     for t in range(turns):
         u = uid()
-        lines.append(_line("user", u, parent, {"role": "user", "content": f"Turn {t}: please check tide station {t} and fix its parser."}, ts))
+        lines.append(
+            _line(
+                "user",
+                u,
+                parent,
+                {"role": "user", "content": f"Turn {t}: please check tide station {t} and fix its parser."},
+                ts,
+            )
+        )
         parent, ts = u, ts + 1
         for _ in range(tools_per_turn):
             calls += 1
             cid = f"toolu_{calls:06d}"
             u = uid()
-            use = {"type": "tool_use", "id": cid, "name": "Bash" if calls % 2 else "Read", "input": {"command": f"pytest -k station_{t}_{calls}"}}
-            lines.append(_line("assistant", u, parent, {"role": "assistant", "model": "claude-sonnet-4-5", "content": [use]}, ts))
+            use = {
+                "type": "tool_use",
+                "id": cid,
+                "name": "Bash" if calls % 2 else "Read",
+                "input": {"command": f"pytest -k station_{t}_{calls}"},
+            }
+            lines.append(
+                _line(
+                    "assistant",
+                    u,
+                    parent,
+                    {"role": "assistant", "model": "claude-sonnet-4-5", "content": [use]},
+                    ts,
+                )
+            )
             parent, ts = u, ts + 1
             failed = bool(fail_every) and calls % fail_every == 0
-            result = {"type": "tool_result", "tool_use_id": cid, "content": "ok " + "x" * pad, "is_error": failed}
+            result = {
+                "type": "tool_result",
+                "tool_use_id": cid,
+                "content": "ok " + "x" * pad,
+                "is_error": failed,
+            }
             u = uid()
             lines.append(_line("user", u, parent, {"role": "user", "content": [result]}, ts))
             parent, ts = u, ts + 1
         u = uid()
         answer = f"Station {t}: the parser now reads the timezone field; tests pass for turn {t}."
-        lines.append(_line("assistant", u, parent, {"role": "assistant", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": answer}]}, ts))
+        lines.append(
+            _line(
+                "assistant",
+                u,
+                parent,
+                {
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "content": [{"type": "text", "text": answer}],
+                },
+                ts,
+            )
+        )
         parent, ts = u, ts + 1
     return lines
 

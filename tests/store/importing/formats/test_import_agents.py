@@ -17,7 +17,13 @@ from tests.store.importing.formats.import_helpers import FIXTURES, collect
 CLAUDE_DIR = FIXTURES / "claude-code"
 CLAUDE = CLAUDE_DIR / "-home-ana-src-tide" / "5f0c7a52-3d0e-4b7a-9c11-2a9b1f3e8d01.jsonl"
 CODEX_DIR = FIXTURES / "codex"
-CODEX = CODEX_DIR / "2025" / "10" / "03" / "rollout-2025-10-03T14-05-09-0199a8c3-7e2b-7c40-9d8e-5b1f6a2c4e10.jsonl"
+CODEX = (
+    CODEX_DIR
+    / "2025"
+    / "10"
+    / "03"
+    / "rollout-2025-10-03T14-05-09-0199a8c3-7e2b-7c40-9d8e-5b1f6a2c4e10.jsonl"
+)
 LEGACY = CODEX_DIR / "legacy" / "rollout-2025-05-20-3c1d9e42-1a2b-4c3d-8e9f-0a1b2c3d4e5f.jsonl"
 
 
@@ -29,7 +35,11 @@ def test_claude_code_session_keeps_words_and_condenses_tools() -> None:
     r = collect(read_export(CLAUDE))
     assert r.problems == [] and len(r.threads) == 1
     t = r.threads[0]
-    assert (t.source, t.external_id, t.title) == ("claude-code", "5f0c7a52-3d0e-4b7a-9c11-2a9b1f3e8d01", "Fix flaky tide-gauge parser test")
+    assert (t.source, t.external_id, t.title) == (
+        "claude-code",
+        "5f0c7a52-3d0e-4b7a-9c11-2a9b1f3e8d01",
+        "Fix flaky tide-gauge parser test",
+    )
     assert t.metadata == {
         "agent": "claude-code",
         "project": "/home/ana/src/tide",
@@ -58,21 +68,36 @@ def test_claude_code_session_keeps_words_and_condenses_tools() -> None:
         ]
     }
     assert tool_line(run.metadata) == "3 tool calls: Read, Bash, Task · 1 failed"
-    assert by[_id(0xB)].metadata == {"tool_calls": [{"name": "Edit", "input": "/home/ana/src/tide/tide/parse.py"}]}
+    assert by[_id(0xB)].metadata == {
+        "tool_calls": [{"name": "Edit", "input": "/home/ana/src/tide/tide/parse.py"}]
+    }
     assert by[_id(0xE)].metadata == {"attachments": ["1 image"]}
     assert notes(by[_id(0xE)].metadata) == ["attached: 1 image"]
     text = "\n".join(m.content for m in t.messages)
     for gone in ("SIDECHAIN", "Flaky one time in ten", "/clear", "Caveat", "KeyError", "import random"):
         assert gone not in text  # sub-agent, thinking, slash command, meta line, tool output
-    assert thread_notes(t.metadata) == "project /home/ana/src/tide · branch fix/parser-flake · model claude-sonnet-4-5-20250929"
+    assert (
+        thread_notes(t.metadata)
+        == "project /home/ana/src/tide · branch fix/parser-flake · model claude-sonnet-4-5-20250929"
+    )
 
 
 def test_codex_rollout_skips_injected_context_reasoning_and_ui_echoes() -> None:
     r = collect(read_export(CODEX))
     assert r.problems == []
     [t] = r.threads
-    assert (t.source, t.external_id, t.title) == ("codex", "0199a8c3-7e2b-7c40-9d8e-5b1f6a2c4e10", "Add a --since option to the tide export command.")
-    assert t.metadata == {"agent": "codex", "project": "/home/ana/src/tide", "git_branch": "main", "agent_version": "0.44.0", "model": "gpt-5-codex"}
+    assert (t.source, t.external_id, t.title) == (
+        "codex",
+        "0199a8c3-7e2b-7c40-9d8e-5b1f6a2c4e10",
+        "Add a --since option to the tide export command.",
+    )
+    assert t.metadata == {
+        "agent": "codex",
+        "project": "/home/ana/src/tide",
+        "git_branch": "main",
+        "agent_version": "0.44.0",
+        "model": "gpt-5-codex",
+    }
     assert [(m.role, m.content) for m in t.messages] == [
         ("user", "Add a --since option to the tide export command."),
         ("tool", ""),
@@ -85,7 +110,9 @@ def test_codex_rollout_skips_injected_context_reasoning_and_ui_echoes() -> None:
     assert [c["name"] for c in calls] == ["shell", "apply_patch", "shell"]
     assert calls[0]["input"] == "bash -lc rg -n 'def export' tide"
     assert [c.get("error", False) for c in calls] == [False, False, True]  # exit code 1
-    assert t.messages[4].metadata == {"tool_calls": [{"name": "shell", "input": "sed -n 1,20p tests/test_cli.py"}]}
+    assert t.messages[4].metadata == {
+        "tool_calls": [{"name": "shell", "input": "sed -n 1,20p tests/test_cli.py"}]
+    }
     assert len({m.external_id for m in t.messages}) == 6  # byte offsets: unique, stable while appended to
 
 
@@ -102,7 +129,13 @@ def test_codex_legacy_rollout_without_envelopes() -> None:
 
 @pytest.mark.parametrize(
     ("path", "fmt"),
-    [(CLAUDE, "claude-code"), (CLAUDE_DIR, "claude-code"), (CODEX, "codex"), (CODEX_DIR, "codex"), (LEGACY, "codex")],
+    [
+        (CLAUDE, "claude-code"),
+        (CLAUDE_DIR, "claude-code"),
+        (CODEX, "codex"),
+        (CODEX_DIR, "codex"),
+        (LEGACY, "codex"),
+    ],
 )
 def test_detection(path: Path, fmt: str) -> None:
     assert detect_format(path) == fmt
