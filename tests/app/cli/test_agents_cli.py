@@ -165,3 +165,19 @@ def test_watch_imports_a_growing_file_and_stops_on_sigint(no_model_config, db_pa
     con = apsw.Connection(str(db_path), flags=apsw.SQLITE_OPEN_READONLY)
     assert con.execute("SELECT count(*) FROM messages").fetchall() == [(17,)]
     con.close()
+
+
+def test_threads_show_prints_tool_runs_as_one_line(capsys, no_model_config, db_path) -> None:  # type: ignore[no-untyped-def]
+    assert main(["--db", str(db_path), "import", str(CLAUDE), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["--db", str(db_path), "threads", "show", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "project /home/ana/src/tide · branch fix/parser-flake · model claude-sonnet-4-5-20250929\n" in out
+    assert "[2] tool  2025-10-02T09:00:09Z  (0 tok)\n  (3 tool calls: Read, Bash, Task · 1 failed)\n" in out
+    assert "  (attached: 1 image)\nGreat, that fixed it." in out
+    assert main(["--db", str(db_path), "threads", "show", "1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["metadata"]["git_branch"] == "fix/parser-flake"
+    run = data["messages"][2]
+    assert run["content"] == "" and run["notes"] == ["3 tool calls: Read, Bash, Task · 1 failed"]
+    assert [c["name"] for c in run["tool_calls"]] == ["Read", "Bash", "Task"]

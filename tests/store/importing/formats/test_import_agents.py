@@ -189,3 +189,13 @@ def test_codex_cut_mid_line(tmp_path: Path) -> None:
     [t] = [i for i in items if isinstance(i, ThreadIn)]
     assert [m.content for m in t.messages][-1] == "Added --since; one test still expects the old signature."
     assert len(items) == 1 and data[end - 1 : end] == b"\n"
+
+
+def test_notes_for_chatgpt_messages_attachments_and_model() -> None:
+    assert notes({"attachments": ["cat.png", "menu.pdf"], "model": "gpt-4o", "assets": ["file-1"]}) == [
+        "attached: cat.png, menu.pdf",
+        "model: gpt-4o",
+    ]
+    assert notes({}) == [] and tool_line({"tool_calls": []}) is None
+    many = {"tool_calls": [{"name": f"t{i % 8}"} for i in range(16)]}
+    assert tool_line(many) == "16 tool calls: t0 ×2, t1 ×2, t2 ×2, t3 ×2, t4 ×2, t5 ×2, 2 more"
