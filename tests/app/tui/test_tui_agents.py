@@ -46,3 +46,4 @@ async def test_tool_runs_show_as_one_line_in_the_thread_view(tui_store: Store) -
         text = screen_text(app)
         assert "3 tool calls: Read, Bash, Task · 1 failed" in text
         assert "attached: 1 image" in text
+        assert "· project /home/ana/src/tide · branch" in text  # beside the thread facts
