@@ -273,6 +273,10 @@ def suggest_imported(store: Store, items: Sequence[SuggestionIn], *, embed: bool
     )
     fresh: list[tuple[SuggestionIn, str]] = []
     for s, h in zip(items, hashes, strict=True):
+        try:
+            validate(s.content, s.category, s.importance)
+        except InvalidInputError:
+            continue  # not storable (empty, not valid Unicode): counted as not added
         if h not in known:
             known.add(h)
             fresh.append((s, h))
@@ -282,7 +286,6 @@ def suggest_imported(store: Store, items: Sequence[SuggestionIn], *, embed: bool
     added = 0
     with store.con:
         for (s, h), (merge_with, sim) in zip(fresh, merges, strict=True):
-            validate(s.content, s.category, s.importance)
             store.con.execute(
                 "INSERT INTO memory_suggestions(thread_id, message_id, category, content, content_hash, importance, "
                 "pattern, merge_with, similarity, created_at) VALUES (NULL, NULL, ?, ?, ?, ?, ?, ?, ?, ?) "

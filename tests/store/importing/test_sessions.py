@@ -126,3 +126,19 @@ def test_prompt_export_fits_the_budget_best_first(store: Store) -> None:
     assert [m.id for m in tight.included] == [pinned.id, high.id] and tight.left_out == 1
     assert tight.tokens <= tight.budget
     assert prompt_block(store, 5).included == []
+
+
+def test_missing_vectors_of_one_session_are_found_for_the_hook(store: Store, tmp_path: Path) -> None:
+    """A Stop hook imports with --no-embed; the SessionEnd hook embeds what that session lacks (only it)."""
+    other = write_session(
+        tmp_path / "b", claude_session_lines(2, 1), name="11111111-2222-4333-8444-555555555555"
+    )
+    import_paths(store, [other], embed=False)
+    path = write_session(tmp_path / "a", claude_session_lines(3, 2))
+    import_paths(store, [path], embed=False)
+    [thread] = [t for t in store.list_threads() if t.external_id == path.stem]
+    missing = store.messages_missing_vectors(256, thread_id=thread.id)
+    assert [m.role for m in missing] == ["user", "assistant"] * 3  # tool runs have no text to embed
+    assert store.embed_messages(missing) == 6
+    assert store.messages_missing_vectors(256, thread_id=thread.id) == []
+    assert len(store.messages_missing_vectors(256)) == 4  # the other session's, untouched
