@@ -142,3 +142,16 @@ def test_missing_vectors_of_one_session_are_found_for_the_hook(store: Store, tmp
     assert store.embed_messages(missing) == 6
     assert store.messages_missing_vectors(256, thread_id=thread.id) == []
     assert len(store.messages_missing_vectors(256)) == 4  # the other session's, untouched
+
+
+def test_a_thousand_tool_calls_are_stored_as_one_silent_message(store: Store, tmp_path: Path) -> None:
+    path = write_session(tmp_path, claude_session_lines(1, 1000, fail_every=10))
+    r = import_paths(store, [path])
+    assert (r.threads_added, r.messages_added, r.errors) == (1, 3, [])
+    [t] = store.list_threads()
+    user, run, answer = store.get_messages(t.id)
+    assert (run.role, run.content, run.token_count) == ("tool", "", 0)
+    assert len(run.metadata["tool_calls"]) == 1000
+    assert sum(1 for c in run.metadata["tool_calls"] if c.get("error")) == 100
+    hits = store.con.execute("SELECT count(*) FROM fts_messages WHERE fts_messages MATCH 'pytest'").fetchall()
+    assert hits == [(0,)]  # tool inputs are metadata, not indexed prose
