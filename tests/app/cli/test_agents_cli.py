@@ -122,6 +122,7 @@ def _read_until(proc: subprocess.Popen[str], needle: str, timeout: float) -> lis
     raise AssertionError(f"{needle!r} not seen in {lines}")
 
 
+@pytest.mark.serial  # a child process that polls on a timer, then a signal: not beside a busy parallel pass
 def test_watch_imports_a_growing_file_and_stops_on_sigint(no_model_config, db_path, tmp_path) -> None:  # type: ignore[no-untyped-def]
     lines = claude_session_lines(6, 2)
     folder = tmp_path / "projects" / "-home-ana-src-tide"
