@@ -14,7 +14,8 @@ Code shows it and carries on).
 Why `watch` polls: a stat per file every couple of seconds costs nothing next to an import, works the same
 on every platform and file system (inotify does not see network drives), and needs no dependency. A file is
 imported once its size and mtime have stayed the same for the debounce time, so a session being written
-turn by turn is imported after each turn, not after each line.
+turn by turn is imported after each turn, not after each line; one that never goes quiet is imported at
+least every 30 s (or 10 debounce times).
 """
 
 from __future__ import annotations
@@ -108,17 +109,26 @@ def cmd_watch(ctx: Context) -> int | None:
         failed |= _import(ctx, paths, a)
         seen = _signature(paths)
         settling: dict[Path, float] = {}  # changed files -> when their signature last changed
+        first_change: dict[Path, float] = {}  # ... and when it first changed since its last import
+        longest = max(30.0, 10 * a.debounce)  # a file that never goes quiet is imported this often
         while not stop.wait(a.interval):
             now = _signature(paths)
             t = time.monotonic()
             for f, sig in now.items():
                 if seen.get(f) != sig:
                     settling[f] = t
+                    first_change.setdefault(f, t)
             seen = now
-            ready = sorted(f for f, since in settling.items() if t - since >= a.debounce and f in now)
+            ready = sorted(
+                f
+                for f, since in settling.items()
+                if f in now and (t - since >= a.debounce or t - first_change[f] >= longest)
+            )
             for f in ready:
                 settling.pop(f, None)
+                first_change.pop(f, None)
             settling = {f: s for f, s in settling.items() if f in now}
+            first_change = {f: s for f, s in first_change.items() if f in settling}
             if ready:
                 failed |= _import(ctx, ready, a)
     except KeyboardInterrupt:
