@@ -182,3 +182,27 @@ def test_threads_show_prints_tool_runs_as_one_line(capsys, no_model_config, db_p
     run = data["messages"][2]
     assert run["content"] == "" and run["notes"] == ["3 tool calls: Read, Bash, Task · 1 failed"]
     assert [c["name"] for c in run["tool_calls"]] == ["Read", "Bash", "Task"]
+
+
+@pytest.mark.model
+def test_stop_hook_without_vectors_then_session_end_embeds_the_session(  # type: ignore[no-untyped-def]
+    monkeypatch, capsys, db_path, real_embedder
+) -> None:
+    """The README's two hooks with the real model: Stop (--no-embed) imports every turn quickly, SessionEnd
+    embeds what the session lacks; its text is then found by meaning; a re-run writes nothing."""
+    event = json.dumps({"session_id": "s", "transcript_path": str(CLAUDE), "hook_event_name": "Stop"})
+    monkeypatch.setattr(sys, "stdin", io.StringIO(event))
+    assert main(["--db", str(db_path), "hook", "claude-code", "--no-embed"]) == 0
+    assert capsys.readouterr().out.startswith("memapp: 6 new messages")
+    code, out, err = _hook(monkeypatch, capsys, db_path, event.replace("Stop", "SessionEnd"))
+    assert (code, out, err) == (0, "", "")  # nothing new to import, but the vectors are written
+    from store import Store
+
+    with Store(db_path, embedder=real_embedder) as s:
+        assert s.messages_missing_vectors(100) == [] and s.stats()["embedded_chunks"] == 5
+        found = s.search("flaky test: one station has no timezone", scope="messages", k=3, keyword_only=False)
+        assert found.mode == "hybrid"
+        assert any("shuffles stations" in r.content for r in found.results)
+    before = _dump(db_path)
+    assert _hook(monkeypatch, capsys, db_path, event)[0] == 0
+    assert _dump(db_path) == before
