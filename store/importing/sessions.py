@@ -124,9 +124,9 @@ class SessionImport:
         if kind is None:
             return None  # not a session log (another .jsonl in the folder): left alone
         try:
-            start = known.offset if known is not None and known.offset <= st.st_size else 0
-            if start and head_hash(f, start) != known.head:  # type: ignore[union-attr]
-                start = 0
+            start = 0
+            if known is not None and known.offset <= st.st_size and head_hash(f, known.offset) == known.head:
+                start = known.offset  # the same file, grown: read on from where the last import stopped
             items, end = _READERS[kind](f, start)
             head = head_hash(f, end)
         except OSError as exc:
