@@ -181,18 +181,23 @@ class MemoriesMixin(StoreCore):
         digest = content_hash(content)
         # An identical memory already there (or one the user threw away, for automatic sources): no-op,
         # so re-importing an export never duplicates or resurrects anything.
-        trash_clause = "" if origin == "manual" else " OR deleted_at IS NOT NULL"
-        same = self.con.execute(
+        same_sql = (
             f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE content_hash = ? AND category = ? "
-            f"AND (deleted_at IS NULL{trash_clause}) ORDER BY deleted_at IS NOT NULL, id LIMIT 1",
-            (digest, category),
-        ).fetchone()
+            f"AND (deleted_at IS NULL{'' if origin == 'manual' else ' OR deleted_at IS NOT NULL'}) "
+            "ORDER BY deleted_at IS NOT NULL, id LIMIT 1"
+        )
+        same = self.con.execute(same_sql, (digest, category)).fetchone()
         if same is not None and not force:
             return AddResult(memory_from_row(same), "exists", 1.0)
 
         vec = self.embed_texts([content]) if embed else None
         vec0 = None if vec is None else vec[0]
         with self.con:
+            # Again under the write lock: two processes adding the same text at once both passed the check
+            # above (6 copies from 6 concurrent `memory add`s); the second one now sees the first's row.
+            same = None if force else self.con.execute(same_sql, (digest, category)).fetchone()
+            if same is not None:
+                return AddResult(memory_from_row(same), "exists", 1.0)
             if vec0 is not None and not force:
                 nearest = self.vectors.knn_memories(vec0, 1, category=category)
                 if nearest and nearest[0][1] >= self.config.memory.merge_threshold:
