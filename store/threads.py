@@ -162,17 +162,30 @@ class ThreadsMixin(StoreCore):
         sort: str = "updated",
         limit: int = 100,
         offset: int = 0,
+        since: float | None = None,
+        until: float | None = None,
     ) -> list[Thread]:
-        """A page of threads; `text` filters on the title (case-insensitive substring)."""
+        """A page of threads; `text` filters on the title (case-insensitive substring). `since`/`until`
+        (epoch seconds, half-open) keep the threads active in that span: begun before `until` and last
+        active at or after `since`."""
         if sort not in SORTS:
             raise InvalidInputError(f"unknown sort {sort!r}: use one of {', '.join(SORTS)}")
-        where, args = ["1"], []
+        if since is not None and until is not None and since >= until:
+            raise InvalidInputError("since must be before until")
+        where: list[str] = ["1"]
+        args: list[Any] = []
         if text:
             where.append("instr(lower(title), lower(?)) > 0")
             args.append(text)
         if source:
             where.append("source = ?")
             args.append(source)
+        if since is not None:
+            where.append("updated_at >= ?")
+            args.append(since)
+        if until is not None:
+            where.append("created_at < ?")
+            args.append(until)
         sql = (
             f"SELECT {THREAD_COLUMNS} FROM threads WHERE {' AND '.join(where)} ORDER BY {SORTS[sort]} "
             "LIMIT ? OFFSET ?"
