@@ -208,6 +208,17 @@ class MemoryIn:
     pinned: bool = False
 
 
+@dataclass(slots=True)
+class SuggestionIn:
+    """A memory proposed by an import (a pasted list of memories): stored as a pending suggestion, never
+    as a memory, until the person accepts it."""
+
+    category: str
+    content: str
+    importance: int = 5
+    origin: str = "import:text"
+
+
 @dataclass(frozen=True, slots=True)
 class ThreadWrite:
     """What writing one ThreadIn did: used for import reports."""
