@@ -175,7 +175,7 @@ def _m002_suggestions(con: apsw.Connection) -> None:
     )
 
 
-def _m007_import_files(con: apsw.Connection) -> None:
+def _m003_import_files(con: apsw.Connection) -> None:
     """Where each coding-agent session file was read up to, so a re-import reads only what was appended
     (store.importing.sessions): an unchanged file (same size and mtime) is not even opened. The row goes
     with its thread: a deleted thread is read again whole by the next import, as any export would be."""
@@ -199,7 +199,7 @@ def _m007_import_files(con: apsw.Connection) -> None:
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial", _m001_initial),
     (2, "suggestions", _m002_suggestions),
-    (7, "import_files", _m007_import_files),
+    (3, "import_files", _m003_import_files),
 ]
 LATEST = MIGRATIONS[-1][0]
 
