@@ -6,7 +6,7 @@
 
 Why bookkeeping per file: these logs grow while a session runs, and `memapp hook claude-code` and
 `memapp watch` import them after every turn. Each file's size, mtime, the offset read up to and a hash of
-its first kilobyte are kept in `import_files` (migration 7). A file whose size and mtime are unchanged is
+its first kilobyte are kept in `import_files` (migration 3). A file whose size and mtime are unchanged is
 not opened and nothing is written, so re-running an import over a folder of a thousand sessions costs a
 `stat` per file and takes no write lock. A changed file is read from its offset (from the start if it
 shrank or its first kilobyte changed: a different file under the same name). The offset is recorded only
