@@ -175,9 +175,21 @@ def _m002_suggestions(con: apsw.Connection) -> None:
     )
 
 
+def _m004_thread_archive(con: apsw.Connection) -> None:
+    """Archived threads: hidden from the thread lists and from search unless asked for, but kept whole
+    (messages, summary, vectors), so unarchiving is instant. NULL = not archived."""
+    con.execute(
+        """
+        ALTER TABLE threads ADD COLUMN archived_at REAL;
+        CREATE INDEX threads_archived ON threads(archived_at) WHERE archived_at IS NOT NULL;
+        """
+    )
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial", _m001_initial),
     (2, "suggestions", _m002_suggestions),
+    (4, "thread_archive", _m004_thread_archive),
 ]
 LATEST = MIGRATIONS[-1][0]
 

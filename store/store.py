@@ -27,6 +27,7 @@ from store import db, migrations
 from store.config import Config
 from store.memories import MemoriesMixin
 from store.search.engine import SearchMixin
+from store.thread_admin import ThreadAdminMixin
 from store.threads import ThreadsMixin
 from store.vectors import rows as vectors
 
@@ -35,7 +36,7 @@ log = logging.getLogger(__name__)
 EmbedderArg = Embedder | None | Literal["auto"]
 
 
-class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
+class Store(MemoriesMixin, ThreadsMixin, ThreadAdminMixin, SearchMixin):
     def __init__(
         self,
         path: str | Path,

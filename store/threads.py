@@ -30,9 +30,7 @@ from store.records import ROLES, Message, MessageIn, Summary, Thread, ThreadIn, 
 from store.text import index_text, unpaired_surrogate
 from store.vectors import rows as vectors
 
-THREAD_COLUMNS = (
-    "id, source, external_id, title, created_at, updated_at, message_count, token_count, metadata"
-)
+THREAD_COLUMNS = "id, source, external_id, title, created_at, updated_at, message_count, token_count, metadata, archived_at"
 MESSAGE_COLUMNS = "id, thread_id, seq, role, content, token_count, external_id, created_at, metadata"
 SORTS = {
     "updated": "updated_at DESC, id DESC",
@@ -45,7 +43,18 @@ SORTS = {
 
 
 def _thread(row: Sequence[Any]) -> Thread:
-    return Thread(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], json_loads(row[8]))
+    return Thread(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], json_loads(row[8]), row[9])
+
+
+def _thread_where(text: str | None, archived: bool | None) -> tuple[list[str], list[Any]]:
+    where: list[str] = ["1"]
+    args: list[Any] = []
+    if text:
+        where.append("instr(lower(title), lower(?)) > 0")
+        args.append(text)
+    if archived is not None:
+        where.append("archived_at IS NOT NULL" if archived else "archived_at IS NULL")
+    return where, args
 
 
 def _message(row: Sequence[Any]) -> Message:
@@ -136,14 +145,13 @@ class ThreadsMixin(StoreBase):
         sort: str = "updated",
         limit: int = 100,
         offset: int = 0,
+        archived: bool | None = False,
     ) -> list[Thread]:
-        """A page of threads; `text` filters on the title (case-insensitive substring)."""
+        """A page of threads; `text` filters on the title (case-insensitive substring). `archived`:
+        False (the default) hides archived threads, True shows only them, None shows both."""
         if sort not in SORTS:
             raise InvalidInputError(f"unknown sort {sort!r}: use one of {', '.join(SORTS)}")
-        where, args = ["1"], []
-        if text:
-            where.append("instr(lower(title), lower(?)) > 0")
-            args.append(text)
+        where, args = _thread_where(text, archived)
         if source:
             where.append("source = ?")
             args.append(source)
@@ -157,12 +165,10 @@ class ThreadsMixin(StoreBase):
         """Every thread id, oldest first (for `--all` commands)."""
         return [int(r[0]) for r in self.con.execute("SELECT id FROM threads ORDER BY id")]
 
-    def count_threads(self, *, text: str | None = None) -> int:
-        if text:
-            return int(
-                self._scalar("SELECT count(*) FROM threads WHERE instr(lower(title), lower(?)) > 0", (text,))
-            )
-        return int(self._scalar("SELECT count(*) FROM threads"))
+    def count_threads(self, *, text: str | None = None, archived: bool | None = False) -> int:
+        """How many threads `list_threads` would page through (same `text` and `archived` meaning)."""
+        where, args = _thread_where(text, archived)
+        return int(self._scalar(f"SELECT count(*) FROM threads WHERE {' AND '.join(where)}", args))
 
     def get_messages(self, thread_id: int, *, offset: int = 0, limit: int = 200) -> list[Message]:
         """Messages of a thread in order, a page at a time (seq-ordered, by index on (thread_id, seq))."""

@@ -77,9 +77,23 @@ def _tui_args(argv: list[str]) -> argparse.Namespace | None:
     return args
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("memapp")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="memapp", description="Offline personal memory for AI conversations.")
+    parser = _Parser(
+        prog="memapp",
+        description="Offline personal memory for AI conversations. Run `memapp` with no command to open the "
+        "TUI (threads, memories, search, cleanup, import); the commands below do the same from a shell.",
+    )
     _add_global_options(parser)
+    parser.add_argument("--version", action="version", version=f"memapp {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(f"app.cli.{name}").register(sub)

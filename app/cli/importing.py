@@ -148,4 +148,4 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="do not update thread summaries and topics afterwards (`memapp summarize` does it later)",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON, no progress")
-    p.set_defaults(handler=cmd_import)
+    p.set_defaults(handler=cmd_import, creates=True)

@@ -15,4 +15,4 @@ def cmd_mcp(ctx: Context) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("mcp", help="run the MCP server over stdio (for Claude Desktop, Claude Code, …)")
-    p.set_defaults(handler=cmd_mcp)
+    p.set_defaults(handler=cmd_mcp, creates=True)  # an MCP client may add the first memory

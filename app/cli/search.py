@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from app.cli.common import EXIT_FAILED, Context, UsageError, fail, one_line
+from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError, fail, one_line
 from store import CATEGORIES, ROLES, Store
 from store.errors import StoreError
 from store.search.engine import SCOPES, Filters, SearchResponse
@@ -198,5 +198,5 @@ def register(sub: argparse._SubParsersAction) -> None:
         '"category"?, ...} from FILE or - (stdin); one JSON line out each',
     )
     p.add_argument("--no-touch", action="store_true", help="do not count the memories returned as accessed")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_search)

@@ -36,6 +36,7 @@ from textual.screen import Screen
 from app.text import short_path
 from app.tui.commands import MemappCommands
 from app.tui.messages import CountsChanged, ModelStateChanged
+from app.tui.widgets.nav_bar import PLACES
 from app.tui.widgets.status_line import AppStatus
 from app.tui.work import run_in_thread
 from store.errors import StoreError
@@ -56,6 +57,15 @@ MODE_SCREENS: dict[str, tuple[str, str]] = {
 }
 """Each mode's base screen, as (module, class): imported when the mode is first shown."""
 FIRST_MODE = "threads"
+POLL_SECONDS = 0.5
+"""How often the app checks whether another process wrote to chat.db (the issue asks for ~1 s)."""
+PLACE_TIPS = {
+    "threads": "Browse imported conversations",
+    "memories": "See, edit, pin and delete long-term memories",
+    "search": "Search memories, messages and summaries",
+    "cleanup": "Review unused memories, apply cleanup, restore from the trash",
+    "import": "Import a chat export (ChatGPT, Claude, llm, Open WebUI, JSON)",
+}
 
 
 def mode_screen_class(mode: str) -> type[Screen[Any]]:
@@ -98,46 +108,22 @@ class MemApp(App[None]):
     """The default mode's screen comes from `get_default_screen` and joins the modes in `on_mount`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "1",
-            "go('threads')",
-            "Threads",
-            show=False,
-            id="go-threads",
-            tooltip="Browse imported conversations",
-        ),
-        Binding(
-            "2",
-            "go('memories')",
-            "Memories",
-            show=False,
-            id="go-memories",
-            tooltip="See, edit, pin and delete long-term memories",
-        ),
-        Binding(
-            "3",
-            "go('search')",
-            "Search",
-            show=False,
-            id="go-search",
-            tooltip="Search memories, messages and summaries",
-        ),
-        Binding(
-            "4",
-            "go('cleanup')",
-            "Cleanup",
-            show=False,
-            id="go-cleanup",
-            tooltip="Review unused memories, apply cleanup, restore from the trash",
-        ),
-        Binding(
-            "5",
-            "go('import')",
-            "Import",
-            show=False,
-            id="go-import",
-            tooltip="Import a chat export (ChatGPT, Claude, llm, Open WebUI, JSON)",
-        ),
+        *[
+            Binding(
+                f"{key},alt+{key}",
+                f"go('{mode}')",
+                label,
+                show=False,
+                id=f"go-{mode}",
+                tooltip=f"{PLACE_TIPS[mode]} (alt+{key} also works while typing in a box)",
+            )
+            for mode, key, label in PLACES
+        ],
+        *[
+            # The same keys with priority: alt+digit reaches the app even from inside a text box.
+            Binding(f"alt+{key}", f"go('{mode}')", label, show=False, priority=True, system=True)
+            for mode, key, label in PLACES
+        ],
         Binding("question_mark", "help", "Help", show=False, id="help", tooltip="List every key"),
         Binding(
             "f1",
@@ -181,6 +167,7 @@ class MemApp(App[None]):
         self._load_model = load_model
         self._model_started = False
         self._greet = greet
+        self._seen_data_version: int | None = None
         if isinstance(store, StoreOpener):
             self._opener = store
             # Until the store is open: counts are being read, semantic search is warming up.
@@ -225,6 +212,7 @@ class MemApp(App[None]):
         self.add_mode(self.DEFAULT_MODE, _OnFirstUse(self.DEFAULT_MODE))  # its screen is already running
         if self.store_ready:
             self.refresh_counts()
+            self._watch_other_writers()
 
     def on_ready(self) -> None:
         if self.store_ready:
@@ -246,6 +234,25 @@ class MemApp(App[None]):
     def _store_opened(self, store: Store) -> None:
         self.status = self._store_status(self.status, store)
         self.data_changed()  # the screens read what they show now, and the status line counts
+        self._watch_other_writers()
+
+    def _watch_other_writers(self) -> None:
+        """Poll SQLite's data_version (microseconds, on the UI thread's own connection) to notice writes
+        by other processes (the CLI, the MCP server) and refresh the counts and the visible screen."""
+        self._seen_data_version = self._read_data_version()
+        self.set_interval(POLL_SECONDS, self._poll_data_version, name="data-version")
+
+    def _read_data_version(self) -> int | None:
+        try:
+            return self.store.data_version()
+        except Exception:  # closing down, or the file went away: the next poll tries again
+            return None
+
+    def _poll_data_version(self) -> None:
+        version = self._read_data_version()
+        if version is not None and version != self._seen_data_version:
+            self._seen_data_version = version
+            self.data_changed()
 
     def _store_failed(self, error: BaseException) -> None:
         self.exit(return_code=1, message=f"memapp: cannot open {self.status.database}: {error}")
@@ -317,6 +324,8 @@ class MemApp(App[None]):
         """Call after any write: screens reload what they show, the status line recounts."""
         self.data_version += 1
         self.refresh_counts()
+        if self._seen_data_version is not None:  # our own write: the poll need not report it again
+            self._seen_data_version = self._read_data_version()
 
     def show_error(self, error: BaseException, doing: str = "") -> None:
         """The one place a failed worker ends up: a notification, never a crash or a traceback."""

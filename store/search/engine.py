@@ -113,6 +113,7 @@ class Filters:
     since: float | None = None
     until: float | None = None
     pinned: bool | None = None
+    include_archived: bool = False  # messages and summaries of archived threads are left out unless True
 
     def kinds(self, scope: str) -> tuple[str, ...]:
         if scope not in SCOPES:
@@ -183,6 +184,8 @@ class SearchMixin(StoreBase):
             if problem is not None:
                 notice = f"semantic search unavailable: {problem}; keyword results only"
         kw = keyword()
+        if not filters.include_archived:
+            kw, sem = _without_archived(self.con, kw), _without_archived(self.con, sem)
         fused = fuse([(key, s) for key, s in kw], [(key, s) for key, s, _ in sem], fusion, query)
         if fusion.neighbours > 0 and "message" in kinds:
             top = [key[1] for key, _, _ in fused[:NEIGHBOUR_SOURCES] if key[0] == "message"]
@@ -365,6 +368,32 @@ class SearchMixin(StoreBase):
 
 
 # -- SQL builders -------------------------------------------------------------------------------------
+
+
+def _without_archived(con: Any, hits: list[Any]) -> list[Any]:
+    """Drop the messages and summaries of archived threads from retriever hits ((kind, id), …) before
+    fusion, so `k` results still come back. One indexed query; nothing to do when none is archived."""
+    messages = [key[1] for key, *_ in hits if key[0] == "message"]
+    if (
+        not hits
+        or con.execute("SELECT 1 FROM threads WHERE archived_at IS NOT NULL LIMIT 1").fetchone() is None
+    ):
+        return hits
+    archived = {int(r[0]) for r in con.execute("SELECT id FROM threads WHERE archived_at IS NOT NULL")}
+    hidden_messages = {
+        int(r[0])
+        for r in con.execute(
+            "SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?)) AND thread_id IN "
+            "(SELECT id FROM threads WHERE archived_at IS NOT NULL)",
+            (_json_ids(messages),),
+        )
+    }
+    return [
+        h
+        for h in hits
+        if not (h[0][0] == "message" and h[0][1] in hidden_messages)
+        and not (h[0][0] == "summary" and h[0][1] in archived)
+    ]
 
 
 def _json_ids(ids: Sequence[int]) -> str:

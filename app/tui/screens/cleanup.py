@@ -17,7 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.widget import Widget
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
-from app.text import cell, literal, number, one_line, when
+from app.text import cell, literal, number, one_line, plural, when
 from app.tui.screens.base import MemappScreen
 from app.tui.screens.confirm import ConfirmScreen
 from app.tui.widgets.row_table import RowTable
@@ -257,7 +257,7 @@ class CleanupScreen(MemappScreen):
                 "" if len(moved) == previewed else f" ({previewed} were shown; the list changed meanwhile)"
             )
             self.notify(
-                f"Moved {len(moved)} memories to the trash{extra}. Press u to undo.",
+                f"Moved {plural(len(moved), 'memory', 'memories')} to the trash{extra}. Press u to undo.",
                 title="Cleanup",
                 markup=False,
             )
@@ -275,7 +275,9 @@ class CleanupScreen(MemappScreen):
         store = self.store
 
         def done(result: tuple[list[Memory], list[int]]) -> None:
-            self.notify(f"Restored {len(result[0])} memories.", title="Undo", markup=False)
+            self.notify(
+                f"Restored {plural(len(result[0]), 'memory', 'memories')}.", title="Undo", markup=False
+            )
             self.memapp.data_changed()
 
         self.in_thread(

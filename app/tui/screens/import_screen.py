@@ -75,6 +75,14 @@ class ImportScreen(MemappScreen):
         Binding("ctrl+r", "start", "Import", id="import-start", tooltip="Import the chosen file or folder"),
         Binding("ctrl+b", "browse", "Browse", id="import-browse", tooltip="Pick the file from a folder tree"),
         Binding("ctrl+t", "demo", "Demo data", id="import-demo", tooltip="Import the bundled demo data"),
+        Binding(
+            "escape",
+            "leave",
+            "Leave box",
+            show=False,
+            id="import-leave",
+            tooltip="Out of the path box (then 1-5 switch screens); from the folder tree, back to the box",
+        ),
     ]
 
     class Progressed(Message):
@@ -159,6 +167,20 @@ class ImportScreen(MemappScreen):
         tree.display = not tree.display
         if tree.display:
             tree.focus()
+        else:  # never leave the focus on a hidden widget: keys typed next go back to the path box
+            self.query_one("#import-path", Input).focus()
+
+    def action_leave(self) -> None:
+        """Esc: from the folder tree back to the path box (the tree hides); from the path box out of it."""
+        path_input = self.query_one("#import-path", Input)
+        tree = self.query("#import-tree")
+        if tree and tree.first().has_focus:
+            tree.first().display = False
+            path_input.focus()
+        elif path_input.has_focus:
+            self.query_one("#import-go", Button).focus()
+        else:
+            path_input.focus()
 
     @on(DirectoryTree.FileSelected, "#import-tree")
     @on(DirectoryTree.DirectorySelected, "#import-tree")
