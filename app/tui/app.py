@@ -57,6 +57,7 @@ MODE_SCREENS: dict[str, tuple[str, str]] = {
 }
 """Each mode's base screen, as (module, class): imported when the mode is first shown."""
 FIRST_MODE = "threads"
+THEME_SETTING = "tui.theme"
 POLL_SECONDS = 0.5
 """How often the app checks whether another process wrote to chat.db (the issue asks for ~1 s)."""
 PLACE_TIPS = {
@@ -168,6 +169,7 @@ class MemApp(App[None]):
         self._model_started = False
         self._greet = greet
         self._seen_data_version: int | None = None
+        self._theme_restored = False
         if isinstance(store, StoreOpener):
             self._opener = store
             # Until the store is open: counts are being read, semantic search is warming up.
@@ -213,6 +215,7 @@ class MemApp(App[None]):
         if self.store_ready:
             self.refresh_counts()
             self._watch_other_writers()
+            self._restore_theme()
 
     def on_ready(self) -> None:
         if self.store_ready:
@@ -235,6 +238,34 @@ class MemApp(App[None]):
         self.status = self._store_status(self.status, store)
         self.data_changed()  # the screens read what they show now, and the status line counts
         self._watch_other_writers()
+        self._restore_theme()
+
+    # -- the theme, saved per database -----------------------------------------------------------------
+
+    def _restore_theme(self) -> None:
+        """The theme chosen last time (ctrl+p → "Change theme"), from chat.db's settings."""
+        store = self.store
+
+        def read() -> str | None:
+            return store.get_setting(THEME_SETTING)
+
+        run_in_thread(self, read, self._apply_saved_theme, group="theme", description="reading the theme")
+
+    def _apply_saved_theme(self, name: str | None) -> None:
+        self._theme_restored = True
+        if name and name != self.theme and name in self.available_themes:
+            self.theme = name
+
+    def watch_theme(self, name: str) -> None:
+        if not self._theme_restored or not self.store_ready:
+            return  # the saved one is being put back, not chosen
+        store = self.store
+        run_in_thread(
+            self,
+            lambda: store.set_setting(THEME_SETTING, name),
+            group="theme",
+            description="saving the theme",
+        )
 
     def _watch_other_writers(self) -> None:
         """Poll SQLite's data_version (microseconds, on the UI thread's own connection) to notice writes

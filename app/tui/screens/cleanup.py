@@ -30,6 +30,9 @@ CANDIDATE_FIXED = 6 + 10 + 3 + 4 + 16 + 6 * 2 + 2
 TRASH_FIXED = 6 + 10 + 16 + 16 + 5 * 2 + 2
 TAB_ACTIONS = {
     "apply": "tab-candidates",
+    "keep": "tab-candidates",
+    "pin": "tab-candidates",
+    "thresholds": "tab-candidates",
     "undo": "tab-candidates",
     "restore": "tab-trash",
     "purge_one": "tab-trash",
@@ -78,6 +81,27 @@ class CleanupScreen(MemappScreen):
         Binding(
             "t", "switch_tab", "Candidates/Trash", id="cleanup-tab", tooltip="Switch between the two tabs"
         ),
+        Binding(
+            "k",
+            "keep",
+            "Keep",
+            id="cleanup-keep",
+            tooltip="Keep the highlighted candidate: count it as used now (no longer a candidate for a while)",
+        ),
+        Binding(
+            "p",
+            "pin",
+            "Pin",
+            id="cleanup-pin",
+            tooltip="Pin the highlighted candidate (pinned memories are never cleaned up)",
+        ),
+        Binding(
+            "T",
+            "thresholds",
+            "Thresholds",
+            id="cleanup-thresholds",
+            tooltip="Change what counts as unused (importance, uses, days) for this session",
+        ),
     ]
 
     def __init__(self) -> None:
@@ -85,6 +109,7 @@ class CleanupScreen(MemappScreen):
         self.candidates: list[Candidate] = []
         self.trash: list[Memory] = []
         self.last_cleanup: list[int] = []
+        self.thresholds: Thresholds | None = None  # None: config.toml's [cleanup]
 
     def compose_body(self) -> list[Widget]:
         candidates: RowTable = RowTable(id="candidates-table")
@@ -132,8 +157,10 @@ class CleanupScreen(MemappScreen):
     def reload(self) -> None:
         store = self.store
 
+        thresholds = self.active_thresholds()
+
         def fetch() -> tuple[list[Candidate], list[Memory]]:
-            return find_candidates(store), store.list_memories(trash=True, limit=TRASH_LIMIT)
+            return find_candidates(store, thresholds), store.list_memories(trash=True, limit=TRASH_LIMIT)
 
         self.in_thread(
             fetch, self._show, group="cleanup-read", exclusive=True, description="finding candidates"
@@ -144,8 +171,11 @@ class CleanupScreen(MemappScreen):
         self._show_candidates()
         self._show_trash()
 
+    def active_thresholds(self) -> Thresholds:
+        return self.thresholds or Thresholds.from_config(self.store.config.cleanup)
+
     def _show_candidates(self) -> None:
-        t = Thresholds.from_config(self.store.config.cleanup)
+        t = self.active_thresholds()
         table = self.query_one("#candidates-table", DataTable)
         row = table.cursor_row
         width = max(20, self.size.width - CANDIDATE_FIXED)
@@ -171,10 +201,11 @@ class CleanupScreen(MemappScreen):
             table.move_cursor(row=min(row, len(self.candidates) - 1))
         rule = (
             f"Candidates: not pinned, importance below {t.max_importance}, used fewer than {t.min_access} "
-            f"times, untouched for over {t.older_than_days:g} days."
+            f"times, untouched for over {t.older_than_days:g} days{'' if self.thresholds is None else ' (set here)'}"
+            " (T changes this)."
         )
         self.query_one("#candidates-note", Static).update(
-            f"{rule} {len(self.candidates)} now; a moves them to the trash."
+            f"{rule} {len(self.candidates)} now; a moves them to the trash, k keeps one, p pins one."
             if self.candidates
             else f"{rule} Nothing to clean up now."
         )
@@ -263,9 +294,70 @@ class CleanupScreen(MemappScreen):
             )
             self.memapp.data_changed()
 
+        thresholds = self.active_thresholds()
         self.in_thread(
-            lambda: apply_cleanup(store), done, group="cleanup-write", description="applying cleanup"
+            lambda: apply_cleanup(store, thresholds),
+            done,
+            group="cleanup-write",
+            description="applying cleanup",
         )
+
+    def _candidate(self) -> Candidate | None:
+        table = self.query_one("#candidates-table", DataTable)
+        if not self.candidates or table.cursor_row >= len(self.candidates):
+            return None
+        return self.candidates[table.cursor_row]
+
+    def action_keep(self) -> None:
+        c = self._candidate()
+        if c is None:
+            self.notify("No candidate to keep.", markup=False)
+            return
+        store, mid = self.store, c.memory.id
+
+        def done(_: None) -> None:
+            self.notify(
+                f"Kept memory {mid}: counted as used now, so it is not a candidate any more.",
+                title="Cleanup",
+                markup=False,
+            )
+            self.memapp.data_changed()
+
+        self.in_thread(
+            lambda: store.touch_memories([mid]), done, group="cleanup-write", description="keeping"
+        )
+
+    def action_pin(self) -> None:
+        c = self._candidate()
+        if c is None:
+            self.notify("No candidate to pin.", markup=False)
+            return
+        store, mid = self.store, c.memory.id
+
+        def done(m: Memory) -> None:
+            self.notify(f"Pinned memory {m.id}: it is never cleaned up.", title="Cleanup", markup=False)
+            self.memapp.data_changed()
+
+        self.in_thread(
+            lambda: store.pin_memory(mid, True), done, group="cleanup-write", description="pinning"
+        )
+
+    def action_thresholds(self) -> None:
+        from app.tui.screens.thresholds import ThresholdsScreen
+
+        def chosen(t: Thresholds | None) -> None:
+            if t is None:
+                return
+            self.thresholds = t
+            self.notify(
+                f"Candidates now: importance below {t.max_importance}, used fewer than {t.min_access} times, "
+                f"untouched for over {t.older_than_days:g} days.",
+                title="Cleanup",
+                markup=False,
+            )
+            self.reload()
+
+        self.app.push_screen(ThresholdsScreen(self.active_thresholds()), chosen)
 
     def action_undo(self) -> None:
         ids, self.last_cleanup = self.last_cleanup, []

@@ -18,7 +18,7 @@ from app.text import literal
 class PromptScreen(ModalScreen[str | None]):
     """Ask for one line of text."""
 
-    TITLE = "Question"
+    TITLE = "Questions (one line: rename, file name)"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="prompt-cancel", tooltip="Close without changing anything"),
     ]

@@ -58,10 +58,10 @@ class Found:
 
     query: str
     scope: str
-    filters: Filters
     response: SearchResponse
     titles: dict[int, str]
     keyword_only: bool
+    filters: Filters = Filters()
 
 
 class SearchScreen(MemappScreen):
@@ -235,7 +235,7 @@ class SearchScreen(MemappScreen):
             return
         if not query:
             self.workers.cancel_group(self, "search")
-            self._show(Found("", self.scope, filters, SearchResponse("", "keyword", []), {}, False))
+            self._show(Found("", self.scope, SearchResponse("", "keyword", []), {}, False, filters))
             return
         self.run_search(query, self.scope, filters, self.memapp.status.semantic == "loading")
 
@@ -261,7 +261,7 @@ class SearchScreen(MemappScreen):
             except Exception:  # deleted meanwhile: the result still shows, without a title
                 continue
         if not get_current_worker().is_cancelled:
-            self.post_message(self.Finished(Found(query, scope, filters, response, titles, keyword_only)))
+            self.post_message(self.Finished(Found(query, scope, response, titles, keyword_only, filters)))
 
     def on_search_screen_finished(self, message: SearchScreen.Finished) -> None:
         found = message.found

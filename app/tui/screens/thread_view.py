@@ -66,7 +66,7 @@ class ThreadViewScreen(MemappScreen):
             "find",
             "Find",
             id="thread-find",
-            tooltip="Find text in this thread (Enter: next match, shift+Enter/ctrl+p: previous, Esc closes)",
+            tooltip="Find text in this thread (Enter in the box: next match; n/N in the thread; Esc closes)",
         ),
         Binding("n", "find_next(1)", "Next match", show=False, id="thread-find-next", tooltip="Next match"),
         Binding(

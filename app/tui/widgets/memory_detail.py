@@ -48,15 +48,20 @@ def read_facts(store: Store, memory_id: int) -> MemoryFacts:
 def _event_line(e: HistoryEvent) -> str:
     """One history event in words: what changed, from what to what where it is short."""
     old, new = e.old or {}, e.new or {}
+    if e.event == "add":
+        return f"{when(e.at)}  added ({new.get('origin', 'manual')})"
     changes = []
     for key in sorted(set(old) | set(new)):
-        if key in ("content", "content_hash"):
-            changes.append("text changed" if key == "content" else "")
+        if key == "content_hash" or old.get(key) == new.get(key):
             continue
-        if old.get(key) != new.get(key):
-            changes.append(f"{key} {old.get(key, '–')} → {new.get(key, '–')}")
-    what = ", ".join(c for c in changes if c)
-    return f"{when(e.at)}  {e.event}{f': {what}' if what else ''}"
+        if key == "content":
+            changes.append("text edited")
+        elif key in old and key in new:
+            changes.append(f"{key} {old[key]} → {new[key]}")
+        elif key in new and not isinstance(new[key], dict | list):
+            changes.append(f"{key} {new[key]}")
+    what = ", ".join(changes)
+    return one_line(f"{when(e.at)}  {e.event}{f': {what}' if what else ''}", 200)
 
 
 def render_facts(facts: MemoryFacts) -> Text:
