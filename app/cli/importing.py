@@ -110,6 +110,17 @@ def _progress_display(show: bool) -> Iterator[tuple[Counter, Updater]]:
         return totals
 
     def update(p: ImportProgress) -> None:
+        if p.phase == "summarising":
+            progress.update(
+                task,
+                description="summarising",
+                total=max(1, p.threads_total or 1),
+                completed=p.threads_done,
+                threads=f"{p.threads_done}/{p.threads_total}",
+                messages="-",
+                rate="grown threads",
+            )
+            return
         fields: dict[str, Any] = {
             "threads": f"{p.threads_done}/{p.threads_total}"
             if p.threads_total is not None

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Sequence
 
 from embeddings.data_files import data_file
@@ -113,7 +114,22 @@ def import_paths(
     if summarize:
         from store.extract.summaries import maybe_summarize
 
-        for thread_id in dict.fromkeys(report.grown_threads):
+        grown = list(dict.fromkeys(report.grown_threads))
+        started = time.monotonic()
+        for done, thread_id in enumerate(grown):
+            if progress is not None:  # a phase of its own: seconds on a big import, never a silent 100 %
+                progress(
+                    ImportProgress(
+                        "",
+                        done,
+                        len(grown),
+                        0,
+                        None,
+                        report.messages_added,
+                        time.monotonic() - started,
+                        "summarising",
+                    )
+                )
             if maybe_summarize(store, thread_id) is not None:
                 report.summaries_updated += 1
     return report

@@ -25,6 +25,7 @@ from textual.widgets import Button, DirectoryTree, Input, Label, ProgressBar, Se
 from textual.worker import Worker, WorkerState
 
 from app.text import literal, number
+from app.tui.import_progress import DEFAULT_RATE, RATE_SETTING, ImportPhases
 from app.tui.screens.base import MemappScreen
 from store.importing.formats import FORMATS
 from store.importing.pipeline import (
@@ -111,6 +112,7 @@ class ImportScreen(MemappScreen):
     def __init__(self) -> None:
         super().__init__()
         self.running = False
+        self.phases = ImportPhases(True, DEFAULT_RATE["embed"])
 
     def compose_body(self) -> list[Widget]:
         return [
@@ -141,7 +143,7 @@ class ImportScreen(MemappScreen):
                 Switch(True, id="import-embed", tooltip="Off: faster import; run `memapp embed` later"),
                 classes="toolbar",
             ),
-            ProgressBar(id="import-progress", show_eta=True),
+            ProgressBar(id="import-progress", show_eta=False),
             Static("", id="import-progress-label", markup=False),
             VerticalScroll(Static("", id="import-report", markup=False), id="import-report-box"),
         ]
@@ -208,15 +210,18 @@ class ImportScreen(MemappScreen):
             return
         fmt = str(self.query_one("#import-format", Select).value)
         embed = self.query_one("#import-embed", Switch).value
-        self._begin(f"Reading {path.name}…")
+        self.phases = ImportPhases(embed, DEFAULT_RATE["embed" if embed else "plain"])
+        self._begin(self.phases.reading(path.name))
         self.import_worker(str(path), fmt, embed)
 
     def action_demo(self) -> None:
         if self.running:
             self.notify("An import is already running.", markup=False)
             return
+        embed = self.query_one("#import-embed", Switch).value
+        self.phases = ImportPhases(embed, DEFAULT_RATE["embed" if embed else "plain"])
         self._begin("Loading the demo data…")
-        self.import_worker(None, "generic", self.query_one("#import-embed", Switch).value)
+        self.import_worker(None, "generic", embed)
 
     def _begin(self, label: str) -> None:
         if self.memapp.status.semantic == "loading" and self.query_one("#import-embed", Switch).value:
@@ -250,34 +255,38 @@ class ImportScreen(MemappScreen):
                 last = t
                 self.post_message(self.Progressed(p))
 
+        mode = "embed" if embed else "plain"
         if path is None:
             report = load_demo(store, embed=embed, progress=progress)
             label = "the demo data"
         else:
+            saved = store.get_setting(RATE_SETTING.format(mode=mode))
+            self.phases.first_rate = float(saved) if saved else DEFAULT_RATE[mode]
             totals = count_export([path], fmt)
             self.post_message(self.Counted(totals))
+            writing = time.monotonic()
             report = import_paths(store, [path], fmt, embed=embed, progress=progress, totals=totals)
             label = path
+            rate = self.phases.measured_rate(totals.messages, time.monotonic() - writing)
+            if rate is not None:  # the next import's first estimate
+                store.set_setting(RATE_SETTING.format(mode=mode), f"{rate:.1f}")
         self.post_message(self.Finished(label, report, time.monotonic() - started))
 
     def on_import_screen_counted(self, message: ImportScreen.Counted) -> None:
         bar = self.query_one("#import-progress", ProgressBar)
-        bar.update(total=max(1, message.totals.threads), progress=0)
-        self._say(
-            f"{number(message.totals.threads)} threads, {number(message.totals.messages)} messages to read…"
-        )
+        bar.update(total=max(1, message.totals.messages), progress=0)
+        self._say(self.phases.counted(message.totals))
 
     def on_import_screen_progressed(self, message: ImportScreen.Progressed) -> None:
+        """The bar counts messages while writing (their cost, unlike threads', is even), grown threads
+        while summarising."""
         p = message.progress
         bar = self.query_one("#import-progress", ProgressBar)
-        if p.threads_total is not None:
-            bar.update(total=max(1, p.threads_total), progress=p.threads_done)
-        rate = p.messages_done / p.elapsed if p.elapsed > 0 else 0.0
-        of = f"/{number(p.threads_total)}" if p.threads_total is not None else ""
-        self._say(
-            f"{number(p.threads_done)}{of} threads · {number(p.messages_added)} new messages · "
-            f"{rate:,.0f} msg/s"
-        )
+        if p.phase == "summarising":
+            bar.update(total=max(1, p.threads_total or 1), progress=p.threads_done)
+        elif p.messages_total is not None:
+            bar.update(total=max(1, p.messages_total), progress=p.messages_done)
+        self._say(self.phases.progressed(p))
 
     def on_import_screen_finished(self, message: ImportScreen.Finished) -> None:
         self.running = False
