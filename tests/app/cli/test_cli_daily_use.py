@@ -104,7 +104,8 @@ def test_version_help_and_json_help(capsys) -> None:  # type: ignore[no-untyped-
                 seen += 1
                 if not action.help:
                     missing.append(name)
-            for sub_name, sub in (getattr(action, "choices", None) or {}).items():
+            choices = getattr(action, "choices", None)
+            for sub_name, sub in (choices.items() if isinstance(choices, dict) else ()):
                 if isinstance(sub, argparse.ArgumentParser):
                     walk(sub, f"{name} {sub_name}".strip())
 
