@@ -127,6 +127,7 @@ class ImportScreen(MemappScreen):
                     placeholder="Path to a file or folder (→ completes)",
                     id="import-path",
                     suggester=PathSuggester(),
+                    select_on_focus=False,  # coming back from the tree, typing must add to the path
                 ),
                 Button("Import", id="import-go", variant="primary"),
                 classes="toolbar",
