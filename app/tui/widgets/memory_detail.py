@@ -80,10 +80,10 @@ def render_facts(facts: MemoryFacts) -> Text:
     text.append("Source: ", style="bold")
     text.append(source + "\n", style="dim")
     if facts.history:
-        text.append("History: ", style="bold")
         shown = facts.history[-HISTORY_SHOWN:]
         more = len(facts.history) - len(shown)
-        text.append(("" if not more else f"({more} earlier) ") + "\n", style="dim")
+        text.append("History", style="bold")
+        text.append(f" (newest first{f', {more} earlier not shown' if more else ''}):\n", style="dim")
         for e in reversed(shown):
             text.append(f"  {_event_line(e)}\n", style="dim")
     return text
@@ -94,7 +94,7 @@ class MemoryDetail(VerticalScroll):
 
     DEFAULT_CSS: ClassVar[str] = """
     MemoryDetail {
-        height: 40%;
+        height: 50%;
         min-height: 5;
         border-top: solid $panel-lighten-2;
         padding: 0 1;
