@@ -19,7 +19,10 @@ def _thread(store: Store, ext: str, title: str, texts: list[str]) -> int:
         source="generic",
         external_id=ext,
         title=title,
-        messages=[MessageIn(role="user" if i % 2 == 0 else "assistant", content=c, external_id=f"{ext}-{i}") for i, c in enumerate(texts)],
+        messages=[
+            MessageIn(role="user" if i % 2 == 0 else "assistant", content=c, external_id=f"{ext}-{i}")
+            for i, c in enumerate(texts)
+        ],
     )
     return store.write_thread(t).thread_id
 
@@ -27,7 +30,10 @@ def _thread(store: Store, ext: str, title: str, texts: list[str]) -> int:
 def test_archive_hides_a_thread_from_lists_counts_and_search_until_unarchived(store: Store) -> None:
     private = _thread(store, "p", "Private medical chat", ["my zanzibar allergy results", "noted"])
     public = _thread(store, "q", "Trip planning", ["zanzibar flights in May", "ok"])
-    assert {r.thread_id for r in store.search("zanzibar", scope="messages", k=10).results} == {private, public}
+    assert {r.thread_id for r in store.search("zanzibar", scope="messages", k=10).results} == {
+        private,
+        public,
+    }
 
     archived = store.archive_thread(private)
     assert archived.archived_at is not None
@@ -43,7 +49,10 @@ def test_archive_hides_a_thread_from_lists_counts_and_search_until_unarchived(st
     assert len(store.get_messages(private)) == 2
     assert store.archive_thread(private, False).archived_at is None
     assert store.count_threads() == 2
-    assert {r.thread_id for r in store.search("zanzibar", scope="messages", k=10).results} == {private, public}
+    assert {r.thread_id for r in store.search("zanzibar", scope="messages", k=10).results} == {
+        private,
+        public,
+    }
 
 
 def test_a_reimport_keeps_the_archive_flag(store: Store) -> None:

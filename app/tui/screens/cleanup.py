@@ -86,7 +86,7 @@ class CleanupScreen(MemappScreen):
             "keep",
             "Keep",
             id="cleanup-keep",
-            tooltip="Keep the highlighted candidate: count it as used now (no longer a candidate for a while)",
+            tooltip="Keep the highlighted candidate: raise its importance to the threshold (no longer a candidate)",
         ),
         Binding(
             "p",
@@ -309,22 +309,34 @@ class CleanupScreen(MemappScreen):
         return self.candidates[table.cursor_row]
 
     def action_keep(self) -> None:
+        """Keep one candidate: its importance is raised to the threshold (a recorded history event), so
+        under these thresholds it is no longer a candidate. Pinning (p) keeps it whatever they are."""
         c = self._candidate()
         if c is None:
             self.notify("No candidate to keep.", markup=False)
             return
-        store, mid = self.store, c.memory.id
-
-        def done(_: None) -> None:
+        target = self.active_thresholds().max_importance
+        if target > 10:
             self.notify(
-                f"Kept memory {mid}: counted as used now, so it is not a candidate any more.",
+                "With importance below 11 every memory is a candidate: pin it (p) instead.", markup=False
+            )
+            return
+        store, m = self.store, c.memory
+
+        def done(kept: Memory) -> None:
+            self.notify(
+                f"Kept memory {kept.id}: importance {m.importance} → {kept.importance}, so it is no longer a "
+                "candidate.",
                 title="Cleanup",
                 markup=False,
             )
             self.memapp.data_changed()
 
         self.in_thread(
-            lambda: store.touch_memories([mid]), done, group="cleanup-write", description="keeping"
+            lambda: store.change_importance(m.id, target - m.importance),
+            done,
+            group="cleanup-write",
+            description="keeping the memory",
         )
 
     def action_pin(self) -> None:

@@ -247,13 +247,14 @@ class ImportScreen(MemappScreen):
         started = time.monotonic()
         last = 0.0
 
+        phase = ""
+
         def progress(p: ImportProgress) -> None:
-            nonlocal last
+            nonlocal last, phase
             t = time.monotonic()
-            if t - last >= PROGRESS_EVERY or (
-                p.threads_total is not None and p.threads_done >= p.threads_total
-            ):
-                last = t
+            finished = p.threads_total is not None and p.threads_done >= p.threads_total
+            if t - last >= PROGRESS_EVERY or finished or p.phase != phase:  # a new phase is always shown
+                last, phase = t, p.phase
                 self.post_message(self.Progressed(p))
 
         mode = "embed" if embed else "plain"

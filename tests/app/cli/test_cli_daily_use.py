@@ -69,7 +69,9 @@ def test_read_commands_refuse_a_missing_database(capsys, no_model_config, tmp_pa
     assert not db.parent.exists()  # nothing was created
 
 
-def test_a_missing_database_named_by_the_environment_says_so(capsys, no_model_config, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_missing_database_named_by_the_environment_says_so(
+    capsys, no_model_config, tmp_path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("MEMAPP_DB", str(tmp_path / "nope.db"))
     code, _, err = run(capsys, "stats")
     assert code == 2 and "MEMAPP_DB" in err
@@ -105,7 +107,7 @@ def test_version_help_and_json_help(capsys) -> None:  # type: ignore[no-untyped-
                 if not action.help:
                     missing.append(name)
             choices = getattr(action, "choices", None)
-            for sub_name, sub in (choices.items() if isinstance(choices, dict) else ()):
+            for sub_name, sub in choices.items() if isinstance(choices, dict) else ():
                 if isinstance(sub, argparse.ArgumentParser):
                     walk(sub, f"{name} {sub_name}".strip())
 

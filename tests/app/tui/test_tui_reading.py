@@ -20,11 +20,15 @@ LONG = (
 )
 
 
-async def test_memories_detail_pane_shows_full_text_history_and_source_at_80_columns(tui_store: Store) -> None:
+async def test_memories_detail_pane_shows_full_text_history_and_source_at_80_columns(
+    tui_store: Store,
+) -> None:
     tid = tui_store.write_thread(
         ThreadIn("generic", "src", "Where the memory came from", [MessageIn("user", "hi", "m1")])
     ).thread_id
-    m = tui_store.add_memory(LONG, "preference", importance=9, source_thread_id=tid, origin="extracted").memory
+    m = tui_store.add_memory(
+        LONG, "preference", importance=9, source_thread_id=tid, origin="extracted"
+    ).memory
     tui_store.change_importance(m.id, -1)
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -34,7 +38,9 @@ async def test_memories_detail_pane_shows_full_text_history_and_source_at_80_col
         assert isinstance(app.screen, MemoriesScreen)
         text = " ".join(screen_text(app).split())
         assert LONG in text  # every word, wrapped in the pane, though the table cuts it
-        assert "History (newest first):" in text and "importance 9 → 8" in text and "added (extracted)" in text
+        assert (
+            "History (newest first):" in text and "importance 9 → 8" in text and "added (extracted)" in text
+        )
         assert "from thread" in text and "Where the memory came from" in text
         await pilot.press("y")
         assert app.clipboard == LONG

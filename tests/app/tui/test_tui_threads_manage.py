@@ -22,7 +22,8 @@ def _short_thread(store: Store, title: str = "Short chat about kettles", n: int 
     msgs = [
         MessageIn(
             "user" if i % 2 == 0 else "assistant",
-            f"We decided to buy the blue kettle number {i}. The kettle boils water fast." if i != 4
+            f"We decided to buy the blue kettle number {i}. The kettle boils water fast."
+            if i != 4
             else "Remember the teapot warranty card.",
             f"m{i}",
         )
