@@ -62,6 +62,7 @@ def _run(
     pinned: bool | None,
     keyword_only: bool,
     touch: bool,
+    include_archived: bool = False,
 ) -> SearchResponse:
     if thread is not None:
         store.get_thread(thread)  # an unknown thread is an error, not an empty result
@@ -72,6 +73,7 @@ def _run(
         since=None if since is None else parse_date(since),
         until=None if until is None else parse_date(until, end=True),
         pinned=pinned,
+        include_archived=include_archived,
     )
     return store.search(query, scope=scope, k=k, filters=filters, keyword_only=keyword_only, touch=touch)
 
@@ -112,6 +114,7 @@ def cmd_search(ctx: Context) -> int | None:
         pinned=True if a.pinned else None,
         keyword_only=a.keyword_only,
         touch=not a.no_touch,
+        include_archived=a.include_archived,
     )
     ctx.emit(resp.to_json(), lambda: _print_human(resp))
     return None
@@ -190,6 +193,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--since", metavar="DATE", help="created on or after (YYYY-MM-DD or ISO date-time, UTC)")
     p.add_argument("--until", metavar="DATE", help="created before the end of this day (or before this time)")
     p.add_argument("--pinned", action="store_true", help="only pinned memories")
+    p.add_argument(
+        "--include-archived", action="store_true", help="also search archived threads (left out by default)"
+    )
     p.add_argument("--keyword-only", action="store_true", help="skip the embedding model (fast, exact words)")
     p.add_argument(
         "--batch",
