@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from store.base import StoreBase
+from store.core import StoreCore
 from store.errors import InvalidInputError
 from store.records import Thread, now
 from store.text import unpaired_surrogate
 
 
-class ThreadAdminMixin(StoreBase):
+class ThreadAdminMixin(StoreCore):
     if TYPE_CHECKING:  # provided by ThreadsMixin
 
         def get_thread(self, thread_id: int) -> Thread: ...

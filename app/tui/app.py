@@ -20,13 +20,12 @@ search runs keyword-only and the status line says semantic search is warming up.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -36,7 +35,7 @@ from textual.screen import Screen
 from app.text import short_path
 from app.tui.commands import MemappCommands
 from app.tui.messages import CountsChanged, ModelStateChanged
-from app.tui.widgets.nav_bar import PLACES
+from app.tui.modes import FIRST_MODE, PLACES, mode_screen_class
 from app.tui.widgets.status_line import AppStatus
 from app.tui.work import run_in_thread
 from store.errors import StoreError
@@ -46,32 +45,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-GLOBAL_ACTIONS = {"go", "help", "new_memory", "load_demo"}
-
-MODE_SCREENS: dict[str, tuple[str, str]] = {
-    "threads": ("app.tui.screens.threads", "ThreadsScreen"),
-    "memories": ("app.tui.screens.memories", "MemoriesScreen"),
-    "search": ("app.tui.screens.search", "SearchScreen"),
-    "cleanup": ("app.tui.screens.cleanup", "CleanupScreen"),
-    "import": ("app.tui.screens.import_screen", "ImportScreen"),
-}
-"""Each mode's base screen, as (module, class): imported when the mode is first shown."""
-FIRST_MODE = "threads"
 THEME_SETTING = "tui.theme"
 POLL_SECONDS = 0.5
 """How often the app checks whether another process wrote to chat.db (the issue asks for ~1 s)."""
-PLACE_TIPS = {
-    "threads": "Browse imported conversations",
-    "memories": "See, edit, pin and delete long-term memories",
-    "search": "Search memories, messages and summaries",
-    "cleanup": "Review unused memories, apply cleanup, restore from the trash",
-    "import": "Import a chat export (ChatGPT, Claude, llm, Open WebUI, JSON)",
-}
 
-
-def mode_screen_class(mode: str) -> type[Screen[Any]]:
-    module, name = MODE_SCREENS[mode]
-    return cast("type[Screen[Any]]", getattr(importlib.import_module(module), name))
+GLOBAL_ACTIONS = {"go", "help", "new_memory", "load_demo"}
 
 
 class _OnFirstUse:
@@ -104,27 +82,13 @@ class MemApp(App[None]):
     COMMANDS = App.COMMANDS | {MemappCommands}
     DEFAULT_MODE = FIRST_MODE
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
-        mode: _OnFirstUse(mode) for mode in MODE_SCREENS if mode != FIRST_MODE
+        place.mode: _OnFirstUse(place.mode) for place in PLACES if place.mode != FIRST_MODE
     }
     """The default mode's screen comes from `get_default_screen` and joins the modes in `on_mount`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        *[
-            Binding(
-                f"{key},alt+{key}",
-                f"go('{mode}')",
-                label,
-                show=False,
-                id=f"go-{mode}",
-                tooltip=f"{PLACE_TIPS[mode]} (alt+{key} also works while typing in a box)",
-            )
-            for mode, key, label in PLACES
-        ],
-        *[
-            # The same keys with priority: alt+digit reaches the app even from inside a text box.
-            Binding(f"alt+{key}", f"go('{mode}')", label, show=False, priority=True, system=True)
-            for mode, key, label in PLACES
-        ],
+        *(place.binding() for place in PLACES),
+        *(place.anywhere_binding() for place in PLACES),
         Binding("question_mark", "help", "Help", show=False, id="help", tooltip="List every key"),
         Binding(
             "f1",
@@ -240,6 +204,24 @@ class MemApp(App[None]):
         self._watch_other_writers()
         self._restore_theme()
 
+    def _watch_other_writers(self) -> None:
+        """Poll SQLite's data_version (microseconds, on the UI thread's own connection) to notice writes
+        by other processes (the CLI, the MCP server) and refresh the counts and the visible screen."""
+        self._seen_data_version = self._read_data_version()
+        self.set_interval(POLL_SECONDS, self._poll_data_version, name="data-version")
+
+    def _read_data_version(self) -> int | None:
+        try:
+            return self.store.data_version()
+        except Exception:  # closing down, or the file went away: the next poll tries again
+            return None
+
+    def _poll_data_version(self) -> None:
+        version = self._read_data_version()
+        if version is not None and version != self._seen_data_version:
+            self._seen_data_version = version
+            self.data_changed()
+
     # -- the theme, saved per database -----------------------------------------------------------------
 
     def _restore_theme(self) -> None:
@@ -266,24 +248,6 @@ class MemApp(App[None]):
             group="theme",
             description="saving the theme",
         )
-
-    def _watch_other_writers(self) -> None:
-        """Poll SQLite's data_version (microseconds, on the UI thread's own connection) to notice writes
-        by other processes (the CLI, the MCP server) and refresh the counts and the visible screen."""
-        self._seen_data_version = self._read_data_version()
-        self.set_interval(POLL_SECONDS, self._poll_data_version, name="data-version")
-
-    def _read_data_version(self) -> int | None:
-        try:
-            return self.store.data_version()
-        except Exception:  # closing down, or the file went away: the next poll tries again
-            return None
-
-    def _poll_data_version(self) -> None:
-        version = self._read_data_version()
-        if version is not None and version != self._seen_data_version:
-            self._seen_data_version = version
-            self.data_changed()
 
     def _store_failed(self, error: BaseException) -> None:
         self.exit(return_code=1, message=f"memapp: cannot open {self.status.database}: {error}")

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from store.base import StoreBase
+from store.core import StoreCore
+from store.db import json_ids
 from store.errors import InvalidInputError
 from store.records import CATEGORIES, ROLES
 from store.search.rank import (
@@ -136,10 +137,8 @@ class Filters:
 # -- the Store mixin -----------------------------------------------------------------------------------
 
 
-class SearchMixin(StoreBase):
+class SearchMixin(StoreCore):
     if TYPE_CHECKING:
-
-        def embed_query(self, text: str) -> np.ndarray | None: ...
 
         def touch_memories(self, memory_ids: Sequence[int]) -> None: ...
 
@@ -175,7 +174,7 @@ class SearchMixin(StoreBase):
         if semantic:
             problem = self._semantic_problem()
             if problem is None:
-                qvec = self._query_vector(query) if query_vector is None else query_vector
+                qvec = self.query_vector(query) if query_vector is None else query_vector
                 if qvec is None:
                     problem = self.vector_problem or "the query could not be embedded"
                 else:
@@ -215,7 +214,7 @@ class SearchMixin(StoreBase):
     def vector_helper(self) -> vectors.Helper | None:
         """Lets store.vectors split a KNN over two connections (two cores); None where `_keyword_soon`
         would not run in the background either."""
-        if self.con.in_transaction or str(getattr(self, "path", ":memory:")) == ":memory:":
+        if self.con.in_transaction or str(self.path) == ":memory:":
             return None
         return lambda fn: _pool().submit(lambda: fn(self.con))
 
@@ -241,8 +240,7 @@ class SearchMixin(StoreBase):
         """(key, cosine, best chunk span) best first; messages score as their best chunk."""
         out: list[tuple[Key, float, tuple[int, int] | None]] = []
         if "message" in kinds:
-            chunks = vectors.knn_chunks(
-                self.con,
+            chunks = self.vectors.knn_chunks(
                 qvec,
                 min(vectors.K_MAX, n * 3),
                 thread_id=filters.thread_id,
@@ -257,7 +255,7 @@ class SearchMixin(StoreBase):
                     best[mid] = (chunk_id, sim)
             span_rows = self.con.execute(
                 "SELECT id, start_char, end_char FROM message_chunks WHERE id IN (SELECT value FROM json_each(?))",
-                (_json_ids([c for c, _ in best.values()]),),
+                (json_ids([c for c, _ in best.values()]),),
             )
             spans = {int(i): (int(a), int(b)) for i, a, b in span_rows}
             out += [(("message", mid), sim, spans.get(cid)) for mid, (cid, sim) in best.items()]
@@ -279,11 +277,11 @@ class SearchMixin(StoreBase):
 
     def _semantic_problem(self) -> str | None:
         problem = self.vector_problem
-        if problem is None and not vectors.tables_exist(self.con):
+        if problem is None and not self.vectors.tables_exist():
             problem = "nothing has been embedded yet (run `memapp embed`)"
         return problem
 
-    def _query_vector(self, query: str) -> np.ndarray | None:
+    def query_vector(self, query: str) -> np.ndarray | None:
         """The query's embedding, remembered for the last few queries (typing repeats them)."""
         assert self.embedder is not None
         key = (self.embedder.name, query)
@@ -303,8 +301,8 @@ class SearchMixin(StoreBase):
         """Category and trash are vec0 metadata, filtered inside the KNN. Pinned and dates are not: then
         the memories that pass the filter are ranked exactly, by distance, among themselves."""
         if f.pinned is None and f.since is None and f.until is None:
-            return vectors.knn_memories(self.con, qvec, n, category=f.category, helper=self.vector_helper())
-        if not vectors.tables_exist(self.con):
+            return self.vectors.knn_memories(qvec, n, category=f.category, helper=self.vector_helper())
+        if not self.vectors.tables_exist():
             return []
         where, args = _memory_where(f)
         rows = self.con.execute(
@@ -321,7 +319,7 @@ class SearchMixin(StoreBase):
             "SELECT m.id, n.id FROM messages m JOIN messages n ON n.thread_id = m.thread_id "
             "AND n.seq IN (m.seq - 1, m.seq + 1) WHERE m.id IN (SELECT value FROM json_each(?)) "
             f"AND {' AND '.join(where)}",
-            [_json_ids(message_ids), *args],
+            [json_ids(message_ids), *args],
         )
         out: dict[int, list[int]] = {}
         for mid, nid in rows:
@@ -343,7 +341,7 @@ class SearchMixin(StoreBase):
             if ids[kind]:
                 id_col = "thread_id" if kind == "summary" else "id"
                 for row in self.con.execute(
-                    f"{sql} WHERE {id_col} IN (SELECT value FROM json_each(?))", (_json_ids(ids[kind]),)
+                    f"{sql} WHERE {id_col} IN (SELECT value FROM json_each(?))", (json_ids(ids[kind]),)
                 ):
                     rows[(kind, int(row[0]))] = row
         out = []
@@ -385,7 +383,7 @@ def _without_archived(con: Any, hits: list[Any]) -> list[Any]:
         for r in con.execute(
             "SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?)) AND thread_id IN "
             "(SELECT id FROM threads WHERE archived_at IS NOT NULL)",
-            (_json_ids(messages),),
+            (json_ids(messages),),
         )
     }
     return [
@@ -394,10 +392,6 @@ def _without_archived(con: Any, hits: list[Any]) -> list[Any]:
         if not (h[0][0] == "message" and h[0][1] in hidden_messages)
         and not (h[0][0] == "summary" and h[0][1] in archived)
     ]
-
-
-def _json_ids(ids: Sequence[int]) -> str:
-    return "[" + ",".join(str(int(i)) for i in ids) + "]"
 
 
 def _message_where(f: Filters, alias: str = "m") -> tuple[list[str], list[Any]]:

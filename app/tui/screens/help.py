@@ -49,7 +49,7 @@ def binding_rows(app: MemApp, bindings: list[BindingType]) -> list[tuple[str, st
 
 def screen_sections(app: MemApp, current: Screen[object]) -> list[tuple[str, list[BindingType]]]:
     """The binding tables to list, the current screen's first."""
-    from app.tui.app import MODE_SCREENS, mode_screen_class
+    from app.tui.modes import PLACES
     from app.tui.screens.confirm import ConfirmScreen
     from app.tui.screens.context_preview import ContextPreviewScreen
     from app.tui.screens.memory_edit import MemoryEditScreen
@@ -59,7 +59,7 @@ def screen_sections(app: MemApp, current: Screen[object]) -> list[tuple[str, lis
     from app.tui.screens.thresholds import ThresholdsScreen
     from app.tui.screens.welcome import WelcomeScreen
 
-    classes: list[type[Screen[Any]]] = [mode_screen_class(mode) for mode in MODE_SCREENS]
+    classes: list[type[Screen[Any]]] = [place.screen_class() for place in PLACES]
     classes += [
         ThreadViewScreen,
         ContextPreviewScreen,

@@ -17,14 +17,7 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-# (mode, key, label): the same keys are bound in MemApp.BINDINGS.
-PLACES: tuple[tuple[str, str, str], ...] = (
-    ("threads", "1", "Threads"),
-    ("memories", "2", "Memories"),
-    ("search", "3", "Search"),
-    ("cleanup", "4", "Cleanup"),
-    ("import", "5", "Import"),
-)
+from app.tui.modes import PLACES
 
 
 class NavBar(Static):
@@ -57,7 +50,8 @@ class NavBar(Static):
     def content_for(current: str, *, typing: bool) -> Content:
         """The bar's text: digits when they work, else the labels and how to switch from inside a box."""
         parts: list[Content] = [] if typing else [Content.from_markup("[b] memapp [/b]")]
-        for mode, key, label in PLACES:
+        for place in PLACES:
+            mode, key, label = place.mode, place.key, place.label
             shown = "" if typing else "$key "
             if mode == current:
                 parts.append(Content.from_markup(f"[reverse] {shown}$label [/reverse]", key=key, label=label))

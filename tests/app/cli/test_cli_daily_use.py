@@ -45,7 +45,9 @@ def test_threads_rename_archive_unarchive_and_rm(capsys, no_model_config, db_pat
     assert "(archived)" in run(capsys, *db, "threads", "list", "--all")[1]
     hits = json.loads(run(capsys, *db, "search", "zanzibar", "--keyword-only", "--json")[1])
     assert hits["results"] == []
-    shown = json.loads(run(capsys, *db, "search", "zanzibar", "--keyword-only", "--include-archived", "--json")[1])
+    shown = json.loads(
+        run(capsys, *db, "search", "zanzibar", "--keyword-only", "--include-archived", "--json")[1]
+    )
     assert [r["thread_id"] for r in shown["results"]] == [tid]
     assert run(capsys, *db, "threads", "unarchive", str(tid))[0] == 0
     assert len(json.loads(run(capsys, *db, "threads", "list", "--json")[1])) == 1

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import fcntl
 import os
-import re
 import pty
+import re
 import struct
 import subprocess
 import sys
@@ -66,4 +66,4 @@ def test_quitting_with_the_model_loaded_exits_promptly(tmp_path: Path) -> None:
     assert proc.returncode == 0
     assert quit_s < 2.0, f"quitting took {quit_s:.1f} s"
     with Store(db, embedder=None) as s:
-        assert s.con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert s.scalar("PRAGMA integrity_check") == "ok"
