@@ -5,6 +5,7 @@ use (so the help can never disagree with what the keys do), plus the state of th
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rich.table import Table
@@ -37,14 +38,13 @@ def binding_rows(app: MemApp, bindings: list[BindingType]) -> list[tuple[str, st
         if not b.description or b.system:
             continue
         key = (b.action, b.description)
-        rows.setdefault(key, []).append(app.get_key_display(b))
+        # The keys themselves, not the footer's shorthand: "+/-" in the footer is two rows here ("+ =" and
+        # "-"), so no key is listed twice.
+        rows.setdefault(key, []).append(app.get_key_display(replace(b, key_display=None)))
         tips.setdefault(key, b.tooltip)
-    out = [
+    return [
         (" ".join(dict.fromkeys(keys)), desc, tips[(action, desc)]) for (action, desc), keys in rows.items()
     ]
-    # A key already listed under another row's combined display ("-" in "+/-") is not a row of its own.
-    combined = {part for keys, _, _ in out if "/" in keys for part in keys.split("/")}
-    return [row for row in out if "/" in row[0] or row[0] not in combined]
 
 
 def screen_sections(app: MemApp, current: Screen[object]) -> list[tuple[str, list[BindingType]]]:

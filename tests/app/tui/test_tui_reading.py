@@ -99,7 +99,7 @@ async def test_help_has_readable_headings_no_duplicates_and_the_context_preview(
         for heading in ("Memory editor", "Context preview", "Questions (yes/no)", "Cleanup thresholds"):
             assert heading in text
         assert "Screen" not in text  # no class names as headings
-        assert "Less important" not in text  # "-" is already in the "+/-" row
+        assert "+/-" not in text  # the footer's shorthand: here "+ =" and "-" are rows of their own
         rows = [line.strip() for line in text.splitlines() if "—" in line]
         assert len(rows) == len(set(rows))
 
