@@ -112,17 +112,18 @@ def import_paths(
     finally:
         run.close()
     if summarize:
-        from store.extract.summaries import maybe_summarize
+        from store.extract.summaries import maybe_summarize, unsummarised_count
 
-        grown = list(dict.fromkeys(report.grown_threads))
+        trigger = max(1, store.config.summary.trigger_messages)
+        due = [t for t in dict.fromkeys(report.grown_threads) if unsummarised_count(store, t) >= trigger]
         started = time.monotonic()
-        for done, thread_id in enumerate(grown):
+        for done, thread_id in enumerate(due):
             if progress is not None:  # a phase of its own: seconds on a big import, never a silent 100 %
                 progress(
                     ImportProgress(
                         "",
                         done,
-                        len(grown),
+                        len(due),
                         0,
                         None,
                         report.messages_added,
