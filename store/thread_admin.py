@@ -60,6 +60,10 @@ class ThreadAdminMixin(StoreCore):
         )
         return [int(r[0]) for r in rows]
 
+    def thread_sources(self) -> list[str]:
+        """The sources threads were imported from (chatgpt, claude, …), for a filter's choices."""
+        return [str(r[0]) for r in self.con.execute("SELECT DISTINCT source FROM threads ORDER BY source")]
+
     def archived_thread_ids(self) -> set[int]:
         """Every archived thread's id (usually none: one indexed query)."""
         return {int(r[0]) for r in self.con.execute("SELECT id FROM threads WHERE archived_at IS NOT NULL")}

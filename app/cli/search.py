@@ -63,6 +63,7 @@ def _run(
     keyword_only: bool,
     touch: bool,
     include_archived: bool = False,
+    source: str | None = None,
 ) -> SearchResponse:
     if thread is not None:
         store.get_thread(thread)  # an unknown thread is an error, not an empty result
@@ -74,6 +75,7 @@ def _run(
         until=None if until is None else parse_date(until, end=True),
         pinned=pinned,
         include_archived=include_archived,
+        source=source,
     )
     return store.search(query, scope=scope, k=k, filters=filters, keyword_only=keyword_only, touch=touch)
 
@@ -115,6 +117,7 @@ def cmd_search(ctx: Context) -> int | None:
         keyword_only=a.keyword_only,
         touch=not a.no_touch,
         include_archived=a.include_archived,
+        source=a.source,
     )
     ctx.emit(resp.to_json(), lambda: _print_human(resp))
     return None
@@ -193,6 +196,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--since", metavar="DATE", help="created on or after (YYYY-MM-DD or ISO date-time, UTC)")
     p.add_argument("--until", metavar="DATE", help="created before the end of this day (or before this time)")
     p.add_argument("--pinned", action="store_true", help="only pinned memories")
+    p.add_argument("--source", help="only threads imported from this source (chatgpt, claude, llm, …)")
     p.add_argument(
         "--include-archived", action="store_true", help="also search archived threads (left out by default)"
     )

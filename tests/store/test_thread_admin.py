@@ -95,3 +95,20 @@ def test_settings_and_data_version_see_another_connection(db_path: Path) -> None
     finally:
         a.close()
         b.close()
+
+
+def test_the_source_filter_keeps_messages_and_summaries_of_that_source(store: Store) -> None:
+    mine = _thread(store, "c1", "From Claude", ["the zanzibar itinerary", "ok"])
+    store.write_thread(
+        ThreadIn(
+            source="chatgpt",
+            external_id="g1",
+            title="From ChatGPT",
+            messages=[MessageIn("user", "zanzibar again", "x1")],
+        )
+    )
+    assert store.thread_sources() == ["chatgpt", "generic"]
+    hits = store.search("zanzibar", k=10, filters=Filters(source="generic")).results
+    assert hits and {r.thread_id for r in hits} == {mine}
+    with pytest.raises(InvalidInputError):
+        store.search("zanzibar", scope="memories", filters=Filters(source="generic"))

@@ -98,7 +98,7 @@ class SearchScreen(MemappScreen):
             "filters",
             "Filters",
             id="search-filters",
-            tooltip="Show the filters (role, category, from/to date) and go to them; again hides them",
+            tooltip="Show the filters (role, category, source, from/to date) and go to them; again hides them",
         ),
         Binding(
             "y",
@@ -154,8 +154,21 @@ class SearchScreen(MemappScreen):
                     id="search-category",
                     compact=True,
                 ),
-                Input(placeholder="from YYYY-MM-DD", id="search-since", compact=True, max_length=25),
-                Input(placeholder="to YYYY-MM-DD", id="search-until", compact=True, max_length=25),
+                Select([("any source", ANY)], value=ANY, allow_blank=False, id="search-source", compact=True),
+                Input(
+                    placeholder="from date",
+                    id="search-since",
+                    compact=True,
+                    max_length=25,
+                    tooltip="YYYY-MM-DD or an ISO date-time (UTC): created on or after",
+                ),
+                Input(
+                    placeholder="to date",
+                    id="search-until",
+                    compact=True,
+                    max_length=25,
+                    tooltip="YYYY-MM-DD (that day included) or an ISO date-time (UTC)",
+                ),
                 id="search-filter-bar",
                 classes="toolbar -compact",
             ),
@@ -185,11 +198,13 @@ class SearchScreen(MemappScreen):
         """The filter bar as search Filters; a date that does not parse raises UsageError (shown)."""
         role = str(self.query_one("#search-role", Select).value)
         category = str(self.query_one("#search-category", Select).value)
+        source = str(self.query_one("#search-source", Select).value)
         since = self.query_one("#search-since", Input).value.strip()
         until = self.query_one("#search-until", Input).value.strip()
         return Filters(
             role=None if role == ANY else role,
             category=None if category == ANY else category,
+            source=None if source == ANY else source,
             since=parse_date(since) if since else None,
             until=parse_date(until, end=True) if until else None,
         )
@@ -210,6 +225,7 @@ class SearchScreen(MemappScreen):
     @on(Select.Changed, "#search-scope")
     @on(Select.Changed, "#search-role")
     @on(Select.Changed, "#search-category")
+    @on(Select.Changed, "#search-source")
     @on(Input.Submitted, "#search-since")
     @on(Input.Submitted, "#search-until")
     def _scope_changed(self) -> None:
@@ -420,7 +436,15 @@ class SearchScreen(MemappScreen):
             self.query_one("#search-input", Input).focus()
             return
         bar.display = True
+        store = self.store
+        self.in_thread(store.thread_sources, self._set_sources, description="reading the sources")
         self.query_one("#search-role", Select).focus()
+
+    def _set_sources(self, sources: list[str]) -> None:
+        select = self.query_one("#search-source", Select)
+        current = select.value
+        select.set_options([("any source", ANY), *[(s, s) for s in sources]])
+        select.value = current if current in sources else ANY
 
     def action_copy(self) -> None:
         table = self.table

@@ -49,6 +49,9 @@ def test_threads_rename_archive_unarchive_and_rm(capsys, no_model_config, db_pat
         run(capsys, *db, "search", "zanzibar", "--keyword-only", "--include-archived", "--json")[1]
     )
     assert [r["thread_id"] for r in shown["results"]] == [tid]
+    by_source = ["search", "zanzibar", "--keyword-only", "--include-archived", "--json", "--source"]
+    assert len(json.loads(run(capsys, *db, *by_source, "generic")[1])["results"]) == 1
+    assert json.loads(run(capsys, *db, *by_source, "claude")[1])["results"] == []
     assert run(capsys, *db, "threads", "unarchive", str(tid))[0] == 0
     assert len(json.loads(run(capsys, *db, "threads", "list", "--json")[1])) == 1
     # rm is for good: a script must say --yes (stdin is not a terminal here), and nothing is deleted without it.

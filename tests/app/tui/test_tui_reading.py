@@ -79,7 +79,9 @@ async def test_search_highlights_the_terms_and_filters_by_role_and_date(tui_stor
         roles = {screen.results[i].role for i in range(len(screen.results))}
         chosen = str(screen.query_one("#search-role").value)  # type: ignore[attr-defined]
         assert chosen in ("user", "assistant") and roles == {chosen}
-        await pilot.press("tab", "tab", *"2099-01-01", "enter")  # from: a date after every message
+        source = screen.query_one("#search-source")
+        assert [str(o[0]) for o in source._options] == ["any source", "generic"]  # noqa: SLF001 - its choices
+        await pilot.press("tab", "tab", "tab", *"2099-01-01", "enter")  # from: a date after every message
         await settle(pilot)
         assert screen.results == [] and "Nothing found" in screen_text(app)
         until = screen.query_one("#search-since", Input)
