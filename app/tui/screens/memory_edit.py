@@ -109,9 +109,11 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
                 yield Label("Pinned", classes="field-label")
                 yield Switch(self.draft.pinned, id="memory-pinned")
                 yield Static("", classes="spacer")
-                yield Button("$EDITOR (ctrl+o)", id="external")
-                yield Button("Save (ctrl+s)", id="save", variant="primary")
-                yield Button("Cancel (esc)", id="cancel")
+                # Short labels: the three fit beside the switch in an 80-column terminal (footer and help
+                # spell the keys out).
+                yield Button("Editor ^o", id="external", tooltip="Edit the text in $VISUAL / $EDITOR")
+                yield Button("Save ^s", id="save", variant="primary")
+                yield Button("Cancel esc", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#memory-text", TextArea).focus()
