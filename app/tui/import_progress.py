@@ -13,7 +13,7 @@ in its settings; a conservative default the first time), and the summarising pha
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.text import number
 from store.importing.run import ImportProgress, ImportTotals
@@ -41,6 +41,8 @@ class ImportPhases:
     first_rate: float
     totals: ImportTotals | None = None
     started: float = field(default_factory=time.monotonic)
+    last: ImportProgress | None = None
+    last_at: float = 0.0
 
     @property
     def mode(self) -> str:
@@ -67,7 +69,24 @@ class ImportPhases:
             return left / (p.messages_done / p.elapsed), True
         return max(0.0, total / max(self.first_rate, 1e-9) - p.elapsed), False
 
-    def progressed(self, p: ImportProgress) -> str:
+    def tick(self) -> str | None:
+        """The label again with the time that has passed since the last snapshot (shown every second, so
+        a first batch that takes a while, with the model still loading, is never a frozen line)."""
+        if self.totals is None:
+            return None
+        now = time.monotonic()
+        if self.last is None:
+            t = self.totals
+            return self.progressed(
+                ImportProgress("", 0, t.threads, 0, t.messages, 0, now - self.started), keep=False
+            )
+        if self.last.phase != "writing":
+            return None
+        return self.progressed(replace(self.last, elapsed=self.last.elapsed + now - self.last_at), keep=False)
+
+    def progressed(self, p: ImportProgress, *, keep: bool = True) -> str:
+        if keep:
+            self.last, self.last_at = p, time.monotonic()
         if p.phase == "summarising":
             return (
                 f"Step 3 of 3 · summarising the threads that grew: {number(p.threads_done)}/"

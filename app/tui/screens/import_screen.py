@@ -20,6 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.suggester import Suggester
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Button, DirectoryTree, Input, Label, ProgressBar, Select, Static, Switch
 from textual.worker import Worker, WorkerState
@@ -113,6 +114,7 @@ class ImportScreen(MemappScreen):
         super().__init__()
         self.running = False
         self.phases = ImportPhases(True, DEFAULT_RATE["embed"])
+        self._ticker: Timer | None = None
 
     def compose_body(self) -> list[Widget]:
         return [
@@ -278,6 +280,17 @@ class ImportScreen(MemappScreen):
         bar = self.query_one("#import-progress", ProgressBar)
         bar.update(total=max(1, message.totals.messages), progress=0)
         self._say(self.phases.counted(message.totals))
+        self._ticker = self.set_interval(1.0, self._tick, name="import-progress")
+
+    def _tick(self) -> None:
+        text = self.phases.tick() if self.running else None
+        if text is not None:
+            self._say(text)
+
+    def _stop_ticking(self) -> None:
+        if self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
 
     def on_import_screen_progressed(self, message: ImportScreen.Progressed) -> None:
         """The bar counts messages while writing (their cost, unlike threads', is even), grown threads
@@ -292,6 +305,7 @@ class ImportScreen(MemappScreen):
 
     def on_import_screen_finished(self, message: ImportScreen.Finished) -> None:
         self.running = False
+        self._stop_ticking()
         self.query_one("#import-go", Button).disabled = False
         r = message.report
         bar = self.query_one("#import-progress", ProgressBar)
@@ -336,5 +350,6 @@ class ImportScreen(MemappScreen):
         super().on_worker_state_changed(event)
         if event.worker.group == "import" and event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
             self.running = False
+            self._stop_ticking()
             self.query_one("#import-go", Button).disabled = False
             self._say("The import stopped. Threads written before that are complete.")

@@ -195,3 +195,10 @@ def test_the_estimate_follows_the_measured_rate() -> None:
     measured = ImportProgress("f", 5, 10, 2500, 5000, 2500, 10.0)  # 250 msg/s measured
     assert "250 msg/s · about 0:10 left" in phases.progressed(measured)
     assert clock(3725) == "1:02:05"
+    fresh = ImportPhases(embed=False, first_rate=100.0)
+    assert fresh.tick() is None  # nothing counted yet
+    fresh.counted(ImportTotals(2, 1000))
+    assert "0/2 threads · 0/1,000 messages" in (fresh.tick() or "")  # ticks before the first thread
+    fresh.progressed(ImportProgress("f", 1, 2, 400, 1000, 400, 4.0))
+    fresh.last_at -= 6.0  # six seconds without a new snapshot: the rate shown falls, the line is alive
+    assert "40 msg/s" in (fresh.tick() or "")

@@ -3,7 +3,7 @@ terms highlighted, the search filters, help headings, the importance field and t
 
 from __future__ import annotations
 
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, Select
 
 from app.tui.screens.help import HelpScreen
 from app.tui.screens.memories import MemoriesScreen
@@ -79,7 +79,7 @@ async def test_search_highlights_the_terms_and_filters_by_role_and_date(tui_stor
         roles = {screen.results[i].role for i in range(len(screen.results))}
         chosen = str(screen.query_one("#search-role").value)  # type: ignore[attr-defined]
         assert chosen in ("user", "assistant") and roles == {chosen}
-        source = screen.query_one("#search-source")
+        source = screen.query_one("#search-source", Select)
         assert [str(o[0]) for o in source._options] == ["any source", "generic"]  # noqa: SLF001 - its choices
         await pilot.press("tab", "tab", "tab", *"2099-01-01", "enter")  # from: a date after every message
         await settle(pilot)
