@@ -250,10 +250,13 @@ class ImportScreen(MemappScreen):
         last = 0.0
 
         phase = ""
+        written: float | None = None  # when the last thread was written (summarising starts)
 
         def progress(p: ImportProgress) -> None:
-            nonlocal last, phase
+            nonlocal last, phase, written
             t = time.monotonic()
+            if p.phase == "summarising" and written is None:
+                written = t
             finished = p.threads_total is not None and p.threads_done >= p.threads_total
             if t - last >= PROGRESS_EVERY or finished or p.phase != phase:  # a new phase is always shown
                 last, phase = t, p.phase
@@ -271,7 +274,8 @@ class ImportScreen(MemappScreen):
             writing = time.monotonic()
             report = import_paths(store, [path], fmt, embed=embed, progress=progress, totals=totals)
             label = path
-            rate = self.phases.measured_rate(totals.messages, time.monotonic() - writing)
+            # The rate of step 2 only (embedding and writing), which is what the next first estimate is of.
+            rate = self.phases.measured_rate(totals.messages, (written or time.monotonic()) - writing)
             if rate is not None:  # the next import's first estimate
                 store.set_setting(RATE_SETTING.format(mode=mode), f"{rate:.1f}")
         self.post_message(self.Finished(label, report, time.monotonic() - started))
