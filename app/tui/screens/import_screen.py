@@ -176,7 +176,8 @@ class ImportScreen(MemappScreen):
             self.query_one("#import-path", Input).focus()
 
     def action_leave(self) -> None:
-        """Esc: from the folder tree back to the path box (the tree hides); from the path box out of it."""
+        """Esc: from the folder tree back to the path box (the tree hides); from the path box out of it;
+        elsewhere nothing."""
         path_input = self.query_one("#import-path", Input)
         tree = self.query("#import-tree")
         if tree and tree.first().has_focus:
@@ -184,8 +185,8 @@ class ImportScreen(MemappScreen):
             path_input.focus()
         elif path_input.has_focus:
             self.query_one("#import-go", Button).focus()
-        else:
-            path_input.focus()
+        # Anywhere else (the report, a button) Esc leaves the focus where it is: it never puts you into
+        # the box, where the screen keys would be typed as text.
 
     @on(DirectoryTree.FileSelected, "#import-tree")
     @on(DirectoryTree.DirectorySelected, "#import-tree")

@@ -97,6 +97,7 @@ async def test_after_an_import_the_key_the_hint_names_works(tui_store: Store, tm
         await pilot.press(*str(export), "enter")
         await settle(pilot, rounds=6)
         assert "Press 1 to browse the threads" in screen_text(app)
+        await pilot.press("escape")  # Esc on the report never puts the focus back into the path box
         await pilot.press("1")
         await settle(pilot)
         assert isinstance(app.screen, ThreadsScreen)
