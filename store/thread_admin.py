@@ -18,6 +18,7 @@ from store.core import StoreCore
 from store.errors import InvalidInputError
 from store.records import Thread, now
 from store.text import unpaired_surrogate
+from store.threads import thread_where
 
 
 class ThreadAdminMixin(StoreCore):
@@ -47,6 +48,11 @@ class ThreadAdminMixin(StoreCore):
             elif not archived and t.archived_at is not None:
                 self.con.execute("UPDATE threads SET archived_at = NULL WHERE id = ?", (thread_id,))
             return self.get_thread(thread_id)
+
+    def count_threads(self, *, text: str | None = None, archived: bool | None = False) -> int:
+        """How many threads `list_threads` would page through (same `text` and `archived` meaning)."""
+        where, args = thread_where(text, archived)
+        return int(self.scalar(f"SELECT count(*) FROM threads WHERE {' AND '.join(where)}", args))
 
     def find_in_thread(self, thread_id: int, text: str, *, limit: int = 1000) -> list[int]:
         """0-based positions (as `get_messages` offsets) of the thread's messages containing `text`

@@ -57,7 +57,8 @@ def _thread(row: Sequence[Any]) -> Thread:
     return Thread(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], json_loads(row[8]), row[9])
 
 
-def _thread_where(text: str | None, archived: bool | None) -> tuple[list[str], list[Any]]:
+def thread_where(text: str | None, archived: bool | None) -> tuple[list[str], list[Any]]:
+    """WHERE terms for a title filter and the archive state (shared by listing and counting)."""
     where: list[str] = ["1"]
     args: list[Any] = []
     if text:
@@ -172,15 +173,27 @@ class ThreadsMixin(StoreCore):
         limit: int = 100,
         offset: int = 0,
         archived: bool | None = False,
+        since: float | None = None,
+        until: float | None = None,
     ) -> list[Thread]:
         """A page of threads; `text` filters on the title (case-insensitive substring). `archived`:
-        False (the default) hides archived threads, True shows only them, None shows both."""
+        False (the default) hides archived threads, True shows only them, None shows both. `since`/`until`
+        (epoch seconds, half-open) keep the threads active in that span: begun before `until` and last
+        active at or after `since`."""
         if sort not in SORTS:
             raise InvalidInputError(f"unknown sort {sort!r}: use one of {', '.join(SORTS)}")
-        where, args = _thread_where(text, archived)
+        if since is not None and until is not None and since >= until:
+            raise InvalidInputError("since must be before until")
+        where, args = thread_where(text, archived)
         if source:
             where.append("source = ?")
             args.append(source)
+        if since is not None:
+            where.append("updated_at >= ?")
+            args.append(since)
+        if until is not None:
+            where.append("created_at < ?")
+            args.append(until)
         sql = (
             f"SELECT {THREAD_COLUMNS} FROM threads WHERE {' AND '.join(where)} ORDER BY {SORTS[sort]} "
             "LIMIT ? OFFSET ?"
@@ -190,11 +203,6 @@ class ThreadsMixin(StoreCore):
     def thread_ids(self) -> list[int]:
         """Every thread id, oldest first (for `--all` commands)."""
         return [int(r[0]) for r in self.con.execute("SELECT id FROM threads ORDER BY id")]
-
-    def count_threads(self, *, text: str | None = None, archived: bool | None = False) -> int:
-        """How many threads `list_threads` would page through (same `text` and `archived` meaning)."""
-        where, args = _thread_where(text, archived)
-        return int(self.scalar(f"SELECT count(*) FROM threads WHERE {' AND '.join(where)}", args))
 
     def get_messages(self, thread_id: int, *, offset: int = 0, limit: int = 200) -> list[Message]:
         """Messages of a thread in order, a page at a time (seq-ordered, by index on (thread_id, seq))."""

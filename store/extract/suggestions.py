@@ -178,6 +178,17 @@ def count_pending(store: Store, thread_id: int | None = None) -> int:
 # -- finding -------------------------------------------------------------------------------------------
 
 
+def source_messages(store: Store, memory_ids: Sequence[int]) -> dict[int, int]:
+    """memory id -> the message it was accepted from, for the memories that came from a suggestion (the
+    others' source is only their thread, if any). For search results that say where a memory came from."""
+    rows = store.con.execute(
+        "SELECT memory_id, min(message_id) FROM memory_suggestions WHERE status = 'accepted' "
+        "AND message_id IS NOT NULL AND memory_id IN (SELECT value FROM json_each(?)) GROUP BY memory_id",
+        (json_dumps([int(i) for i in memory_ids]),),
+    )
+    return {int(mid): int(msg) for mid, msg in rows}
+
+
 def _known_hashes(store: Store, table: str, hashes: list[str]) -> set[str]:
     rows = store.con.execute(
         f"SELECT content_hash FROM {table} WHERE content_hash IN (SELECT value FROM json_each(?))",

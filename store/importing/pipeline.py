@@ -112,10 +112,15 @@ def import_paths(
     finally:
         run.close()
     if summarize:
-        from store.extract.summaries import maybe_summarize, unsummarised_count
+        from store.extract.summaries import maybe_summarize, threads_to_summarize, unsummarised_count
 
+        # Not only the threads this run grew: a killed or --no-summarize import left threads whose summary
+        # is behind (derived from last_message_seq, so nothing else has to remember it), and re-running
+        # the import, which then writes no message, must still bring them up to date.
         trigger = max(1, store.config.summary.trigger_messages)
-        due = [t for t in dict.fromkeys(report.grown_threads) if unsummarised_count(store, t) >= trigger]
+        behind = threads_to_summarize(store, min_new=trigger)
+        grown = [t for t in dict.fromkeys(report.grown_threads) if unsummarised_count(store, t) >= trigger]
+        due = list(dict.fromkeys([*grown, *behind]))
         started = time.monotonic()
         for done, thread_id in enumerate(due):
             if progress is not None:  # a phase of its own: seconds on a big import, never a silent 100 %

@@ -20,6 +20,7 @@ from store.errors import DuplicateMemoryError, StoreError
 from store.importing.formats import ImportProblem
 from store.records import MemoryIn, ThreadIn
 from store.store import Store
+from store.text import printable, unpaired_surrogate
 from store.threads import PreparedChunks, StoredThread
 
 BATCH_CHUNKS = 256  # chunks per model call: large enough to keep the model busy, small enough to resume
@@ -226,6 +227,25 @@ class Run:
             self.report.memories_existing += 1
 
     def _thread(self, label: str, thread: ThreadIn) -> None:
+        bad = next(
+            (
+                n
+                for n, v in (("id", thread.external_id), ("source", thread.source))
+                if v and unpaired_surrogate(v) is not None
+            ),
+            None,
+        )
+        if bad is not None:
+            # Checked before the first lookup: SQLite cannot even be asked about such an id, and the
+            # UnicodeEncodeError used to end the whole import with nothing written.
+            self.report.errors.append(
+                ImportProblem(
+                    label,
+                    printable(thread.external_id or ""),
+                    f"the thread's {bad} is not valid Unicode text (an unpaired surrogate); the thread was not imported",
+                )
+            )
+            return
         key = (thread.source, thread.external_id) if thread.external_id is not None else None
         if key is not None and (key in self.batch.keys or any(key in b[0].keys for b in self.in_flight)):
             self.finish()  # the same thread again before it was written: write it before reading what is new

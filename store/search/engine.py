@@ -39,9 +39,17 @@ from store.search.rank import (
 )
 from store.vectors import rows as vectors
 
-SCOPES = ("all", "memories", "messages", "summaries")
+SCOPES = ("all", "memories", "messages", "summaries", "conversations")
 KINDS = ("memory", "message", "summary")
-_SCOPE_KIND = {"memories": "memory", "messages": "message", "summaries": "summary"}
+# "conversations" is messages and summaries together: searched as one, so k results come back when k
+# exist (searching "all" and dropping the memories afterwards returned fewer).
+_SCOPE_KINDS = {
+    "all": KINDS,
+    "memories": ("memory",),
+    "messages": ("message",),
+    "summaries": ("summary",),
+    "conversations": ("message", "summary"),
+}
 
 DEPTH = 100  # candidates fetched from each retriever before fusion
 _CACHE_LOCK = threading.Lock()
@@ -120,7 +128,7 @@ class Filters:
     def kinds(self, scope: str) -> tuple[str, ...]:
         if scope not in SCOPES:
             raise InvalidInputError(f"unknown scope {scope!r}: use one of {', '.join(SCOPES)}")
-        kinds = set(KINDS) if scope == "all" else {_SCOPE_KIND[scope]}
+        kinds = set(_SCOPE_KINDS[scope])
         if self.category is not None or self.pinned is not None:
             kinds &= {"memory"}
         if self.role is not None:
