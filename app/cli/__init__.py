@@ -89,7 +89,8 @@ class _Version(argparse.Action):
             found = version("memapp")
         except PackageNotFoundError:  # run from a source tree that was never installed
             found = "unknown (not installed)"
-        parser.exit(0, f"memapp {found}\n")
+        print(f"memapp {found}")
+        parser.exit(0)
 
 
 def command_in(argv: list[str]) -> str | None:

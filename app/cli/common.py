@@ -70,8 +70,8 @@ class Context:
         """A command that only reads (or changes what is there) refuses a chat.db that does not exist:
         a mistyped --db or MEMAPP_DB must not silently create an empty database and answer "nothing".
         Commands that create one (import, memory add, the TUI) set `creates=True` and skip this."""
-        if getattr(self.args, "creates", False) or self.db_path.exists():
-            return
+        if getattr(self.args, "creates", False) or self.db_path.exists() or self.db_path.is_symlink():
+            return  # (a dangling symlink gets the store's own one-line explanation)
         where = (
             "--db" if getattr(self.args, "db", None) else "MEMAPP_DB" if os.environ.get("MEMAPP_DB") else ""
         )
