@@ -192,6 +192,13 @@ def _m003_import_files(con: apsw.Connection) -> None:
             imported_at REAL NOT NULL
         );
         CREATE INDEX import_files_thread ON import_files(thread_id);
+def _m004_thread_archive(con: apsw.Connection) -> None:
+    """Archived threads: hidden from the thread lists and from search unless asked for, but kept whole
+    (messages, summary, vectors), so unarchiving is instant. NULL = not archived."""
+    con.execute(
+        """
+        ALTER TABLE threads ADD COLUMN archived_at REAL;
+        CREATE INDEX threads_archived ON threads(archived_at) WHERE archived_at IS NOT NULL;
         """
     )
 
@@ -200,6 +207,7 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial", _m001_initial),
     (2, "suggestions", _m002_suggestions),
     (3, "import_files", _m003_import_files),
+    (4, "thread_archive", _m004_thread_archive),
 ]
 LATEST = MIGRATIONS[-1][0]
 

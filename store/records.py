@@ -91,6 +91,7 @@ class Thread:
     message_count: int
     token_count: int
     metadata: dict[str, Any]
+    archived_at: float | None = None  # archived threads are hidden from lists and search by default
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -102,6 +103,7 @@ class Thread:
             "token_count": self.token_count,
             "created_at": iso(self.created_at),
             "updated_at": iso(self.updated_at),
+            "archived_at": iso(self.archived_at),
         }
 
 
