@@ -27,10 +27,6 @@ from pathlib import Path
 
 from _common import ROOT, data_file, emit
 
-# This file is named like the SDK: drop its folder from the path so `import mcp` finds the SDK.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-
 MEMAPP = str(Path(sys.executable).with_name("memapp"))
 BUILD = 1  # bump when the database below changes
 QUERY = "which backup tool do I prefer for the NAS"
