@@ -193,7 +193,11 @@ def test_tui_cli_and_mcp_at_once(tmp_path: Path, figures: dict[str, int]) -> Non
             store.add_memory(f"garden note {i % 6}: tomatoes row {i}", "fact").memory.id for i in range(12)
         ]
         edited = ids[6:]
-        model = {i: memory_state(store, i) for i in edited}
+        model: dict[int, dict[str, Any]] = {}
+        for i in edited:
+            state = memory_state(store, i)
+            assert state is not None
+            model[i] = state
     journal = tmp_path / "journal.jsonl"
     loop = Runner(
         ["@edit-loop", str(db), str(config), str(journal), "11", str(seconds), ",".join(map(str, edited))],
