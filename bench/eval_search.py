@@ -4,7 +4,7 @@
     .venv/bin/python bench/eval_search.py --set small [--variants] [--out FILE]
 
 Default set, `longmem` (bench/eval/longmem, code in bench/eval_longmem.py): twelve long multi-session
-archives, 613 questions of eight kinds, a tuning half and a test half split by conversation. One chat.db
+archives, 678 questions of nine kinds, a tuning half and a test half split by conversation. One chat.db
 per archive, built with the REAL model and cached in bench/.data/ (first run a few minutes, then
 seconds). Reports recall@5, recall@10 and MRR per retriever, per split, per kind and per language, and the
 no-answer false-hit rate. Tune only on `tune`; both halves are reported whenever both are run.

@@ -160,6 +160,31 @@ def _reimport_rows(r: dict[str, Any]) -> list[list[str]]:
     ]
 
 
+def _transcript_rows(r: dict[str, Any]) -> list[list[str]]:
+    s, total = r["session"], r["import_and_summary_s"]
+    again = r["reimport_unchanged"]
+    load = r["load_avg_before"][0], r["load_avg_after"][0]
+    return [
+        [
+            f"Claude Code session, {s['turns']:,} turns / {s['tool_calls']:,} tool calls / "
+            f"{s['bytes'] / 1e6:.0f} MB: import with embeddings + summary",
+            f"{total:.0f} s ({r['import_and_summary_cpu_s']:.0f} CPU s; load {load[0]:.0f} -> {load[1]:.0f})",
+            f"the model alone on the same texts: {r['baseline_encode_alone_s']:.0f} s",
+            f"import alone {r['import_vs_encode_alone']:.2f}x",
+            f"< {r['target_s']} s",
+            _ok(total < r["target_s"]),
+        ],
+        [
+            "Same session re-imported unchanged",
+            f"{again['s'] * 1000:.1f} ms, {again['rows_written']} rows written",
+            f"parsing it again: {again['baseline_full_parse_s'] * 1000:.0f} ms",
+            "-",
+            "writes nothing",
+            _ok(again["rows_written"] == 0),
+        ],
+    ]
+
+
 def _startup_rows(t: dict[str, Any]) -> list[list[str]]:
     f, idle = t["first_paint_ms"], t["idle_with_model"]
     return [
@@ -258,6 +283,7 @@ def table() -> str | None:
         ("search", _vector_rows),
         ("import", _import_rows),
         ("reimport", _reimport_rows),
+        ("transcript", _transcript_rows),
         ("startup", _startup_rows),
         ("context", _context_rows),
         ("eval_search", _quality_rows),

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from app.cli.common import EXIT_FAILED, Context, UsageError, fail, one_line
+from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError, fail, one_line
 from store import CATEGORIES, ROLES, Store
 from store.errors import StoreError
 from store.search.engine import SCOPES, Filters, SearchResponse
@@ -65,6 +65,8 @@ def _run(
     pinned: bool | None,
     keyword_only: bool,
     touch: bool,
+    include_archived: bool = False,
+    source: str | None = None,
 ) -> SearchResponse:
     if thread is not None:
         store.get_thread(thread)  # an unknown thread is an error, not an empty result
@@ -75,6 +77,8 @@ def _run(
         since=None if since is None else parse_date(since),
         until=None if until is None else parse_date(until, end=True),
         pinned=pinned,
+        include_archived=include_archived,
+        source=source,
     )
     return store.search(query, scope=scope, k=k, filters=filters, keyword_only=keyword_only, touch=touch)
 
@@ -118,6 +122,8 @@ def cmd_search(ctx: Context) -> int | None:
         pinned=True if a.pinned else None,
         keyword_only=a.keyword_only,
         touch=not a.no_touch,
+        include_archived=a.include_archived,
+        source=a.source,
     )
     ctx.emit(resp.to_json(), lambda: _print_human(resp))
     return None
@@ -198,6 +204,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--since", metavar="DATE", help="created on or after (YYYY-MM-DD or ISO date-time, UTC)")
     p.add_argument("--until", metavar="DATE", help="created before the end of this day (or before this time)")
     p.add_argument("--pinned", action="store_true", help="only pinned memories")
+    p.add_argument("--source", help="only threads imported from this source (chatgpt, claude, llm, …)")
+    p.add_argument(
+        "--include-archived", action="store_true", help="also search archived threads (left out by default)"
+    )
     p.add_argument("--keyword-only", action="store_true", help="skip the embedding model (fast, exact words)")
     p.add_argument(
         "--batch",
@@ -206,5 +216,5 @@ def register(sub: argparse._SubParsersAction) -> None:
         '"category"?, ...} from FILE or - (stdin); one JSON line out each',
     )
     p.add_argument("--no-touch", action="store_true", help="do not count the memories returned as accessed")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_search)

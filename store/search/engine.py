@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -37,6 +37,8 @@ from store.vectors import rows as vectors
 
 SCOPES = ("all", "memories", "messages", "summaries", "conversations")
 KINDS = ("memory", "message", "summary")
+# "conversations" is messages and summaries together: searched as one, so k results come back when k
+# exist (searching "all" and dropping the memories afterwards returned fewer).
 _SCOPE_KINDS = {
     "all": KINDS,
     "memories": ("memory",),
@@ -122,6 +124,8 @@ class Filters:
     since: float | None = None
     until: float | None = None
     pinned: bool | None = None
+    include_archived: bool = False  # messages and summaries of archived threads are left out unless True
+    source: str | None = None  # only messages and summaries of threads imported from this source
 
     def kinds(self, scope: str) -> tuple[str, ...]:
         if scope not in SCOPES:
@@ -131,12 +135,13 @@ class Filters:
             kinds &= {"memory"}
         if self.role is not None:
             kinds &= {"message"}
-        if self.thread_id is not None:
+        if self.thread_id is not None or self.source is not None:
             kinds &= {"message", "summary"}
         if not kinds:
             raise InvalidInputError(
                 f"no {scope if scope != 'all' else 'item'} can match these filters together "
-                "(--category/--pinned apply to memories, --role to messages, --thread to messages and summaries)"
+                "(--category/--pinned apply to memories, --role to messages, --thread and --source to messages "
+                "and summaries)"
             )
         return tuple(k for k in KINDS if k in kinds)
 
@@ -194,7 +199,10 @@ class SearchMixin(StoreCore):
                     mode = "hybrid"
             if problem is not None:
                 notice = f"semantic search unavailable: {problem}; keyword results only"
-        ranked = fuse(keyword(), [(key, s) for key, s, _ in sem], fusion, parsed)
+        kw = keyword()
+        if not filters.include_archived or filters.source is not None:
+            kw, sem = _thread_scoped(self.con, kw, filters), _thread_scoped(self.con, sem, filters)
+        ranked = fuse(kw, [(key, s) for key, s, _ in sem], fusion, parsed)
         if "message" in kinds and (fusion.neighbours > 0 or fusion.thread > 0):
             best = sorted((r for r in ranked.values() if r.key[0] == "message"), key=lambda r: -r.score)
             ids = [r.key[1] for r in best[:SMOOTH_DEPTH]]
@@ -406,6 +414,8 @@ class SearchMixin(StoreCore):
 
 # -- SQL ----------------------------------------------------------------------------------------------
 
+_Hit = TypeVar("_Hit")
+
 # (id, thread_id, external_id, role, category, content, thread title, time) of each kind.
 _HYDRATE = {
     "message": "SELECT m.id, m.thread_id, m.external_id, m.role, NULL, m.content, t.title, m.created_at "
@@ -416,6 +426,48 @@ _HYDRATE = {
     "summary": "SELECT s.thread_id, s.thread_id, NULL, NULL, NULL, s.content, t.title, s.updated_at "
     "FROM thread_summaries s JOIN threads t ON t.id = s.thread_id WHERE s.thread_id IN (SELECT value FROM json_each(?))",
 }
+
+
+def _thread_scoped(con: Any, hits: list[_Hit], f: Filters) -> list[_Hit]:
+    """Drop from retriever hits (KeywordHit, or tuples starting with the (kind, id) key) the messages and summaries of threads the filters leave
+    out: archived threads (unless `include_archived`) and, with `source`, threads from other sources.
+    Applied before fusion, so `k` results still come back; nothing to do in the common case (no thread
+    archived, no source asked for)."""
+    if not hits:
+        return hits
+    conditions = []
+    args: list[Any] = []
+    if (
+        not f.include_archived
+        and con.execute("SELECT 1 FROM threads WHERE archived_at IS NOT NULL LIMIT 1").fetchone() is not None
+    ):
+        conditions.append("archived_at IS NOT NULL")
+    if f.source is not None:
+        conditions.append("source != ?")
+        args.append(f.source)
+    if not conditions:
+        return hits
+    excluded = f"SELECT id FROM threads WHERE {' OR '.join(conditions)}"
+    hidden_threads = {int(r[0]) for r in con.execute(excluded, args)}
+    keys = [_key(h) for h in hits]
+    messages = [key[1] for key in keys if key[0] == "message"]
+    hidden_messages = {
+        int(r[0])
+        for r in con.execute(
+            f"SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?)) AND thread_id IN ({excluded})",
+            (json_ids(messages), *args),
+        )
+    }
+    return [
+        h
+        for h, key in zip(hits, keys, strict=True)
+        if not (key[0] == "message" and key[1] in hidden_messages)
+        and not (key[0] == "summary" and key[1] in hidden_threads)
+    ]
+
+
+def _key(hit: Any) -> Key:
+    return hit.key if isinstance(hit, KeywordHit) else hit[0]
 
 
 __all__ = ["DEPTH", "SCOPES", "Filters", "Fusion", "SearchMixin", "SearchResponse", "SearchResult"]

@@ -50,7 +50,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 MATERIAL = HERE / "material"
-KINDS = ("single", "multi-hop", "temporal", "paraphrase", "inference", "zh", "mixed", "no-answer")
+KINDS = ("single", "multi-hop", "temporal", "paraphrase", "inference", "keyword", "zh", "mixed", "no-answer")
 SEED = 14
 FILLER_TITLES_EN = [
     "Catching up",
