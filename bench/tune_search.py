@@ -95,7 +95,10 @@ def build(path: Path, sessions: Sequence[dict[str, Any]], embedder: Any) -> Stor
 def stores(data: Path) -> dict[str, Store]:
     """One cached chat.db per conversation (rebuilt when the data or the schema changes)."""
     conv = data / "conversations.jsonl"
-    digest = hashlib.sha256(conv.read_bytes() + b"schema8-porter").hexdigest()[:16]
+    from store.migrations import MIGRATIONS
+
+    schema = ",".join(f"{n}:{name}" for n, name, _ in MIGRATIONS).encode()
+    digest = hashlib.sha256(conv.read_bytes() + schema).hexdigest()[:16]
     cache = ROOT / "bench" / ".data" / "tune" / digest
     cache.mkdir(parents=True, exist_ok=True)
     by_conv: dict[str, list[dict[str, Any]]] = {}

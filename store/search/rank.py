@@ -19,8 +19,8 @@ Why a floor: the vector retriever always returns its k nearest, related or not. 
 when some result has strong evidence: a cosine of at least `floor`, or keyword coverage (the IDF-weighted
 share of the query's words it contains) of at least `keyword_floor`, or enough of both (`evidence`);
 otherwise it returns nothing and the caller says so. When it answers, a semantic-only hit below the floor
-is still left out (a keyword hit shares a real word, stop words never count); a turn next to a kept
-message is kept with it. Measured: dropping every hit below the evidence line instead cost the answerable
+is still left out (a keyword hit shares a real word, stop words never count), unless it is the turn right
+before or after a kept message. Measured: dropping every hit below the evidence line instead cost the answerable
 questions 0.03-0.1 recall@10 on the tuning half.
 """
 
@@ -35,7 +35,8 @@ from store.search.query import ParsedQuery
 
 SNIPPET_CHARS = 200
 SMOOTH_DEPTH = 50  # the best message candidates that get smoothed (and their neighbours); the rest keep
-# their fused score: they do not reach the top 10 either way (measured), and smoothing 200 cost 2x latency
+# their fused score (one ranked below 50 after fusion rarely reaches the top 10), because smoothing all of
+# them (~200) took a large share of a hybrid search's time (bench/search.py)
 KEYWORD = "keyword"
 SEMANTIC = "semantic"
 NEIGHBOUR = "neighbour"
