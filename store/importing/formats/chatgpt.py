@@ -105,7 +105,7 @@ def read(path: Path) -> Iterator[Item]:
         except ImportFormatError as exc:
             yield ImportProblem(str(path), None, str(exc))
             return
-        seen_threads: set[str] = set()
+        seen_threads: dict[str, int] = {}
         seen_memories: set[str] = set()
         for name in names:
             label = bundle.label(name)
@@ -154,7 +154,11 @@ def _file_names(value: Any) -> set[str]:
     return set()
 
 
-def _one(conv: Any, label: str, seen_threads: set[str], seen_memories: set[str]) -> Iterator[Item]:
+def _digest(thread: ThreadIn) -> int:
+    return hash((thread.title, tuple((m.external_id, m.content) for m in thread.messages)))
+
+
+def _one(conv: Any, label: str, seen_threads: dict[str, int], seen_memories: set[str]) -> Iterator[Item]:
     conv_id = (
         (ident(conv.get("id")) or ident(conv.get("conversation_id"))) if isinstance(conv, dict) else None
     )
@@ -163,9 +167,18 @@ def _one(conv: Any, label: str, seen_threads: set[str], seen_memories: set[str])
     except Exception as exc:  # one malformed conversation must not stop the rest of the export
         yield ImportProblem(label, conv_id, describe(exc))
         return
+    digest = _digest(thread)
     if thread.external_id in seen_threads:
-        return  # the same conversation in two split files
-    seen_threads.add(thread.external_id or "")
+        # The same conversation in two split files is expected; the same id with other content is not,
+        # and dropping it without a word lost conversations.
+        if seen_threads[thread.external_id or ""] != digest:
+            yield ImportProblem(
+                label,
+                conv_id,
+                "another conversation with this id came earlier in the export; only the first was imported",
+            )
+        return
+    seen_threads[thread.external_id or ""] = digest
     if thread.messages:
         yield thread
     for memory in memories:
