@@ -28,7 +28,8 @@ from store.vectors import rows as vectors
 
 MEMORY_COLUMNS = (
     "id, category, content, importance, access_count, last_accessed, pinned, user_edited, origin, "
-    "source_thread_id, token_count, created_at, updated_at, deleted_at"
+    "source_thread_id, token_count, created_at, updated_at, deleted_at, valid_from, valid_until, superseded_by, "
+    "source_message_id, source_note"
 )
 _WS = re.compile(r"\s+")
 
@@ -53,6 +54,11 @@ def _row_to_memory(row: Sequence[Any]) -> Memory:
         created_at=row[11],
         updated_at=row[12],
         deleted_at=row[13],
+        valid_from=row[14],
+        valid_until=row[15],
+        superseded_by=row[16],
+        source_message_id=row[17],
+        source_note=row[18],
     )
 
 
