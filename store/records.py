@@ -203,6 +203,11 @@ class MemoryIn:
     origin: str = "import"
     created_at: float | None = None
     pinned: bool = False
+    # Where it was said, when the export knows (ChatGPT's bio writes): the thread by (source, external id)
+    # and the messages that led to it, nearest first (the importer links the nearest one it stored).
+    thread_source: str | None = None
+    thread_external_id: str | None = None
+    message_external_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

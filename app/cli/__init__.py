@@ -33,6 +33,7 @@ COMMAND_MODULES = [
     "summarize",
     "extract",
     "context",
+    "conflicts",
 ]
 
 

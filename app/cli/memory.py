@@ -9,6 +9,7 @@ from app.cli.common import Context, UsageError, importance_arg, one_line, report
 from store import CATEGORIES, Memory
 from store.errors import DuplicateMemoryError
 from store.records import iso
+from store.truth.timeline import Source
 
 
 def _id(text: str) -> int:
@@ -26,13 +27,20 @@ def _print_memory_line(m: Memory) -> None:
     )
 
 
-def _print_memory(m: Memory) -> None:
-    print(f"memory {m.id}{'  (pinned)' if m.pinned else ''}{'  (in trash)' if m.deleted_at else ''}")
+def _print_memory(m: Memory, source: Source, older: list[Memory], successor: Memory | None) -> None:
+    superseded = "  (superseded)" if m.valid_until is not None else ""
+    print(f"memory {m.id}{'  (pinned)' if m.pinned else ''}{'  (in trash)' if m.deleted_at else ''}{superseded}")
     print(f"  category:    {m.category}")
     print(f"  importance:  {m.importance}")
     print(f"  accessed:    {m.access_count} times, last {iso(m.last_accessed) or 'never'}")
     print(f"  created:     {iso(m.created_at)}   updated: {iso(m.updated_at)}")
     print(f"  origin:      {m.origin}{'  (edited by hand)' if m.user_edited else ''}")
+    print(f"  source:      {source.describe()}")
+    print(f"  valid:       from {iso(m.valid_from or m.created_at)}  until {iso(m.valid_until) or 'now'}")
+    if successor is not None:
+        print(f"  superseded by memory {successor.id}: {one_line(successor.content, 70)}")
+    for o in older:
+        print(f"  replaces memory {o.id} (until {iso(o.valid_until)}): {one_line(o.content, 60)}")
     print()
     print(m.content)
 
@@ -43,13 +51,23 @@ def cmd_add(ctx: Context) -> int | None:
         res = ctx.store.add_memory(a.text, a.category, importance=a.importance, pinned=a.pin, force=a.force)
     except DuplicateMemoryError as exc:
         return report_duplicate(ctx, exc)
-    data = {**res.memory.to_json(), "action": res.action}
+    data = {
+        **res.memory.to_json(),
+        "action": res.action,
+        "superseded": list(res.superseded),
+        "conflicts": list(res.conflicts),
+    }
     if res.similarity is not None:
         data["similarity"] = round(res.similarity, 4)
 
     def human() -> None:
         verb = {"added": "added", "merged": "merged into", "exists": "already stored as"}[res.action]
         print(f"{verb} memory {res.memory.id}")
+        for old in res.superseded:
+            print(f"it supersedes memory {old} (kept, marked as no longer current)")
+        if res.conflicts:
+            ids = ", ".join(str(c) for c in res.conflicts)
+            print(f"needs review: conflict {ids} (memapp conflicts list)")
         if ctx.store.vector_problem:
             print(f"(no vector stored: {ctx.store.vector_problem})")
 
@@ -73,9 +91,19 @@ def cmd_list(ctx: Context) -> None:
 
 
 def cmd_show(ctx: Context) -> None:
-    m = ctx.store.get_memory(ctx.args.id)
-    history = ctx.store.memory_history(m.id)
-    ctx.emit({**m.to_json(), "history": [h.to_json() for h in history]}, lambda: _print_memory(m))
+    store = ctx.store
+    m = store.get_memory(ctx.args.id)
+    history = store.memory_history(m.id)
+    source = store.memory_source(m)
+    older = [store.get_memory(i) for i in store.superseded_by_memory(m.id)]
+    successor = store.get_memory(m.superseded_by) if m.superseded_by is not None else None
+    data = {
+        **m.to_json(),
+        "source": source.to_json(),
+        "supersedes": [o.id for o in older],
+        "history": [h.to_json() for h in history],
+    }
+    ctx.emit(data, lambda: _print_memory(m, source, older, successor))
 
 
 def cmd_edit(ctx: Context) -> None:

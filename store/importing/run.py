@@ -201,6 +201,9 @@ class Run:
                 self._memory(label, memory)
 
     def _memory(self, label: str, memory: MemoryIn) -> None:
+        thread_id, message_id = self.store.locate_source(
+            memory.thread_source, memory.thread_external_id, memory.message_external_ids
+        )
         try:
             res = self.store.add_memory(
                 memory.content,
@@ -208,6 +211,9 @@ class Run:
                 importance=memory.importance,
                 pinned=memory.pinned,
                 origin=memory.origin,
+                source_thread_id=thread_id,
+                source_message_id=message_id,
+                source_note=None if message_id is not None else label,
                 created_at=memory.created_at,
                 embed=self.embedding,
             )

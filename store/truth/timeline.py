@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from store.base import StoreBase, json_dumps
 from store.errors import InvalidInputError
 from store.records import Memory, now
-from store.truth.classify import Neighbour, Plan, Verdict, plan
+from store.truth.classify import DEFAULT, Neighbour, Plan, Thresholds, Verdict, plan
 from store.vectors import rows as vectors
 
 if TYPE_CHECKING:
@@ -85,7 +85,14 @@ class TimelineMixin(StoreBase):
     # -- classification on add / edit ----------------------------------------------------------------
 
     def plan_for(
-        self, content: str, category: str, vec: np.ndarray, *, exclude: int | None = None, allow_merge: bool = True
+        self,
+        content: str,
+        category: str,
+        vec: np.ndarray,
+        *,
+        exclude: int | None = None,
+        allow_merge: bool = True,
+        thresholds: Thresholds = DEFAULT,
     ) -> Plan:
         """Classify `content` (embedded as `vec`) against its nearest current memories, any category."""
         hits = vectors.knn_memories(self.con, vec, NEIGHBOURS + 1)
@@ -105,18 +112,20 @@ class TimelineMixin(StoreBase):
             for mid, sim in hits
             if mid in rows
         ][:NEIGHBOURS]
-        return plan(content, category, neighbours, allow_merge=allow_merge)
+        return plan(content, category, neighbours, thresholds, allow_merge=allow_merge)
 
-    def apply_plan(self, memory: Memory, p: Plan) -> tuple[list[int], list[int]]:
+    def apply_plan(self, memory: Memory, p: Plan, *, at: float | None = None) -> tuple[list[int], list[int]]:
         """Inside the add's transaction: supersede what the new memory replaces, queue what is unsure.
-        Returns (superseded memory ids, opened conflict ids)."""
+        `at`: when the replacement happened (an edit: now), else the new memory's valid_from, and an
+        imported memory older than its neighbour is the one superseded. Returns (superseded memory ids,
+        opened conflict ids)."""
         superseded: list[int] = []
         opened: list[int] = []
         for n, v in p.supersede:
             older = self.get_memory(n.id)
-            new_from = memory.valid_from if memory.valid_from is not None else memory.created_at
+            new_from = at if at is not None else (memory.valid_from or memory.created_at)
             old_from = older.valid_from if older.valid_from is not None else older.created_at
-            if new_from < old_from:  # an import brought an older statement: it is the one superseded
+            if at is None and new_from < old_from:  # an import brought an older statement: it is the one superseded
                 if self.get_memory(memory.id).valid_until is None:
                     self._supersede(memory.id, older.id, old_from, v, automatic=True)
                     superseded.append(memory.id)
@@ -203,6 +212,19 @@ class TimelineMixin(StoreBase):
             )
             return self.get_memory(memory_id)
 
+    def superseded_ids(self, memory_ids: list[int]) -> set[int]:
+        """Which of these memories a newer one has replaced."""
+        if not memory_ids:
+            return set()
+        return {
+            int(r[0])
+            for r in self.con.execute(
+                "SELECT id FROM long_term_memories WHERE valid_until IS NOT NULL "
+                "AND id IN (SELECT value FROM json_each(?))",
+                (json_dumps(memory_ids),),
+            )
+        }
+
     def superseded_by_memory(self, memory_id: int) -> list[int]:
         """Ids of the memories this one superseded (its predecessors)."""
         return [
@@ -213,6 +235,35 @@ class TimelineMixin(StoreBase):
         ]
 
     # -- provenance ------------------------------------------------------------------------------------
+
+    def locate_source(
+        self, source: str | None, thread_external_id: str | None, message_external_ids: tuple[str, ...] = ()
+    ) -> tuple[int | None, int | None]:
+        """(thread id, message id) of an imported memory's origin: the nearest of `message_external_ids`
+        that was stored, preferring what the user said (a bio write's own node is tool plumbing)."""
+        if source is None or thread_external_id is None:
+            return None, None
+        row = self.con.execute(
+            "SELECT id FROM threads WHERE source = ? AND external_id = ?", (source, thread_external_id)
+        ).fetchone()
+        if row is None:
+            return None, None
+        thread_id = int(row[0])
+        if not message_external_ids:
+            return thread_id, None
+        found = {
+            str(ext): (int(mid), str(role))
+            for ext, mid, role in self.con.execute(
+                "SELECT external_id, id, role FROM messages WHERE thread_id = ? "
+                "AND external_id IN (SELECT value FROM json_each(?))",
+                (thread_id, json_dumps(list(message_external_ids))),
+            )
+        }
+        ordered = [found[e] for e in message_external_ids if e in found]
+        for mid, role in ordered:
+            if role == "user":
+                return thread_id, mid
+        return thread_id, ordered[0][0] if ordered else None
 
     def memory_source(self, memory: Memory) -> Source:
         thread_id, title = memory.source_thread_id, None
