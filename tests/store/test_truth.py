@@ -224,3 +224,36 @@ def test_an_imported_older_statement_is_the_one_superseded(store: Store) -> None
     assert res.superseded == (res.memory.id,)
     assert store.get_memory(res.memory.id).superseded_by == recent.id
     assert store.get_memory(recent.id).valid_until is None
+
+
+# -- provenance -----------------------------------------------------------------------------------------
+
+
+def test_a_chatgpt_bio_memory_links_the_message_that_led_to_it(store: Store) -> None:
+    from store.importing.pipeline import import_paths
+    from tests.store.importing.formats.import_helpers import FIXTURES
+
+    import_paths(store, [FIXTURES / "chatgpt" / "conversations.json"])
+    [m] = store.list_memories()
+    assert m.origin == "chatgpt-bio"
+    msg = store.get_message(m.source_message_id or -1)
+    assert (msg.external_id, msg.role, msg.content) == ("u2", "user", "Remember that I like my eggs soft.")
+    assert m.source_thread_id == msg.thread_id
+    src = store.memory_source(m)
+    assert (src.thread_id, src.message_id, src.message_role) == (msg.thread_id, msg.id, "user")
+    assert "Remember that I like my eggs soft." in (src.message_excerpt or "")
+    hit = store.search("soft-boiled eggs", scope="memories", touch=False).results[0]
+    assert hit.to_json()["source"] == {"origin": "chatgpt-bio", "thread_id": msg.thread_id, "message_id": msg.id}
+
+
+def test_an_imported_memory_without_a_message_names_its_file(store: Store, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from store.importing.pipeline import import_paths
+
+    path = tmp_path / "memories.json"
+    path.write_text(json.dumps([{"conversations_memory": "- Prefers metric units", "project_memories": {}}]))
+    import_paths(store, [path])
+    [m] = store.list_memories()
+    assert m.source_message_id is None and m.source_note is not None and "memories.json" in m.source_note
+    assert "memories.json" in store.memory_source(m).describe()
