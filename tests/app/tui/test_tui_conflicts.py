@@ -1,0 +1,107 @@
+"""Keeping memories true in the TUI: superseded memories struck through, the conflicts filter and review,
+and the editor's source line that opens the message a memory came from."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable, Select, Static
+
+from app.tui.screens.conflict_review import ConflictReviewScreen
+from app.tui.screens.memories import MemoriesScreen
+from app.tui.screens.memory_edit import MemoryEditScreen
+from app.tui.screens.thread_view import ThreadViewScreen
+from store import Store
+from store.records import MessageIn, ThreadIn
+from store.truth.conflicts import count_open, list_conflicts
+from tests.app.tui.tui_helpers import make_app, settle
+
+
+async def _open_memories(pilot) -> MemoriesScreen:  # type: ignore[no-untyped-def]
+    await settle(pilot)
+    await pilot.press("2")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, MemoriesScreen)
+    return screen
+
+
+def _rows(screen: MemoriesScreen) -> dict[int, list[object]]:
+    table = screen.query_one("#memories-table", DataTable)
+    return {int(str(r.key.value)): table.get_row(r.key) for r in table.ordered_rows}
+
+
+async def test_review_a_conflict_keep_new(tui_store: Store) -> None:
+    old = tui_store.add_memory("Prefers light mode in the editor", "preference", pinned=True).memory
+    new = tui_store.add_memory("Prefers dark mode in the editor", "preference").memory
+    assert count_open(tui_store) == 1
+    app = make_app(tui_store, greet=False)
+    async with app.run_test(size=(110, 30)) as pilot:
+        screen = await _open_memories(pilot)
+        rows = _rows(screen)
+        assert str(rows[old.id][0]) == "●!" and str(rows[new.id][0]) == "!"
+        assert "1 to review (r)" in str(screen.query_one("#memories-info", Static).render())
+        await pilot.press("f", "f", "f")  # all -> current -> superseded -> to review
+        await settle(pilot)
+        assert screen.query_one("#memories-state", Select).value == "conflicts"
+        assert set(_rows(screen)) == {old.id, new.id}
+        await pilot.press("r")
+        await settle(pilot)
+        review = app.screen
+        assert isinstance(review, ConflictReviewScreen)
+        assert str(review.query_one("#conflict-new-text", Static).render()) == "Prefers dark mode in the editor"
+        assert str(review.query_one("#conflict-old-text", Static).render()) == "Prefers light mode in the editor"
+        await pilot.press("n")
+        await settle(pilot)
+        assert app.screen is screen
+        assert count_open(tui_store) == 0
+        assert tui_store.get_memory(old.id).superseded_by == new.id
+        assert [h.event for h in tui_store.memory_history(old.id)][-2:] == ["supersede", "resolve"]
+        assert _rows(screen) == {}  # the "to review" list is empty now
+        await pilot.press("f")  # back to all: the old one is struck through
+        await settle(pilot)
+        content = _rows(screen)[old.id][3]
+        assert "strike" in str(content.spans[0].style if content.spans else content.style)  # type: ignore[attr-defined]
+
+
+async def test_review_later_changes_nothing(tui_store: Store) -> None:
+    tui_store.add_memory("Prefers light mode in the editor", "preference", pinned=True)
+    tui_store.add_memory("Prefers dark mode in the editor", "preference")
+    app = make_app(tui_store, greet=False)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await _open_memories(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, ConflictReviewScreen)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert [c.status for c in list_conflicts(tui_store)] == ["open"]
+
+
+async def test_the_editor_shows_the_source_and_opens_the_message(tui_store: Store) -> None:
+    tid = tui_store.write_thread(
+        ThreadIn(
+            "test",
+            "t1",
+            "Eggs",
+            [MessageIn("user", "How long to boil an egg?"), MessageIn("user", "Remember I like my eggs soft.")],
+        )
+    ).thread_id
+    row = tui_store.con.execute("SELECT id FROM messages WHERE thread_id = ? AND seq = 1", (tid,)).fetchone()
+    assert row is not None
+    mid = int(row[0])  # type: ignore[arg-type]
+    m = tui_store.add_memory(
+        "Likes soft-boiled eggs", "preference", origin="extract", source_thread_id=tid, source_message_id=mid
+    ).memory
+    app = make_app(tui_store, greet=False)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await _open_memories(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        editor = app.screen
+        assert isinstance(editor, MemoryEditScreen) and editor.memory is not None and editor.memory.id == m.id
+        source = str(editor.query_one("#memory-source", Static).render())
+        assert f"message {mid}" in source and "Eggs" in source and "ctrl+o" in source
+        await pilot.press("ctrl+o")
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, ThreadViewScreen)
+        assert (view.thread_id, view.message_id) == (tid, mid)
