@@ -90,7 +90,10 @@ def build_server(open_store: Callable[[], Store]) -> MCPServer:
         """Search the user's long-term memories (preferences, projects, skills, facts), semantic + keyword."""
         filters = Filters(category=_category(category))
         resp = store().search(query, scope="memories", k=_k(k), filters=filters)
-        lines = [f"[{r.id}] ({r.category}) {_flat(store().get_memory(r.id).content)}" for r in resp.results]
+        lines = [
+            f"[{r.id}] ({r.category}) {_flat(store().get_memory(r.id).content)}{_memory_note(r)}"
+            for r in resp.results
+        ]
         head = f"{len(lines)} memories for {query!r}" + (f" ({resp.notice})" if resp.notice else "")
         return "\n".join([head, *lines]) if lines else head.replace(f"{len(lines)} memories", "No memories")
 
@@ -103,7 +106,12 @@ def build_server(open_store: Callable[[], Store]) -> MCPServer:
             raise ToolError(f"importance must be 1-10, got {importance}")
         res = store().add_memory(content, category, importance=importance, origin="mcp")
         verb = {"added": "Added", "merged": "Merged into", "exists": "Already remembered as"}[res.action]
-        return f"{verb} memory {res.memory.id} ({res.memory.category}, importance {res.memory.importance})"
+        out = f"{verb} memory {res.memory.id} ({res.memory.category}, importance {res.memory.importance})"
+        if res.superseded:
+            out += f"; it supersedes memory {', '.join(map(str, res.superseded))} (kept as no longer current)"
+        if res.conflicts:
+            out += f"; conflict {', '.join(map(str, res.conflicts))} needs review (list_conflicts)"
+        return out
 
     @server.tool()
     @guarded
@@ -161,7 +169,56 @@ def build_server(open_store: Callable[[], Store]) -> MCPServer:
         result = build_context(store(), thread, budget, query=query)
         return json.dumps(result.to_json(), ensure_ascii=False)
 
+    _add_conflict_tools(server, store, guarded)
     return server
+
+
+# -- keeping memories true (issue 17): a self-contained block, easy to move into a tool table ---------------
+
+
+def _memory_note(r: Any) -> str:
+    """A memory hit's provenance, and whether a newer memory superseded it."""
+    if r.source_message_id is not None:
+        note = f" (from message {r.source_message_id} in thread {r.thread_id})"
+    elif r.thread_id is not None:
+        note = f" (from thread {r.thread_id})"
+    else:
+        note = f" (origin: {r.origin})" if r.origin else ""
+    if r.superseded_by is not None:
+        note += f" [superseded by memory {r.superseded_by}: no longer current]"
+    return note
+
+
+def _add_conflict_tools(
+    server: MCPServer, store: Callable[[], Store], guarded: Callable[[Callable[..., str]], Callable[..., str]]
+) -> None:
+    @server.tool()
+    @guarded
+    def list_conflicts(limit: int = 20) -> str:
+        """Pairs of the user's memories that may contradict or repeat each other, waiting for a decision."""
+        from store.truth.conflicts import list_conflicts as open_conflicts
+
+        items = open_conflicts(store(), limit=_k(min(limit, MAX_K)))
+        if not items:
+            return "No conflicts to review."
+        return "\n".join(
+            f"[conflict {c.id}] {c.relation} ({', '.join(c.reasons) or 'close in meaning'}); suggested: {c.suggested}\n"
+            f"  new [{c.new.id}] {_flat(c.new.content, 200)}\n  old [{c.old.id}] {_flat(c.old.content, 200)}"
+            for c in items
+        )
+
+    @server.tool()
+    @guarded
+    def resolve_conflict(id: int, keep: str) -> str:  # noqa: A002 - the tool's public argument name
+        """Decide a conflict: keep "new" (the old memory is superseded), "old" (the new one is trashed),
+        "both" (both stay current) or "merge" (one memory with the new wording). Ask the user first."""
+        from store.truth.conflicts import KEEPS
+        from store.truth.conflicts import resolve_conflict as resolve
+
+        if keep not in KEEPS:
+            raise ToolError(f"keep must be one of {', '.join(KEEPS)}, got {keep!r}")
+        c = resolve(store(), id, keep)
+        return f"Resolved conflict {c.id}: kept {c.resolution} (memories {c.new.id} and {c.old.id})"
 
 
 def run_stdio(open_store: Callable[[], Store]) -> None:

@@ -13,7 +13,16 @@ from embeddings import FakeEmbedder
 from store import Store, ThreadIn
 from store.records import MessageIn
 
-TOOLS = {"search_memory", "add_memory", "list_memories", "pin_memory", "search_conversations", "get_context"}
+TOOLS = {
+    "search_memory",
+    "add_memory",
+    "list_memories",
+    "pin_memory",
+    "search_conversations",
+    "get_context",
+    "list_conflicts",
+    "resolve_conflict",
+}
 
 
 @pytest.fixture
