@@ -35,7 +35,13 @@ from store.truth.classify import classify  # noqa: E402
 PAIRS = ROOT / "bench" / "eval" / "truth" / "pairs.tsv"
 HOLDOUT = ROOT / "bench" / "eval" / "truth" / "holdout.tsv"
 LABELS = ("reversal", "update", "paraphrase", "same_topic", "unrelated")
-EXPECTED = {"reversal": "supersede", "update": "supersede", "paraphrase": "merge", "same_topic": "add", "unrelated": "add"}
+EXPECTED = {
+    "reversal": "supersede",
+    "update": "supersede",
+    "paraphrase": "merge",
+    "same_topic": "add",
+    "unrelated": "add",
+}
 ACTIONS = ("merge", "supersede", "review", "add")
 BASELINE_MERGE = 0.90
 
@@ -92,8 +98,12 @@ def score(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
         "by_label": {label: dict(c) for label, c in by_label.items()},
         "per_action": per_action,
         "targets": {
-            "reversal_update_caught": round(sum(r[key] in ("supersede", "review") for r in changes) / len(changes), 3),
-            "reversal_update_superseded": round(sum(r[key] == "supersede" for r in changes) / len(changes), 3),
+            "reversal_update_caught": round(
+                sum(r[key] in ("supersede", "review") for r in changes) / len(changes), 3
+            ),
+            "reversal_update_superseded": round(
+                sum(r[key] == "supersede" for r in changes) / len(changes), 3
+            ),
             "reversal_update_merged_silently": sum(r[key] == "merge" for r in changes),
             "paraphrase_offered_merge": round(sum(r[key] == "merge" for r in para) / len(para), 3),
             "unrelated_flagged": round(sum(r[key] != "add" for r in unrelated) / len(unrelated), 3),
@@ -106,7 +116,9 @@ def score(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--half", choices=("tune", "test", "holdout", "all"), default="all")
-    ap.add_argument("--errors", action="store_true", help="list the pairs where the action is not the expected one")
+    ap.add_argument(
+        "--errors", action="store_true", help="list the pairs where the action is not the expected one"
+    )
     args = ap.parse_args()
     rows = load()
     t0 = time.perf_counter()

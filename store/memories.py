@@ -180,7 +180,12 @@ class MemoriesMixin(TimelineMixin):
         )
 
     def record_history(
-        self, memory_id: int, event: str, old: dict[str, Any] | None, new: dict[str, Any] | None, at: float | None = None
+        self,
+        memory_id: int,
+        event: str,
+        old: dict[str, Any] | None,
+        new: dict[str, Any] | None,
+        at: float | None = None,
     ) -> None:
         """A history row, for modules outside this mixin that change a memory (store.truth.conflicts)."""
         self._history(memory_id, event, old, new, at)
@@ -294,7 +299,9 @@ class MemoriesMixin(TimelineMixin):
         if vec is None:
             return Plan()
         thresholds = replace(DEFAULT, duplicate=self.config.memory.merge_threshold)
-        return self.plan_for(content, category, vec, exclude=exclude, allow_merge=not force, thresholds=thresholds)
+        return self.plan_for(
+            content, category, vec, exclude=exclude, allow_merge=not force, thresholds=thresholds
+        )
 
     def _merge_into(
         self, existing: Memory, content: str, digest: str, importance: int, pinned: bool, vec: Any
@@ -381,7 +388,11 @@ class MemoriesMixin(TimelineMixin):
                 self._history(memory_id, event, o, n)
             if vec is not None and new_content is not None and memory.valid_until is None:
                 # The new wording may contradict or repeat another memory: supersede or ask, never merge.
-                self.apply_plan(memory, self.plan_memory(new_content, memory.category, vec[0], force=True, exclude=memory_id), at=now())
+                self.apply_plan(
+                    memory,
+                    self.plan_memory(new_content, memory.category, vec[0], force=True, exclude=memory_id),
+                    at=now(),
+                )
             return self.get_memory(memory_id)
 
     def pin_memory(self, memory_id: int, pinned: bool = True) -> Memory:

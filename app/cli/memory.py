@@ -29,7 +29,9 @@ def _print_memory_line(m: Memory) -> None:
 
 def _print_memory(m: Memory, source: Source, older: list[Memory], successor: Memory | None) -> None:
     superseded = "  (superseded)" if m.valid_until is not None else ""
-    print(f"memory {m.id}{'  (pinned)' if m.pinned else ''}{'  (in trash)' if m.deleted_at else ''}{superseded}")
+    print(
+        f"memory {m.id}{'  (pinned)' if m.pinned else ''}{'  (in trash)' if m.deleted_at else ''}{superseded}"
+    )
     print(f"  category:    {m.category}")
     print(f"  importance:  {m.importance}")
     print(f"  accessed:    {m.access_count} times, last {iso(m.last_accessed) or 'never'}")

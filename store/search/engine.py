@@ -353,7 +353,10 @@ class SearchMixin(StoreBase):
         }
         if not old:
             return fused
-        out = [(key, score * SUPERSEDED_WEIGHT if key[0] == "memory" and key[1] in old else score, m) for key, score, m in fused]
+        out = [
+            (key, score * SUPERSEDED_WEIGHT if key[0] == "memory" and key[1] in old else score, m)
+            for key, score, m in fused
+        ]
         out.sort(key=lambda f: -f[1])
         return out
 
@@ -402,7 +405,11 @@ class SearchMixin(StoreBase):
             row = rows.get(key)
             if row is None:
                 continue
-            extra = extras.get(key[1], (None, None, None, None)) if key[0] == "memory" else (None, None, None, None)
+            extra = (
+                extras.get(key[1], (None, None, None, None))
+                if key[0] == "memory"
+                else (None, None, None, None)
+            )
             out.append(
                 SearchResult(
                     key[0],
@@ -453,7 +460,9 @@ def _memory_where(f: Filters) -> tuple[list[str], list[Any]]:
             where.append(f"m.{col} {op} ?")
             args.append(value)
     if f.as_of is not None:
-        where.append("coalesce(m.valid_from, m.created_at) <= ? AND (m.valid_until IS NULL OR m.valid_until > ?)")
+        where.append(
+            "coalesce(m.valid_from, m.created_at) <= ? AND (m.valid_until IS NULL OR m.valid_until > ?)"
+        )
         args += [f.as_of, f.as_of]
     return where, args
 

@@ -103,7 +103,11 @@ def decide(d: Differences, cosine: float, *, cjk: bool, t: Thresholds = DEFAULT)
         return Verdict("reversal", cosine, reasons)
     if d.slot and sim >= update:
         return Verdict("update", cosine, reasons)
-    if (d.value_change or d.names_differ or d.numbers_differ or (cjk and d.replaced)) and d.change_marker and sim >= update:
+    if (
+        (d.value_change or d.names_differ or d.numbers_differ or (cjk and d.replaced))
+        and d.change_marker
+        and sim >= update
+    ):
         return Verdict("update", cosine, reasons)
     if not d.blocks_merge:
         if sim >= duplicate:

@@ -94,7 +94,9 @@ def get_conflict(store: Store, conflict_id: int) -> Conflict:
     return _conflict(store, row)
 
 
-def list_conflicts(store: Store, *, status: str | None = "open", limit: int = 500, offset: int = 0) -> list[Conflict]:
+def list_conflicts(
+    store: Store, *, status: str | None = "open", limit: int = 500, offset: int = 0
+) -> list[Conflict]:
     """Open conflicts (newest first) whose memories are both out of the trash; `status=None`: every one."""
     if status not in (None, "open", "resolved"):
         raise InvalidInputError(f"unknown status {status!r}: use open or resolved")
@@ -152,7 +154,11 @@ def resolve_conflict(store: Store, conflict_id: int, keep: str) -> Conflict:
                     old.id,
                     "supersede",
                     {"valid_until": old.valid_until, "superseded_by": old.superseded_by},
-                    {"valid_until": new.valid_from or new.created_at, "superseded_by": new.id, "conflict": c.id},
+                    {
+                        "valid_until": new.valid_from or new.created_at,
+                        "superseded_by": new.id,
+                        "conflict": c.id,
+                    },
                 )
         elif keep in ("old", "both"):
             _reinstate_if(store, old, new.id)
@@ -180,7 +186,12 @@ def resolve_conflict(store: Store, conflict_id: int, keep: str) -> Conflict:
                 old.id,
                 "merge",
                 {"content": old.content, "importance": old.importance, "pinned": old.pinned},
-                {"content": new.content, "importance": importance, "pinned": old.pinned or new.pinned, "from": new.id},
+                {
+                    "content": new.content,
+                    "importance": importance,
+                    "pinned": old.pinned or new.pinned,
+                    "from": new.id,
+                },
             )
             store.delete_memory(new.id, reason=f"conflict {c.id}: merged into memory {old.id}")
         store.con.execute(
@@ -189,7 +200,11 @@ def resolve_conflict(store: Store, conflict_id: int, keep: str) -> Conflict:
         )
         for mid in (new.id, old.id):
             store.record_history(
-                mid, "resolve", {"conflict": c.id, "resolution": c.resolution}, {"conflict": c.id, "resolution": keep}, t
+                mid,
+                "resolve",
+                {"conflict": c.id, "resolution": c.resolution},
+                {"conflict": c.id, "resolution": keep},
+                t,
             )
         return get_conflict(store, c.id)
 

@@ -28,11 +28,109 @@ _TOKEN = re.compile(rf"[{_CJK}]|[0-9]+(?:[.:,][0-9]+)*|[A-Za-z][A-Za-z0-9.+#'’
 _HAS_CJK = re.compile(f"[{_CJK}]")
 
 STOPWORDS = frozenset(
-    """a an the i i'm im my me we our us you your he she it its they them their is am are was were be been
-    being to of in on at for with by from as and or but so that this these those there here it's do does
-    did have has had having will would should can could may might must about into over than then just
-    also really very please what which who whom whose when where why how all any each few more most other
-    some such only own same too s t let's let one's""".split()
+    [
+        "a",
+        "an",
+        "the",
+        "i",
+        "i'm",
+        "im",
+        "my",
+        "me",
+        "we",
+        "our",
+        "us",
+        "you",
+        "your",
+        "he",
+        "she",
+        "it",
+        "its",
+        "they",
+        "them",
+        "their",
+        "is",
+        "am",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "to",
+        "of",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "by",
+        "from",
+        "as",
+        "and",
+        "or",
+        "but",
+        "so",
+        "that",
+        "this",
+        "these",
+        "those",
+        "there",
+        "here",
+        "it's",
+        "do",
+        "does",
+        "did",
+        "have",
+        "has",
+        "had",
+        "having",
+        "will",
+        "would",
+        "should",
+        "can",
+        "could",
+        "may",
+        "might",
+        "must",
+        "about",
+        "into",
+        "over",
+        "than",
+        "then",
+        "just",
+        "also",
+        "really",
+        "very",
+        "please",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "all",
+        "any",
+        "each",
+        "few",
+        "more",
+        "most",
+        "other",
+        "some",
+        "such",
+        "only",
+        "own",
+        "same",
+        "too",
+        "s",
+        "t",
+        "let's",
+        "let",
+        "one's",
+    ]
 )
 
 # Negations and negative verbs: one side only flips the statement.
@@ -107,7 +205,9 @@ _CHANGE_EN = re.compile(
     r"got|stopped|gave\s+up|from\s+\S+\s+to)\b",
     re.IGNORECASE,
 )
-_CHANGE_ZH = re.compile(r"现在|搬到|搬去|换成|换了|换到|改用|改学|改成|改为|升级|迁移|转到|新的|新|不再|已经|提高|降到|开始|了$|了。?$")
+_CHANGE_ZH = re.compile(
+    r"现在|搬到|搬去|换成|换了|换到|改用|改学|改成|改为|升级|迁移|转到|新的|新|不再|已经|提高|降到|开始|了$|了。?$"
+)
 
 _NUMBER_WORDS = {
     "zero": "0",
@@ -131,12 +231,63 @@ _NUMBER_WORDS = {
     "double": "2",
 }
 _MONTHS = frozenset(
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
-    "saturday sunday mondays tuesdays wednesdays thursdays fridays saturdays sundays".split()
+    [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "mondays",
+        "tuesdays",
+        "wednesdays",
+        "thursdays",
+        "fridays",
+        "saturdays",
+        "sundays",
+    ]
 )
-_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_ZH_NUMBER = re.compile(r"[零一二两三四五六七八九十百千万]+(?=[个次岁年月日天号点小时分钟公里元块本只位台倍])")
+_ZH_DIGITS = {
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+_ZH_NUMBER = re.compile(
+    r"[零一二两三四五六七八九十百千万]+(?=[个次岁年月日天号点小时分钟公里元块本只位台倍])"
+)
 # Chinese words that state the same slot: moving is the update of where one lives.
 # And the verbs of a preference are one word here, as "prefer"/"like" are stopwords in English.
 _ZH_SAME = (
@@ -221,11 +372,14 @@ def _names(raw: list[str], cjk: bool) -> frozenset[str]:
         if _HAS_CJK.match(tok) or tok[0].isdigit():
             continue
         low = tok.casefold()
-        if cjk:  # Latin words inside Chinese text are product, place or person names
+        # Latin words inside Chinese text are product, place or person names.
+        if cjk or (
+            i > 0
+            and (tok[0].isupper() or any(c.isdigit() for c in tok[1:]) or "." in tok[1:-1])
+            and low not in ("i", "i'm", "i’m", "i've", "i'd")
+            and low not in _MONTHS
+        ):
             out.add(low)
-        elif i > 0 and (tok[0].isupper() or any(c.isdigit() for c in tok[1:]) or "." in tok[1:-1]):
-            if low not in ("i", "i'm", "i’m", "i've", "i'd") and low not in _MONTHS:
-                out.add(low)
     return frozenset(out)
 
 
@@ -360,7 +514,12 @@ def _swapped(a: Features, b: Features) -> bool:
         if any(l2 == winner or w2 == loser for w2, l2 in b.preferences):
             return True
     # Both compare, with the same words in another order ("black over ruff format" / "ruff format over black").
-    if a.preferences and b.preferences and sorted(a.sequence) == sorted(b.sequence) and a.sequence != b.sequence:
+    if (
+        a.preferences
+        and b.preferences
+        and sorted(a.sequence) == sorted(b.sequence)
+        and a.sequence != b.sequence
+    ):
         return True
     # The new text prefers something the old one never named over what the old one named.
     for winner, loser in b.preferences:

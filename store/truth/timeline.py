@@ -108,7 +108,9 @@ class TimelineMixin(StoreBase):
             )
         }
         neighbours = [
-            Neighbour(mid, str(rows[mid][1]), str(rows[mid][2]), float(sim), bool(rows[mid][3] or rows[mid][4]))
+            Neighbour(
+                mid, str(rows[mid][1]), str(rows[mid][2]), float(sim), bool(rows[mid][3] or rows[mid][4])
+            )
             for mid, sim in hits
             if mid in rows
         ][:NEIGHBOURS]
@@ -125,7 +127,9 @@ class TimelineMixin(StoreBase):
             older = self.get_memory(n.id)
             new_from = at if at is not None else (memory.valid_from or memory.created_at)
             old_from = older.valid_from if older.valid_from is not None else older.created_at
-            if at is None and new_from < old_from:  # an import brought an older statement: it is the one superseded
+            if (
+                at is None and new_from < old_from
+            ):  # an import brought an older statement: it is the one superseded
                 if self.get_memory(memory.id).valid_until is None:
                     self._supersede(memory.id, older.id, old_from, v, automatic=True)
                     superseded.append(memory.id)
@@ -140,7 +144,9 @@ class TimelineMixin(StoreBase):
 
     # -- conflicts rows --------------------------------------------------------------------------------
 
-    def open_conflict(self, new_id: int, old_id: int, v: Verdict, *, resolution: str | None = None) -> int | None:
+    def open_conflict(
+        self, new_id: int, old_id: int, v: Verdict, *, resolution: str | None = None
+    ) -> int | None:
         """Record a pair for review (or, with `resolution`, a decision already taken). Idempotent per pair."""
         status = "open" if resolution is None else "resolved"
         relation = v.relation if v.relation in ("reversal", "update", "paraphrase") else "unsure"
@@ -165,7 +171,9 @@ class TimelineMixin(StoreBase):
         cid = self.con.last_insert_rowid()
         if resolution is None:
             for mid, other in ((new_id, old_id), (old_id, new_id)):
-                self._history(mid, "conflict", None, {"conflict": cid, "with": other, "relation": relation}, t)
+                self._history(
+                    mid, "conflict", None, {"conflict": cid, "with": other, "relation": relation}, t
+                )
         return cid
 
     # -- supersede / reinstate -------------------------------------------------------------------------
@@ -180,7 +188,9 @@ class TimelineMixin(StoreBase):
         if v is not None:
             new.update(relation=v.relation, similarity=round(v.similarity, 4), reasons=list(v.reasons))
         new["automatic"] = automatic
-        self._history(old_id, "supersede", {"valid_until": old.valid_until, "superseded_by": old.superseded_by}, new)
+        self._history(
+            old_id, "supersede", {"valid_until": old.valid_until, "superseded_by": old.superseded_by}, new
+        )
         if automatic and v is not None:
             self.open_conflict(new_id, old_id, v, resolution="new")
 
@@ -230,7 +240,8 @@ class TimelineMixin(StoreBase):
         return [
             int(r[0])
             for r in self.con.execute(
-                "SELECT id FROM long_term_memories WHERE superseded_by = ? ORDER BY valid_until, id", (memory_id,)
+                "SELECT id FROM long_term_memories WHERE superseded_by = ? ORDER BY valid_until, id",
+                (memory_id,),
             )
         ]
 
@@ -275,7 +286,13 @@ class TimelineMixin(StoreBase):
                 (memory.source_message_id,),
             ).fetchone()
             if row is not None:
-                thread_id, seq, role, excerpt, title = int(row[0]), int(row[1]), str(row[2]), str(row[3]), str(row[4])
+                thread_id, seq, role, excerpt, title = (
+                    int(row[0]),
+                    int(row[1]),
+                    str(row[2]),
+                    str(row[3]),
+                    str(row[4]),
+                )
         if thread_id is not None and title is None:
             row = self.con.execute("SELECT title FROM threads WHERE id = ?", (thread_id,)).fetchone()
             if row is None:

@@ -23,7 +23,9 @@ async def test_list_and_resolve_conflicts_and_superseded_hits(tmp_path: Path) ->
     async with Client(server) as client:
         r = await client.call_tool("list_conflicts", {})
         assert not r.is_error and text_of(r) == "No conflicts to review."
-        r = await client.call_tool("add_memory", {"content": "Prefers dark mode in the editor", "category": "preference"})
+        r = await client.call_tool(
+            "add_memory", {"content": "Prefers dark mode in the editor", "category": "preference"}
+        )
         assert "needs review (list_conflicts)" in text_of(r)
         r = await client.call_tool("list_conflicts", {})
         body = text_of(r)

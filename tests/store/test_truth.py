@@ -31,10 +31,25 @@ def events(store: Store, memory_id: int) -> list[str]:
 @pytest.mark.parametrize(
     ("old", "new", "sim", "relation"),
     [
-        ("I prefer uv over pip for Python projects", "I prefer pip over uv for Python projects", 0.937, "reversal"),
-        ("I prefer uv over pip for Python projects", "I stopped using uv; I went back to plain pip", 0.80, "reversal"),
+        (
+            "I prefer uv over pip for Python projects",
+            "I prefer pip over uv for Python projects",
+            0.937,
+            "reversal",
+        ),
+        (
+            "I prefer uv over pip for Python projects",
+            "I stopped using uv; I went back to plain pip",
+            0.80,
+            "reversal",
+        ),
         ("Lives in Lisbon", "Moved to Porto", 0.55, "update"),
-        ("Uses Postgres 15 for the billing service", "Upgraded the billing service to Postgres 17", 0.85, "update"),
+        (
+            "Uses Postgres 15 for the billing service",
+            "Upgraded the billing service to Postgres 17",
+            0.85,
+            "update",
+        ),
         ("My PIN is 1234", "My PIN is 9876", 0.95, "update"),
         (
             "Prefers open-source tools that can be scripted from cron or systemd (chose restic over borg).",
@@ -102,7 +117,9 @@ def test_superseded_memories_rank_below_current_ones_and_as_of_finds_the_past(st
     before = old.created_at + (new.created_at - old.created_at) / 2
     was = store.search("uv pip python", scope="memories", touch=False, filters=Filters(as_of=before)).results
     assert [h.id for h in was] == [old.id]
-    now = store.search("uv pip python", scope="memories", touch=False, filters=Filters(as_of=new.valid_from + 1))
+    now = store.search(
+        "uv pip python", scope="memories", touch=False, filters=Filters(as_of=new.valid_from + 1)
+    )
     assert [h.id for h in now.results] == [new.id]
     assert [m.id for m in store.list_memories(state="current")] == [new.id]
     assert [m.id for m in store.list_memories(state="superseded")] == [old.id]
@@ -243,7 +260,11 @@ def test_a_chatgpt_bio_memory_links_the_message_that_led_to_it(store: Store) -> 
     assert (src.thread_id, src.message_id, src.message_role) == (msg.thread_id, msg.id, "user")
     assert "Remember that I like my eggs soft." in (src.message_excerpt or "")
     hit = store.search("soft-boiled eggs", scope="memories", touch=False).results[0]
-    assert hit.to_json()["source"] == {"origin": "chatgpt-bio", "thread_id": msg.thread_id, "message_id": msg.id}
+    assert hit.to_json()["source"] == {
+        "origin": "chatgpt-bio",
+        "thread_id": msg.thread_id,
+        "message_id": msg.id,
+    }
 
 
 def test_an_imported_memory_without_a_message_names_its_file(store: Store, tmp_path) -> None:  # type: ignore[no-untyped-def]

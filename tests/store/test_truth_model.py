@@ -62,7 +62,9 @@ def test_the_reversals_from_the_issue_supersede_and_never_merge(real_store: Stor
     porto = real_store.add_memory("Moved to Porto", "fact")
     assert porto.superseded == (lisbon.id,)
     pg = real_store.add_memory("Uses Postgres 15 for the billing service", "project").memory
-    assert real_store.add_memory("Upgraded the billing service to Postgres 17", "project").superseded == (pg.id,)
+    assert real_store.add_memory("Upgraded the billing service to Postgres 17", "project").superseded == (
+        pg.id,
+    )
     pin = real_store.add_memory("My PIN is 1234", "fact").memory
     res = real_store.add_memory("My PIN is 9876", "fact")
     assert res.action == "added" and real_store.get_memory(pin.id).content == "My PIN is 1234"

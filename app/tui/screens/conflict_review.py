@@ -40,9 +40,13 @@ class ConflictReviewScreen(ModalScreen[str | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "keep('new')", "Keep new", id="conflict-new", tooltip="The old memory is superseded"),
-        Binding("o", "keep('old')", "Keep old", id="conflict-old", tooltip="The new memory goes to the trash"),
+        Binding(
+            "o", "keep('old')", "Keep old", id="conflict-old", tooltip="The new memory goes to the trash"
+        ),
         Binding("b", "keep('both')", "Both true", id="conflict-both", tooltip="Both stay current"),
-        Binding("m", "keep('merge')", "Merge", id="conflict-merge", tooltip="One memory, with the new wording"),
+        Binding(
+            "m", "keep('merge')", "Merge", id="conflict-merge", tooltip="One memory, with the new wording"
+        ),
         Binding("escape", "later", "Later", id="conflict-later", tooltip="Decide later"),
     ]
 
@@ -58,17 +62,22 @@ class ConflictReviewScreen(ModalScreen[str | None]):
             yield Static(f"Conflict {c.id}: {c.relation}", classes="dialog-title", markup=False)
             yield Static(f"{EXPLAIN.get(c.relation, '')} ({reasons}{sim})", id="conflict-why", markup=False)
             yield Static(
-                f"NEW · memory {c.new.id} · {c.new.category} · {when(c.new.created_at)}", classes="field-label", markup=False
+                f"NEW · memory {c.new.id} · {c.new.category} · {when(c.new.created_at)}",
+                classes="field-label",
+                markup=False,
             )
             yield Static(c.new.content, id="conflict-new-text", markup=False)
             yield Static(
-                f"OLD · memory {c.old.id} · {c.old.category} · {when(c.old.created_at)}", classes="field-label", markup=False
+                f"OLD · memory {c.old.id} · {c.old.category} · {when(c.old.created_at)}",
+                classes="field-label",
+                markup=False,
             )
             yield Static(c.old.content, id="conflict-old-text", markup=False)
             with Horizontal(id="conflict-buttons"):
                 for keep, label in LABELS.items():
-                    variant = "primary" if keep == c.suggested else "default"
-                    yield Button(label, id=f"keep-{keep}", variant=variant)
+                    yield Button(
+                        label, id=f"keep-{keep}", variant="primary" if keep == c.suggested else "default"
+                    )
             yield Static("Esc: decide later (nothing changes).", id="conflict-later", markup=False)
 
     def on_mount(self) -> None:

@@ -39,7 +39,12 @@ PREFETCH = 40
 DEBOUNCE = 0.15
 FIXED_WIDTH = 3 + 10 + 3 + 5 + 16 + 6 * 2 + 2  # pin, category, importance, used, last accessed, padding, bar
 ALL = "all"
-STATES = [("All memories", ALL), ("Current", "current"), ("Superseded", "superseded"), ("To review", "conflicts")]
+STATES = [
+    ("All memories", ALL),
+    ("Current", "current"),
+    ("Superseded", "superseded"),
+    ("To review", "conflicts"),
+]
 
 
 class MemoriesScreen(MemappScreen):
@@ -93,7 +98,9 @@ class MemoriesScreen(MemappScreen):
             id="memories-state",
             tooltip="Cycle what is shown: all, current, superseded, conflicts to review",
         ),
-        Binding("r", "review", "Review", id="memories-review", tooltip="Review a conflict between two memories"),
+        Binding(
+            "r", "review", "Review", id="memories-review", tooltip="Review a conflict between two memories"
+        ),
         Binding(
             "escape",
             "clear_filter",

@@ -93,7 +93,9 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
                     yield Static(f"Source: {self.source.describe()}{hint}", id="memory-source", markup=False)
                 if m.valid_until is not None:
                     by = self.successor
-                    text = f"memory {by.id}: {one_line(by.content, 80)}" if by is not None else "a newer memory"
+                    text = (
+                        f"memory {by.id}: {one_line(by.content, 80)}" if by is not None else "a newer memory"
+                    )
                     yield Static(
                         f"Superseded {when(m.valid_until)} by {text}", id="memory-superseded", markup=False
                     )

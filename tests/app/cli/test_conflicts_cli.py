@@ -28,11 +28,17 @@ def seeded(db_path: Path) -> dict[str, int]:
         pip = s.add_memory("I prefer pip over uv for Python projects", "preference").memory
         light = s.add_memory("Prefers light mode in the editor", "preference", pinned=True).memory
         dark = s.add_memory("Prefers dark mode in the editor", "preference")
-        tid = s.write_thread(ThreadIn("test", "t", "Eggs", [MessageIn("user", "I like my eggs soft")])).thread_id
+        tid = s.write_thread(
+            ThreadIn("test", "t", "Eggs", [MessageIn("user", "I like my eggs soft")])
+        ).thread_id
         row = s.con.execute("SELECT id FROM messages WHERE thread_id = ?", (tid,)).fetchone()
         assert row is not None
         egg = s.add_memory(
-            "Likes soft-boiled eggs", "preference", origin="extract", source_thread_id=tid, source_message_id=int(row[0])  # type: ignore[arg-type]
+            "Likes soft-boiled eggs",
+            "preference",
+            origin="extract",
+            source_thread_id=tid,
+            source_message_id=int(row[0]),  # type: ignore[arg-type]
         ).memory
         return {
             "uv": uv.id,
@@ -64,7 +70,9 @@ def test_conflicts_list_and_resolve(capsys, no_model_config, db_path, seeded) ->
     assert code == 0 and "Prefers dark mode in the editor" in out and "--keep new" in out
     code, out, _ = run(capsys, *db, "conflicts", "list", "--all", "--json")
     assert sorted(x["status"] for x in json.loads(out)) == ["open", "resolved"]  # the automatic supersede too
-    code, out, err = run(capsys, *db, "conflicts", "resolve", str(seeded["conflict"]), "--keep", "both", "--json")
+    code, out, err = run(
+        capsys, *db, "conflicts", "resolve", str(seeded["conflict"]), "--keep", "both", "--json"
+    )
     assert code == 0, err
     assert json.loads(out)["resolution"] == "both"
     code, out, _ = run(capsys, *db, "conflicts", "list")
@@ -75,7 +83,9 @@ def test_conflicts_list_and_resolve(capsys, no_model_config, db_path, seeded) ->
     assert code == 2 and "invalid choice" in err
 
 
-def test_memory_show_says_what_superseded_it_and_where_it_came_from(capsys, no_model_config, db_path, seeded) -> None:  # type: ignore[no-untyped-def]
+def test_memory_show_says_what_superseded_it_and_where_it_came_from(
+    capsys, no_model_config, db_path, seeded
+) -> None:  # type: ignore[no-untyped-def]
     db = ["--db", str(db_path)]
     code, out, _ = run(capsys, *db, "memory", "show", str(seeded["uv"]))
     assert code == 0
@@ -99,7 +109,9 @@ def test_search_as_of_and_memory_hits_say_their_source(capsys, no_model_config, 
     assert f"superseded by memory {seeded['pip']}" in out
     code, out, _ = run(capsys, *db, "search", "eggs", "--scope", "memories", "--no-touch")
     assert f"from message {seeded['message']} in thread {seeded['thread']}" in out
-    code, out, _ = run(capsys, *db, "search", "uv pip", "--scope", "memories", "--as-of", "2001-01-01", "--json")
+    code, out, _ = run(
+        capsys, *db, "search", "uv pip", "--scope", "memories", "--as-of", "2001-01-01", "--json"
+    )
     assert json.loads(out)["results"] == []  # nothing was known then
     code, _, err = run(capsys, *db, "search", "uv", "--as-of", "yesterday")
     assert code == 2 and "not a date" in err

@@ -47,8 +47,12 @@ async def test_review_a_conflict_keep_new(tui_store: Store) -> None:
         await settle(pilot)
         review = app.screen
         assert isinstance(review, ConflictReviewScreen)
-        assert str(review.query_one("#conflict-new-text", Static).render()) == "Prefers dark mode in the editor"
-        assert str(review.query_one("#conflict-old-text", Static).render()) == "Prefers light mode in the editor"
+        assert (
+            str(review.query_one("#conflict-new-text", Static).render()) == "Prefers dark mode in the editor"
+        )
+        assert (
+            str(review.query_one("#conflict-old-text", Static).render()) == "Prefers light mode in the editor"
+        )
         await pilot.press("n")
         await settle(pilot)
         assert app.screen is screen
@@ -82,7 +86,10 @@ async def test_the_editor_shows_the_source_and_opens_the_message(tui_store: Stor
             "test",
             "t1",
             "Eggs",
-            [MessageIn("user", "How long to boil an egg?"), MessageIn("user", "Remember I like my eggs soft.")],
+            [
+                MessageIn("user", "How long to boil an egg?"),
+                MessageIn("user", "Remember I like my eggs soft."),
+            ],
         )
     ).thread_id
     row = tui_store.con.execute("SELECT id FROM messages WHERE thread_id = ? AND seq = 1", (tid,)).fetchone()
