@@ -20,7 +20,7 @@ def _id(text: str) -> int:
 
 
 def _print_memory_line(m: Memory) -> None:
-    pin = "*" if m.pinned else " "
+    pin = "*" if m.pinned else ("~" if m.valid_until is not None else " ")  # ~: superseded
     print(
         f"{m.id:>6} {pin} {m.category:<10} {m.importance:>2}  {one_line(m.content, 70):<70}  "
         f"used {m.access_count}"
@@ -80,7 +80,7 @@ def cmd_add(ctx: Context) -> int | None:
 def cmd_list(ctx: Context) -> None:
     a = ctx.args
     mems = ctx.store.list_memories(
-        category=a.category, pinned=True if a.pinned else None, trash=a.trash, limit=a.limit
+        category=a.category, pinned=True if a.pinned else None, trash=a.trash, state=a.state, limit=a.limit
     )
 
     def human() -> None:
@@ -153,6 +153,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.add_argument("--category", "-c", choices=CATEGORIES)
     ls.add_argument("--pinned", action="store_true", help="only pinned memories")
     ls.add_argument("--trash", action="store_true", help="list the trash instead")
+    ls.add_argument(
+        "--state",
+        choices=("current", "superseded", "conflicts"),
+        help="only current memories, superseded ones (marked ~), or those in an open conflict",
+    )
     ls.add_argument("--limit", type=int, default=1000)
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(handler=cmd_list)

@@ -78,9 +78,7 @@ class SearchResult:
     origin: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        if self.kind == "memory":
-            return {**self._json(), **_memory_extras(self)}
-        return self._json()
+        return {**self._json(), **_memory_extras(self)}
 
     def _json(self) -> dict[str, Any]:
         return {
@@ -97,8 +95,11 @@ class SearchResult:
 
 
 def _memory_extras(r: SearchResult) -> dict[str, Any]:
+    """Memories only (None for messages and summaries): superseded or not, and where it came from."""
     from store.records import iso
 
+    if r.kind != "memory":
+        return {"superseded_by": None, "valid_until": None, "source": None}
     return {
         "superseded_by": r.superseded_by,
         "valid_until": iso(r.valid_until),

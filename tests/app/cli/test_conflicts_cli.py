@@ -115,3 +115,13 @@ def test_search_as_of_and_memory_hits_say_their_source(capsys, no_model_config, 
     assert json.loads(out)["results"] == []  # nothing was known then
     code, _, err = run(capsys, *db, "search", "uv", "--as-of", "yesterday")
     assert code == 2 and "not a date" in err
+
+
+def test_memory_list_by_state(capsys, no_model_config, db_path, seeded) -> None:  # type: ignore[no-untyped-def]
+    db = ["--db", str(db_path)]
+    code, out, _ = run(capsys, *db, "memory", "list", "--state", "superseded", "--json")
+    assert [m["id"] for m in json.loads(out)] == [seeded["uv"]]
+    code, out, _ = run(capsys, *db, "memory", "list", "--state", "conflicts", "--json")
+    assert sorted(m["id"] for m in json.loads(out)) == sorted([seeded["light"], seeded["dark"]])
+    code, out, _ = run(capsys, *db, "memory", "list")
+    assert any(line.split()[:2] == [str(seeded["uv"]), "~"] for line in out.splitlines())
