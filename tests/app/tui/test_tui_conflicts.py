@@ -112,3 +112,35 @@ async def test_the_editor_shows_the_source_and_opens_the_message(tui_store: Stor
         view = app.screen
         assert isinstance(view, ThreadViewScreen)
         assert (view.thread_id, view.message_id) == (tid, mid)
+
+
+async def test_search_strikes_a_superseded_memory_and_its_editor_names_the_successor(
+    tui_store: Store,
+) -> None:
+    from app.tui.screens.search import SearchScreen
+
+    old = tui_store.add_memory("I prefer uv over pip for Python projects", "preference").memory
+    new = tui_store.add_memory("I prefer pip over uv for Python projects", "preference").memory
+    app = make_app(tui_store, greet=False)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SearchScreen)
+        await pilot.press(*"uv pip")
+        await pilot.pause(0.35)
+        await settle(pilot)
+        assert [r.id for r in screen.results] == [new.id, old.id]
+        table = screen.query_one("#search-results", DataTable)
+        snippet = table.get_row_at(1)[4]
+        assert any("strike" in str(span.style) for span in snippet.spans)  # type: ignore[attr-defined]
+        assert not any("strike" in str(span.style) for span in table.get_row_at(0)[4].spans)  # type: ignore[attr-defined]
+        await pilot.press("enter", "down", "enter")
+        await settle(pilot)
+        editor = app.screen
+        assert (
+            isinstance(editor, MemoryEditScreen) and editor.memory is not None and editor.memory.id == old.id
+        )
+        line = str(editor.query_one("#memory-superseded", Static).render())
+        assert f"memory {new.id}: I prefer pip over uv" in line
