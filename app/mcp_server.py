@@ -116,8 +116,11 @@ def build_server(open_store: Callable[[], Store]) -> MCPServer:
     @server.tool()
     @guarded
     def list_memories(category: str | None = None, pinned: bool | None = None, limit: int = 50) -> str:
-        """List the user's memories, pinned first (optionally one category, or only pinned ones)."""
-        mems = store().list_memories(category=_category(category), pinned=pinned, limit=_k(min(limit, MAX_K)))
+        """List the user's current memories (not superseded), pinned first (optionally one category, or only
+        pinned ones)."""
+        mems = store().list_memories(
+            category=_category(category), pinned=pinned, state="current", limit=_k(min(limit, MAX_K))
+        )
         store().touch_memories([m.id for m in mems])
         if not mems:
             return "No memories."

@@ -14,7 +14,7 @@ import pytest
 from store import Store
 from store.context.builder import build_context
 from store.errors import DuplicateMemoryError, InvalidInputError
-from store.export import export_json, restore_json
+from store.export import export_json, markdown_files, restore_json
 from store.records import MessageIn, ThreadIn
 from store.search.engine import Filters
 from store.truth.classify import classify
@@ -220,6 +220,11 @@ def test_export_round_trip_keeps_validity_links_and_conflicts(store: Store, tmp_
     new = store.add_memory("I prefer pip over uv for Python projects", "preference").memory
     _conflict(store)
     data = export_json(store)
+    md = dict(markdown_files(store))["memories.md"]
+    assert (
+        f"~~I prefer uv over pip for Python projects~~ _(importance 5, used 0×, #{old.id}, superseded by #{new.id})_"
+        in md
+    )
     row = next(r for r in data["tables"]["long_term_memories"] if r["id"] == old.id)
     assert row["superseded_by"] == new.id and row["valid_until"] is not None
     restored = Store(tmp_path / "restored.db", embedder=fake_embedder)
@@ -278,3 +283,23 @@ def test_an_imported_memory_without_a_message_names_its_file(store: Store, tmp_p
     [m] = store.list_memories()
     assert m.source_message_id is None and m.source_note is not None and "memories.json" in m.source_note
     assert "memories.json" in store.memory_source(m).describe()
+
+
+def test_an_old_database_gets_validity_from_creation_and_the_new_history_events(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+    from pathlib import Path
+
+    from embeddings.embedder import FakeEmbedder
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "chat-v1.db"
+    db = tmp_path / "chat.db"
+    shutil.copy(fixture, db)
+    s = Store(db, embedder=FakeEmbedder())
+    try:
+        old = s.list_memories()
+        assert old and all(m.valid_from == m.created_at and m.valid_until is None for m in old)
+        s.supersede_memory(old[0].id, s.add_memory("a newer memory after the upgrade", "fact").memory.id)
+        assert events(s, old[0].id)[-1] == "supersede"
+        assert s.reinstate_memory(old[0].id).valid_until is None
+    finally:
+        s.close()
