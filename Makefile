@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check lint types bench clean
+.PHONY: run test check lint types bench soak clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -17,17 +17,23 @@ $(STAMP): pyproject.toml constraints.txt
 run: $(STAMP)
 	$(BIN)/memapp $(ARGS)
 
+# Two passes: everything not marked `serial` on every core (pytest-xdist), then the `serial` tests (they
+# kill processes or time themselves) one at a time (exit 5, "no tests collected", is fine when
+# PYTEST_ARGS picks a path with none of one kind). `make test WORKERS=0` runs the first pass in-process.
+WORKERS ?= auto
 test: $(STAMP)
-	$(BIN)/pytest -q $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(WORKERS) -m "not serial" $(PYTEST_ARGS) || test $$? -eq 5
+	$(BIN)/pytest -q -m serial $(PYTEST_ARGS) || test $$? -eq 5
 
 lint: $(STAMP)
 	$(BIN)/ruff check app store embeddings tests bench
-	$(BIN)/ruff format --check app store embeddings
+	$(BIN)/ruff format --check app store embeddings tests bench
 
 types: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# What CI runs (.ci/run): lint, format check, types (tests included), import contracts, then the tests.
 check: lint types test
 
 # Every benchmark prints JSON and a one-line summary, generating its data under bench/.data/ (reused
@@ -38,10 +44,17 @@ SEARCH_SIZE := $(if $(QUICK),--quick,--full)
 bench: $(STAMP)
 	$(BIN)/python bench/search.py $(SEARCH_SIZE)
 	$(BIN)/python bench/import.py $(BENCH_SIZE)
+	$(BIN)/python bench/reimport.py $(BENCH_SIZE)
 	$(BIN)/python bench/startup.py $(BENCH_SIZE)
 	$(BIN)/python bench/context.py $(BENCH_SIZE)
 	$(BIN)/python bench/eval_search.py --out bench/out/eval_search.json
 	$(BIN)/python bench/report.py
+
+# The long reliability run (kills, disk full, fuzzing, concurrency at full size), then its table into
+# README "Reliability". Runs serially: the kill and concurrency tests own the machine.
+soak: $(STAMP)
+	start=$$(date +%s); MEMAPP_SOAK=1 $(BIN)/pytest -q -p no:cacheprovider -p no:xdist tests/reliability tests/store/test_files.py \
+		&& $(BIN)/python tests/reliability/soak_table.py --readme --minutes $$(( ($$(date +%s) - start) / 60 ))
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache

@@ -36,7 +36,6 @@ def main() -> None:
 
     from embeddings.embedder import SentenceTransformerEmbedder
     from store import Store
-    from store.vectors import rows as vectors
 
     rows = load()
     texts = list(dict.fromkeys([r["old"] for r in rows] + [r["new"] for r in rows]))
@@ -57,7 +56,7 @@ def main() -> None:
         for i, (text, vec) in enumerate(zip(fresh, vecs, strict=True)):
             category = ("preference", "project", "skill", "fact")[i % 4]
             t0 = time.perf_counter()
-            vectors.knn_memories(store.con, vec, 1, category=category)
+            store.vectors.knn_memories(vec, 1, category=category)
             base_ms.append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
             store.plan_memory(text, category, vec)

@@ -30,5 +30,9 @@ class DuplicateMemoryError(StoreError):
         self.similarity = similarity
 
 
-class EmbeddingMismatchError(StoreError):
-    """The database's vectors were made by another model (or dimension) than the configured one."""
+class PinnedMemoryError(StoreError):
+    """A caller that may not touch pinned memories (the MCP tools) asked to change or trash one."""
+
+    def __init__(self, memory_id: int) -> None:
+        super().__init__(f"memory {memory_id} is pinned")
+        self.memory_id = memory_id

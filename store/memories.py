@@ -24,13 +24,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from store.base import fts_delete, fts_put, json_dumps, json_loads
-from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError
-from store.records import CATEGORIES, HistoryEvent, Memory, now
-from store.text import unpaired_surrogate
+import numpy as np
+
+from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError, PinnedMemoryError
+from store.records import CATEGORIES, HistoryEvent, Memory, json_dumps, json_loads, now
+from store.text import fts_delete, fts_put, unpaired_surrogate
 from store.truth.classify import DEFAULT, Plan
 from store.truth.timeline import TimelineMixin
-from store.vectors import rows as vectors
 
 MEMORY_COLUMNS = (
     "id, category, content, importance, access_count, last_accessed, pinned, user_edited, origin, "
@@ -44,13 +44,17 @@ MEMORY_STATES = {
     "conflicts": "id IN (SELECT new_id FROM memory_conflicts WHERE status = 'open' "
     "UNION SELECT old_id FROM memory_conflicts WHERE status = 'open')",
 }
+ORDERS = {
+    "list": "pinned DESC, category, importance DESC, updated_at DESC, id",
+    "standing": "pinned DESC, importance DESC, access_count DESC, updated_at DESC, id",
+}
 
 
 def content_hash(text: str) -> str:
     return hashlib.sha256(_WS.sub(" ", text.strip()).casefold().encode("utf-8")).hexdigest()
 
 
-def _row_to_memory(row: Sequence[Any]) -> Memory:
+def memory_from_row(row: Sequence[Any]) -> Memory:
     return Memory(
         id=row[0],
         category=row[1],
@@ -109,7 +113,7 @@ class MemoriesMixin(TimelineMixin):
         ).fetchone()
         if row is None:
             raise NotFoundError(f"no memory with id {memory_id}")
-        return _row_to_memory(row)
+        return memory_from_row(row)
 
     def list_memories(
         self,
@@ -121,8 +125,10 @@ class MemoriesMixin(TimelineMixin):
         state: str | None = None,
         limit: int = 1000,
         offset: int = 0,
+        order: str = "list",
     ) -> list[Memory]:
-        """Active memories (or the trash), pinned first, then by category and importance. `state`:
+        """Active memories (or the trash), pinned first, then by category and importance; `order="standing"`:
+        pinned first, then by importance and use across categories (what a profile picks first). `state`:
         "current" (not superseded), "superseded", or "conflicts" (in an open conflict)."""
         where = ["deleted_at IS NOT NULL" if trash else "deleted_at IS NULL"]
         args: list[Any] = []
@@ -141,12 +147,22 @@ class MemoriesMixin(TimelineMixin):
         if text:
             where.append("instr(lower(content), lower(?)) > 0")
             args.append(text)
-        order = "deleted_at DESC" if trash else "pinned DESC, category, importance DESC, updated_at DESC, id"
+        if order not in ORDERS:
+            raise InvalidInputError(f"unknown order {order!r}: use one of {', '.join(ORDERS)}")
+        sort = "deleted_at DESC, id" if trash else ORDERS[order]
         sql = (
             f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE {' AND '.join(where)} "
-            f"ORDER BY {order} LIMIT ? OFFSET ?"
+            f"ORDER BY {sort} LIMIT ? OFFSET ?"
         )
-        return [_row_to_memory(r) for r in self.con.execute(sql, [*args, limit, offset])]
+        return [memory_from_row(r) for r in self.con.execute(sql, [*args, limit, offset])]
+
+    def count_memories(self) -> tuple[int, int]:
+        """(active, of which pinned): one query."""
+        row = self.con.execute(
+            "SELECT count(*), coalesce(sum(pinned), 0) FROM long_term_memories WHERE deleted_at IS NULL"
+        ).fetchone()
+        assert row is not None  # an aggregate always has a row
+        return int(row[0]), int(row[1])
 
     def memory_history(self, memory_id: int) -> list[HistoryEvent]:
         rows = self.con.execute(
@@ -195,17 +211,23 @@ class MemoriesMixin(TimelineMixin):
         same text), or none (`memapp embed` redoes it)."""
         m = self.get_memory(memory_id)
         fts_put(self.con, "fts_memories", memory_id, m.content)
-        vec = vectors.memory_vector(self.con, vector_from) if vector_from is not None else None
-        if vec is None:
-            vectors.delete_memory(self.con, memory_id)
+        row = (
+            self.con.execute(
+                "SELECT embedding FROM vec_memories WHERE memory_id = ?", (vector_from,)
+            ).fetchone()
+            if vector_from is not None and self.vectors.tables_exist()
+            else None
+        )
+        if row is None:
+            self.vectors.delete_memory(memory_id)
         else:
-            self._put_vector(m, vec)
+            self._put_vector(m, np.frombuffer(row[0], dtype=np.float32).copy())
 
     def _put_vector(self, memory: Memory, vec: Any) -> None:
         if vec is None:
             return
-        self._ensure_vector_tables()
-        vectors.put_memory(self.con, memory.id, vec, memory.category, memory.deleted_at is not None)
+        self.ensure_vector_tables()
+        self.vectors.put_memory(memory.id, vec, memory.category, memory.deleted_at is not None)
 
     # -- add / merge ---------------------------------------------------------------------------------
 
@@ -234,18 +256,23 @@ class MemoriesMixin(TimelineMixin):
         digest = content_hash(content)
         # An identical memory already there (or one the user threw away, for automatic sources): no-op,
         # so re-importing an export never duplicates or resurrects anything.
-        trash_clause = "" if origin == "manual" else " OR deleted_at IS NOT NULL"
-        same = self.con.execute(
+        same_sql = (
             f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE content_hash = ? AND category = ? "
-            f"AND (deleted_at IS NULL{trash_clause}) ORDER BY deleted_at IS NOT NULL, id LIMIT 1",
-            (digest, category),
-        ).fetchone()
+            f"AND (deleted_at IS NULL{'' if origin == 'manual' else ' OR deleted_at IS NOT NULL'}) "
+            "ORDER BY deleted_at IS NOT NULL, id LIMIT 1"
+        )
+        same = self.con.execute(same_sql, (digest, category)).fetchone()
         if same is not None and not force:
-            return AddResult(_row_to_memory(same), "exists", 1.0)
+            return AddResult(memory_from_row(same), "exists", 1.0)
 
-        vec = self._embed([content]) if embed else None
+        vec = self.embed_texts([content]) if embed else None
         vec0 = None if vec is None else vec[0]
         with self.con:
+            # Again under the write lock: two processes adding the same text at once both passed the check
+            # above (6 copies from 6 concurrent `memory add`s); the second one now sees the first's row.
+            same = None if force else self.con.execute(same_sql, (digest, category)).fetchone()
+            if same is not None:
+                return AddResult(memory_from_row(same), "exists", 1.0)
             p = self.plan_memory(content, category, vec0, force=force)
             if p.merge_into is not None:
                 n, v = p.merge_into
@@ -336,17 +363,24 @@ class MemoriesMixin(TimelineMixin):
         category: str | None = None,
         importance: int | None = None,
         pinned: bool | None = None,
+        refuse_pinned: bool = False,
     ) -> Memory:
-        """Change any of the fields by hand. A content change marks the memory hand-edited."""
+        """Change any of the fields by hand. A content change marks the memory hand-edited.
+        `refuse_pinned`: raise PinnedMemoryError instead of changing a pinned memory (checked under the
+        write lock, so a pin made meanwhile in another process is respected)."""
         validate(content, category, importance)
         old = self.get_memory(memory_id)
         if old.deleted_at is not None:
             raise InvalidInputError(f"memory {memory_id} is in the trash: restore it first")
+        if refuse_pinned and old.pinned:
+            raise PinnedMemoryError(memory_id)
         content = content.strip() if content is not None else None
         new_content = content if content is not None and content != old.content else None
-        vec = self._embed([new_content]) if new_content is not None else None
+        vec = self.embed_texts([new_content]) if new_content is not None else None
         with self.con:
             old = self.get_memory(memory_id)  # re-read under the write lock
+            if refuse_pinned and old.pinned:
+                raise PinnedMemoryError(memory_id)
             sets: list[str] = []
             args: list[Any] = []
             events: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
@@ -381,18 +415,15 @@ class MemoriesMixin(TimelineMixin):
                 if vec is not None:
                     self._put_vector(memory, vec[0])
                 else:  # the old vector describes the old text: drop it, `memapp embed` redoes it
-                    vectors.delete_memory(self.con, memory_id)
+                    self.vectors.delete_memory(memory_id)
             elif category is not None:
-                vectors.update_memory_meta(self.con, memory_id, category=memory.category, deleted=False)
+                self.vectors.update_memory_meta(memory_id, category=memory.category, deleted=False)
             for event, o, n in events:
                 self._history(memory_id, event, o, n)
             if vec is not None and new_content is not None and memory.valid_until is None:
                 # The new wording may contradict or repeat another memory: supersede or ask, never merge.
-                self.apply_plan(
-                    memory,
-                    self.plan_memory(new_content, memory.category, vec[0], force=True, exclude=memory_id),
-                    at=now(),
-                )
+                p = self.plan_memory(new_content, memory.category, vec[0], force=True, exclude=memory_id)
+                self.apply_plan(memory, p, at=now())
             return self.get_memory(memory_id)
 
     def pin_memory(self, memory_id: int, pinned: bool = True) -> Memory:
@@ -404,15 +435,20 @@ class MemoriesMixin(TimelineMixin):
 
     # -- trash ---------------------------------------------------------------------------------------
 
-    def delete_memory(self, memory_id: int, *, event: str = "delete", reason: str | None = None) -> Memory:
-        """Move to the trash. `event` is 'cleanup' when the cleanup policy does it."""
+    def delete_memory(
+        self, memory_id: int, *, event: str = "delete", reason: str | None = None, refuse_pinned: bool = False
+    ) -> Memory:
+        """Move to the trash. `event` is 'cleanup' when the cleanup policy does it. `refuse_pinned`: raise
+        PinnedMemoryError for a pinned memory instead."""
         with self.con:
             old = self.get_memory(memory_id)
             if old.deleted_at is not None:
                 return old
+            if refuse_pinned and old.pinned:
+                raise PinnedMemoryError(memory_id)
             t = now()
             self.con.execute("UPDATE long_term_memories SET deleted_at = ? WHERE id = ?", (t, memory_id))
-            vectors.update_memory_meta(self.con, memory_id, category=old.category, deleted=True)
+            self.vectors.update_memory_meta(memory_id, category=old.category, deleted=True)
             new: dict[str, Any] = {"deleted_at": t}
             if reason:
                 new["reason"] = reason
@@ -432,7 +468,7 @@ class MemoriesMixin(TimelineMixin):
             if old.deleted_at is None:
                 return old
             self.con.execute("UPDATE long_term_memories SET deleted_at = NULL WHERE id = ?", (memory_id,))
-            vectors.update_memory_meta(self.con, memory_id, category=old.category, deleted=False)
+            self.vectors.update_memory_meta(memory_id, category=old.category, deleted=False)
             self._history(memory_id, "restore", {"deleted_at": old.deleted_at}, {"deleted_at": None})
             return self.get_memory(memory_id)
 
@@ -456,7 +492,7 @@ class MemoriesMixin(TimelineMixin):
                 m = self.get_memory(mid)
                 self._history(mid, "purge", {**_fields(m), "deleted_at": m.deleted_at}, None)
                 fts_delete(self.con, "fts_memories", mid)
-                vectors.delete_memory(self.con, mid)
+                self.vectors.delete_memory(mid)
                 self.con.execute("DELETE FROM long_term_memories WHERE id = ?", (mid,))
             return purged
 
@@ -476,16 +512,16 @@ class MemoriesMixin(TimelineMixin):
     # -- vectors after the fact ---------------------------------------------------------------------
 
     def memories_missing_vectors(self, limit: int = 256) -> list[Memory]:
-        has = vectors.tables_exist(self.con)
+        has = self.vectors.tables_exist()
         missing = "id NOT IN (SELECT memory_id FROM vec_memories)" if has else "1"
         rows = self.con.execute(
             f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE {missing} ORDER BY id LIMIT ?", (limit,)
         )
-        return [_row_to_memory(r) for r in rows]
+        return [memory_from_row(r) for r in rows]
 
     def embed_memories(self, memories: Sequence[Memory]) -> int:
         """Embed and store vectors for these memories (one transaction). Returns how many were written."""
-        vecs = self._embed([m.content for m in memories])
+        vecs = self.embed_texts([m.content for m in memories])
         if vecs is None:
             return 0
         with self.con:

@@ -33,6 +33,7 @@ COMMAND_MODULES = [
     "summarize",
     "extract",
     "context",
+    "profile",
     "conflicts",
 ]
 
@@ -78,11 +79,25 @@ def _tui_args(argv: list[str]) -> argparse.Namespace | None:
     return args
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_in(argv: list[str]) -> str | None:
+    """The subcommand named in `argv` when it is one of ours, else None."""
+    parser = _QuietParser(prog="memapp", add_help=False)
+    _add_global_options(parser)
+    try:
+        _, rest = parser.parse_known_args(argv)
+    except _NotJustOptions:
+        return None
+    first = next((a for a in rest if not a.startswith("-")), None)
+    return first if first in COMMAND_MODULES else None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser, or (`only`) one with just that subcommand: its module alone is imported, so a
+    command does not pay for every other command's imports (`memapp mcp` must answer `initialize` fast)."""
     parser = _Parser(prog="memapp", description="Offline personal memory for AI conversations.")
     _add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
+    for name in [only] if only else COMMAND_MODULES:
         importlib.import_module(f"app.cli.{name}").register(sub)
     return parser
 
@@ -94,10 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    args = _tui_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = _tui_args(argv)
     if args is None:
         try:
-            args = build_parser().parse_args(argv)
+            args = build_parser(command_in(argv)).parse_args(argv)
         except SystemExit as exc:  # --help, or a usage error already printed on one line
             return int(exc.code or 0)
     logging.basicConfig(

@@ -26,7 +26,7 @@ def cmd_stats(ctx: Context) -> None:
 
 
 def cmd_doctor(ctx: Context) -> int | None:
-    report = maintenance.doctor(ctx.store)
+    report = maintenance.doctor(ctx.store, full=ctx.args.full)
 
     def human() -> None:
         print(f"database:   {report['database']}")
@@ -35,13 +35,21 @@ def cmd_doctor(ctx: Context) -> int | None:
         print(
             f"indexes:    {'in step' if not report['index_problems'] else '; '.join(report['index_problems'])}"
         )
+        content = report["content_problems"]
+        print(
+            f"content:    {'consistent' if not content else str(len(content)) + ' problems'} ({report['content_checked']})"
+        )
+        for line in [*content, *report["read_problems"]]:
+            print(f"  - {line}")
         print(f"tokenizer:  {report['tokenizer']}")
         print(f"model:      {report['model']['name'] or '-'}: {report['model']['state']}")
         print(f"config:     {report['config'] or '(defaults)'}")
-        print(
-            f"counts:     {report['counts']['threads']} threads, {report['counts']['messages']} messages, "
-            f"{report['counts']['memories']['active']} memories"
-        )
+        counts = report["counts"]
+        if counts:
+            print(
+                f"counts:     {counts['threads']} threads, {counts['messages']} messages, "
+                f"{counts['memories']['active']} memories"
+            )
         print("status:     " + ("ok" if report["ok"] else "PROBLEMS FOUND"))
 
     ctx.emit(report, human)
@@ -98,6 +106,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_stats)
 
     p = sub.add_parser("doctor", help="check the database, tokenizer and model")
+    p.add_argument("--full", action="store_true", help="compare every row's content, not a sample")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_doctor)
 

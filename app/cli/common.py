@@ -39,8 +39,20 @@ class Context:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.json: bool = bool(getattr(args, "json", False))
-        self.db_path = Path(args.db).expanduser() if getattr(args, "db", None) else default_db_path()
-        cfg = Path(args.config).expanduser() if getattr(args, "config", None) else config_path()
+        db, cfg_arg = getattr(args, "db", None), getattr(args, "config", None)
+        if db is not None and not db.strip():  # `--db ""` (an unset shell variable) once meant the default
+            raise InvalidInputError(
+                "--db is empty: give the path of a chat.db, or leave --db out for the default"
+            )
+        self.db_path = Path(db).expanduser() if db else default_db_path()
+        if cfg_arg is not None:
+            cfg = Path(cfg_arg).expanduser()
+            if not cfg.is_file():  # a typo here used to run on the defaults without a word
+                raise InvalidInputError(
+                    f"--config {cfg}: no such file (leave --config out to use {config_path()})"
+                )
+        else:
+            cfg = config_path()
         self.config: Config = load_config(cfg)
         self._store: Store | None = None
 
@@ -92,6 +104,9 @@ def run_command(handler: Callable[[Context], int | None], args: argparse.Namespa
     except (UsageError, InvalidInputError, NotFoundError) as exc:
         fail(str(exc))
         return EXIT_USAGE
+    except OverflowError:  # an id or count past SQLite's 64-bit integers: nothing can match it
+        fail("a number in the arguments is out of range (ids and counts fit in 64 bits)")
+        return EXIT_USAGE
     except StoreError as exc:
         fail(str(exc))
         return EXIT_FAILED
@@ -102,6 +117,9 @@ def run_command(handler: Callable[[Context], int | None], args: argparse.Namespa
             "run it again"
         )
         return EXIT_FAILED
+    except apsw.Error as exc:  # storage faults: one line that says what to do, never a traceback
+        fail(storage_error(exc, ctx.db_path if ctx else None))
+        return EXIT_FAILED
     except KeyboardInterrupt:
         fail("interrupted")
         return 130
@@ -110,6 +128,41 @@ def run_command(handler: Callable[[Context], int | None], args: argparse.Namespa
     finally:
         if ctx is not None:
             ctx.close()
+
+
+_STORAGE_FAULTS = (
+    apsw.FullError,
+    apsw.ReadOnlyError,
+    apsw.CorruptError,
+    apsw.NotADBError,
+    apsw.CantOpenError,
+    apsw.IOError,
+)
+
+
+def storage_error(exc: apsw.Error, db: Path | None) -> str:
+    """What a storage fault means for the person at the keyboard. Every write is one transaction, so
+    whatever a command had finished is saved and nothing half-written is kept; say so."""
+    where = str(db) if db else "chat.db"
+    kept = "what had finished is saved, nothing half-written was kept"
+    # SQLite rolls a transaction back by itself on SQLITE_FULL; apsw's `with con:` then fails to roll back
+    # again ("no transaction is active"), and that second error hides the first one in its context.
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, _STORAGE_FAULTS):
+        cause = cause.__context__
+    if isinstance(cause, apsw.Error):
+        exc = cause
+    if isinstance(exc, apsw.FullError):
+        return f"the disk holding {where} is full; {kept}: free some space and run the command again"
+    if isinstance(exc, apsw.ReadOnlyError):
+        return f"{where} cannot be written (a read-only file, folder or disk); {kept}"
+    if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
+        return f"{where} is damaged ({exc}); run `memapp doctor`, or restore a backup"
+    if isinstance(exc, apsw.CantOpenError):
+        return f"cannot open {where} ({exc}): check that the file and its folder exist and are readable"
+    if isinstance(exc, apsw.IOError):
+        return f"a disk error while using {where} ({exc}); {kept}"
+    return f"SQLite error while using {where}: {exc}"
 
 
 def one_line(text: str, width: int = 80) -> str:
@@ -126,12 +179,26 @@ def report_duplicate(ctx: Context, exc: DuplicateMemoryError) -> int:
     return EXIT_FAILED
 
 
-def importance_arg(text: str) -> int:
-    """argparse type for --importance: a whole number 1-10 (else exit 2 with one line)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"importance must be a whole number 1-10, got {text!r}") from None
-    if not 1 <= value <= 10:
-        raise argparse.ArgumentTypeError(f"importance must be 1-10, got {value}")
-    return value
+def int_arg(name: str, lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number within [lo, hi] (either end open), else exit 2 with one line
+    naming the option (`int_arg("--importance", 1, 10)`)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            if hi is None:
+                want = f"{lo} or more"
+            elif lo is None:
+                want = f"{hi} or less"
+            else:
+                want = f"{lo}-{hi}"
+            raise argparse.ArgumentTypeError(f"{name} must be {want}, got {value}")
+        return value
+
+    return parse
+
+
+importance_arg = int_arg("importance", 1, 10)

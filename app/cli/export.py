@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
+import sys
 from pathlib import Path
 
 from app.cli.common import Context, UsageError
 from store import CATEGORIES
-from store.export import export_json, write_markdown
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Exports hold the user's private conversations: 0600, like chat.db."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
+from store.errors import StoreError
+from store.export import save_export, write_export, write_markdown
+from store.files import refuse_database_paths
 
 
 def cmd_export(ctx: Context) -> None:
@@ -27,19 +20,22 @@ def cmd_export(ctx: Context) -> None:
         out_dir = Path(a.output or "memapp-markdown").expanduser()
         if out_dir.exists() and not out_dir.is_dir():
             raise UsageError(f"{out_dir} is a file; Markdown export writes a folder")
+        _refuse_database(out_dir, ctx)
         files = write_markdown(ctx.store, out_dir, **scope)
         ctx.emit(
             {"files": [str(f) for f in files]}, lambda: print(f"wrote {len(files)} files under {out_dir}")
         )
         return
-    data = export_json(ctx.store, include_embeddings=a.include_embeddings, **scope)
-    text = json.dumps(data, ensure_ascii=False, indent=1)
     if a.output in (None, "-"):
-        print(text)
+        write_export(ctx.store, sys.stdout, include_embeddings=a.include_embeddings, **scope)
         return
     path = Path(a.output).expanduser()
-    _write_private(path, text)
-    counts = {t: len(rows) for t, rows in data["tables"].items()}
+    if path.is_dir():
+        raise UsageError(
+            f"{path} is a folder; JSON export writes a file (e.g. {path / 'memapp-export.json'})"
+        )
+    _refuse_database(path, ctx)
+    counts = save_export(ctx.store, path, include_embeddings=a.include_embeddings, **scope)
     ctx.emit(
         {"file": str(path), "rows": counts},
         lambda: print(
@@ -47,6 +43,13 @@ def cmd_export(ctx: Context) -> None:
             f"{counts.get('long_term_memories', 0)} memories to {path}"
         ),
     )
+
+
+def _refuse_database(path: Path, ctx: Context) -> None:
+    try:
+        refuse_database_paths(path, ctx.db_path)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -42,7 +42,10 @@ def parse_date(text: str, *, end: bool = False) -> float:
         if len(value) == 10:
             day = dt.date.fromisoformat(value)
             start = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
-            return (start + dt.timedelta(days=1 if end else 0)).timestamp()
+            try:
+                return (start + dt.timedelta(days=1 if end else 0)).timestamp()
+            except OverflowError:  # the end of 9999-12-31: after every date there is
+                return dt.datetime.max.replace(tzinfo=dt.UTC).timestamp()
         moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         raise UsageError(f"not a date: {text!r} (use YYYY-MM-DD or an ISO date-time)") from None
@@ -203,7 +206,9 @@ def _batch(ctx: Context) -> int | None:
             continue
         try:
             out: dict[str, Any] = _batch_one(ctx, json.loads(line)).to_json()
-        except (ValueError, UsageError, StoreError) as exc:  # JSONDecodeError is a ValueError
+        # One bad line is answered with its error and the next lines still run: JSONDecodeError is a
+        # ValueError, a huge integer an OverflowError, absurdly deep JSON a RecursionError.
+        except (ValueError, OverflowError, RecursionError, UsageError, StoreError) as exc:
             out, failed = {"line": n, "error": str(exc)}, True
         print(json.dumps(out, ensure_ascii=False), flush=True)
     return EXIT_FAILED if failed else None

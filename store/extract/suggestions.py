@@ -23,12 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from store.base import json_dumps
 from store.errors import InvalidInputError, NotFoundError, StoreError
 from store.extract.patterns import Candidate, find_candidates
 from store.memories import AddResult, content_hash, validate
-from store.records import Memory, iso, now
-from store.vectors import rows as vectors
+from store.records import Memory, iso, json_dumps, now
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -170,15 +168,26 @@ def list_suggestions(
 
 def count_pending(store: Store, thread_id: int | None = None) -> int:
     if thread_id is None:
-        return int(store._scalar("SELECT count(*) FROM memory_suggestions WHERE status = 'pending'"))
+        return int(store.scalar("SELECT count(*) FROM memory_suggestions WHERE status = 'pending'"))
     return int(
-        store._scalar(
+        store.scalar(
             "SELECT count(*) FROM memory_suggestions WHERE status = 'pending' AND thread_id = ?", (thread_id,)
         )
     )
 
 
 # -- finding -------------------------------------------------------------------------------------------
+
+
+def source_messages(store: Store, memory_ids: Sequence[int]) -> dict[int, int]:
+    """memory id -> the message it was accepted from, for the memories that came from a suggestion (the
+    others' source is only their thread, if any). For search results that say where a memory came from."""
+    rows = store.con.execute(
+        "SELECT memory_id, min(message_id) FROM memory_suggestions WHERE status = 'accepted' "
+        "AND message_id IS NOT NULL AND memory_id IN (SELECT value FROM json_each(?)) GROUP BY memory_id",
+        (json_dumps([int(i) for i in memory_ids]),),
+    )
+    return {int(mid): int(msg) for mid, msg in rows}
 
 
 def _known_hashes(store: Store, table: str, hashes: list[str]) -> set[str]:
@@ -238,9 +247,9 @@ def extract_suggestions(store: Store, thread_id: int) -> ExtractResult:
 def _near_duplicates(store: Store, found: list[Candidate]) -> list[tuple[int | None, float | None]]:
     """For each candidate, the active same-category memory it nearly duplicates (merge) and how closely."""
     out: list[tuple[int | None, float | None]] = [(None, None)] * len(found)
-    if not found or store.vector_problem or not vectors.tables_exist(store.con):
+    if not found or store.vector_problem or not store.vectors.tables_exist():
         return out
-    vecs = store._embed([c.content for c in found])
+    vecs = store.embed_texts([c.content for c in found])
     if vecs is None:
         return out
     for i, (c, v) in enumerate(zip(found, vecs, strict=True)):

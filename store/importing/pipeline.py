@@ -111,9 +111,13 @@ def import_paths(
     finally:
         run.close()
     if summarize:
-        from store.extract.summaries import maybe_summarize
+        from store.extract.summaries import maybe_summarize, threads_to_summarize
 
-        for thread_id in dict.fromkeys(report.grown_threads):
+        # Not only the threads this run grew: a killed or --no-summarize import left threads whose summary
+        # is behind (derived from last_message_seq, so nothing else has to remember it), and re-running
+        # the import, which then writes no message, must still bring them up to date.
+        behind = threads_to_summarize(store, min_new=store.config.summary.trigger_messages)
+        for thread_id in dict.fromkeys([*report.grown_threads, *behind]):
             if maybe_summarize(store, thread_id) is not None:
                 report.summaries_updated += 1
     return report

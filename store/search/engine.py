@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from store.base import StoreBase
+from store.core import StoreCore
+from store.db import json_ids
 from store.errors import InvalidInputError
 from store.records import CATEGORIES, ROLES
 from store.search.rank import (
@@ -38,9 +39,17 @@ from store.search.rank import (
 )
 from store.vectors import rows as vectors
 
-SCOPES = ("all", "memories", "messages", "summaries")
+SCOPES = ("all", "memories", "messages", "summaries", "conversations")
 KINDS = ("memory", "message", "summary")
-_SCOPE_KIND = {"memories": "memory", "messages": "message", "summaries": "summary"}
+# "conversations" is messages and summaries together: searched as one, so k results come back when k
+# exist (searching "all" and dropping the memories afterwards returned fewer).
+_SCOPE_KINDS = {
+    "all": KINDS,
+    "memories": ("memory",),
+    "messages": ("message",),
+    "summaries": ("summary",),
+    "conversations": ("message", "summary"),
+}
 
 DEPTH = 100  # candidates fetched from each retriever before fusion
 SUPERSEDED_WEIGHT = 0.5  # a superseded memory's fused score is multiplied by this
@@ -141,7 +150,7 @@ class Filters:
     def kinds(self, scope: str) -> tuple[str, ...]:
         if scope not in SCOPES:
             raise InvalidInputError(f"unknown scope {scope!r}: use one of {', '.join(SCOPES)}")
-        kinds = set(KINDS) if scope == "all" else {_SCOPE_KIND[scope]}
+        kinds = set(_SCOPE_KINDS[scope])
         if self.category is not None or self.pinned is not None:
             kinds &= {"memory"}
         if self.role is not None:
@@ -159,10 +168,8 @@ class Filters:
 # -- the Store mixin -----------------------------------------------------------------------------------
 
 
-class SearchMixin(StoreBase):
+class SearchMixin(StoreCore):
     if TYPE_CHECKING:
-
-        def embed_query(self, text: str) -> np.ndarray | None: ...
 
         def touch_memories(self, memory_ids: Sequence[int]) -> None: ...
 
@@ -200,7 +207,7 @@ class SearchMixin(StoreBase):
         if semantic:
             problem = self._semantic_problem()
             if problem is None:
-                qvec = self._query_vector(query) if query_vector is None else query_vector
+                qvec = self.query_vector(query) if query_vector is None else query_vector
                 if qvec is None:
                     problem = self.vector_problem or "the query could not be embedded"
                 else:
@@ -240,7 +247,7 @@ class SearchMixin(StoreBase):
     def vector_helper(self) -> vectors.Helper | None:
         """Lets store.vectors split a KNN over two connections (two cores); None where `_keyword_soon`
         would not run in the background either."""
-        if self.con.in_transaction or str(getattr(self, "path", ":memory:")) == ":memory:":
+        if self.con.in_transaction or str(self.path) == ":memory:":
             return None
         return lambda fn: _pool().submit(lambda: fn(self.con))
 
@@ -266,8 +273,7 @@ class SearchMixin(StoreBase):
         """(key, cosine, best chunk span) best first; messages score as their best chunk."""
         out: list[tuple[Key, float, tuple[int, int] | None]] = []
         if "message" in kinds:
-            chunks = vectors.knn_chunks(
-                self.con,
+            chunks = self.vectors.knn_chunks(
                 qvec,
                 min(vectors.K_MAX, n * 3),
                 thread_id=filters.thread_id,
@@ -282,7 +288,7 @@ class SearchMixin(StoreBase):
                     best[mid] = (chunk_id, sim)
             span_rows = self.con.execute(
                 "SELECT id, start_char, end_char FROM message_chunks WHERE id IN (SELECT value FROM json_each(?))",
-                (_json_ids([c for c, _ in best.values()]),),
+                (json_ids([c for c, _ in best.values()]),),
             )
             spans = {int(i): (int(a), int(b)) for i, a, b in span_rows}
             out += [(("message", mid), sim, spans.get(cid)) for mid, (cid, sim) in best.items()]
@@ -304,11 +310,11 @@ class SearchMixin(StoreBase):
 
     def _semantic_problem(self) -> str | None:
         problem = self.vector_problem
-        if problem is None and not vectors.tables_exist(self.con):
+        if problem is None and not self.vectors.tables_exist():
             problem = "nothing has been embedded yet (run `memapp embed`)"
         return problem
 
-    def _query_vector(self, query: str) -> np.ndarray | None:
+    def query_vector(self, query: str) -> np.ndarray | None:
         """The query's embedding, remembered for the last few queries (typing repeats them)."""
         assert self.embedder is not None
         key = (self.embedder.name, query)
@@ -328,8 +334,8 @@ class SearchMixin(StoreBase):
         """Category and trash are vec0 metadata, filtered inside the KNN. Pinned and dates are not: then
         the memories that pass the filter are ranked exactly, by distance, among themselves."""
         if f.pinned is None and f.since is None and f.until is None and f.as_of is None:
-            return vectors.knn_memories(self.con, qvec, n, category=f.category, helper=self.vector_helper())
-        if not vectors.tables_exist(self.con):
+            return self.vectors.knn_memories(qvec, n, category=f.category, helper=self.vector_helper())
+        if not self.vectors.tables_exist():
             return []
         where, args = _memory_where(f)
         rows = self.con.execute(
@@ -349,7 +355,7 @@ class SearchMixin(StoreBase):
             for r in self.con.execute(
                 "SELECT id FROM long_term_memories WHERE valid_until IS NOT NULL "
                 "AND id IN (SELECT value FROM json_each(?))",
-                (_json_ids(ids),),
+                (json_ids(ids),),
             )
         }
         if not old:
@@ -368,7 +374,7 @@ class SearchMixin(StoreBase):
             "SELECT m.id, n.id FROM messages m JOIN messages n ON n.thread_id = m.thread_id "
             "AND n.seq IN (m.seq - 1, m.seq + 1) WHERE m.id IN (SELECT value FROM json_each(?)) "
             f"AND {' AND '.join(where)}",
-            [_json_ids(message_ids), *args],
+            [json_ids(message_ids), *args],
         )
         out: dict[int, list[int]] = {}
         for mid, nid in rows:
@@ -390,7 +396,7 @@ class SearchMixin(StoreBase):
             if ids[kind]:
                 id_col = "thread_id" if kind == "summary" else "id"
                 for row in self.con.execute(
-                    f"{sql} WHERE {id_col} IN (SELECT value FROM json_each(?))", (_json_ids(ids[kind]),)
+                    f"{sql} WHERE {id_col} IN (SELECT value FROM json_each(?))", (json_ids(ids[kind]),)
                 ):
                     rows[(kind, int(row[0]))] = row
         extras: dict[int, tuple[Any, ...]] = {}
@@ -398,7 +404,7 @@ class SearchMixin(StoreBase):
             for row in self.con.execute(
                 "SELECT id, superseded_by, valid_until, source_message_id, origin FROM long_term_memories "
                 "WHERE id IN (SELECT value FROM json_each(?))",
-                (_json_ids(ids["memory"]),),
+                (json_ids(ids["memory"]),),
             ):
                 extras[int(row[0])] = tuple(row[1:])
         out = []
@@ -429,10 +435,6 @@ class SearchMixin(StoreBase):
 
 
 # -- SQL builders -------------------------------------------------------------------------------------
-
-
-def _json_ids(ids: Sequence[int]) -> str:
-    return "[" + ",".join(str(int(i)) for i in ids) + "]"
 
 
 def _message_where(f: Filters, alias: str = "m") -> tuple[list[str], list[Any]]:

@@ -21,10 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from store.base import json_loads
 from store.errors import InvalidInputError, NotFoundError
 from store.memories import content_hash
-from store.records import Memory, iso, now
+from store.records import Memory, iso, json_loads, now
 
 if TYPE_CHECKING:
     from store.store import Store

@@ -17,11 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from store.base import StoreBase, json_dumps
+from store.core import StoreCore
 from store.errors import InvalidInputError
-from store.records import Memory, now
+from store.records import Memory, json_dumps, now
 from store.truth.classify import DEFAULT, Neighbour, Plan, Thresholds, Verdict, plan
-from store.vectors import rows as vectors
 
 if TYPE_CHECKING:
     import numpy as np
@@ -68,7 +67,7 @@ class Source:
         }
 
 
-class TimelineMixin(StoreBase):
+class TimelineMixin(StoreCore):
     if TYPE_CHECKING:
 
         def get_memory(self, memory_id: int) -> Memory: ...
@@ -95,7 +94,7 @@ class TimelineMixin(StoreBase):
         thresholds: Thresholds = DEFAULT,
     ) -> Plan:
         """Classify `content` (embedded as `vec`) against its nearest current memories, any category."""
-        hits = vectors.knn_memories(self.con, vec, NEIGHBOURS + 1)
+        hits = self.vectors.knn_memories(vec, NEIGHBOURS + 1)
         ids = [mid for mid, sim in hits if sim >= FLOOR and mid != exclude]
         if not ids:
             return Plan()

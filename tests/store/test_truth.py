@@ -118,7 +118,10 @@ def test_superseded_memories_rank_below_current_ones_and_as_of_finds_the_past(st
     was = store.search("uv pip python", scope="memories", touch=False, filters=Filters(as_of=before)).results
     assert [h.id for h in was] == [old.id]
     now = store.search(
-        "uv pip python", scope="memories", touch=False, filters=Filters(as_of=new.valid_from + 1)
+        "uv pip python",
+        scope="memories",
+        touch=False,
+        filters=Filters(as_of=(new.valid_from or new.created_at) + 1),
     )
     assert [h.id for h in now.results] == [new.id]
     assert [m.id for m in store.list_memories(state="current")] == [new.id]

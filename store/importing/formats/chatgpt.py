@@ -33,6 +33,7 @@ from store.importing.formats._common import (
     JsonStream,
     as_dict,
     as_list,
+    bad_utf8_problems,
     clean_text,
     describe,
     dict_or_empty,
@@ -40,6 +41,7 @@ from store.importing.formats._common import (
     ident,
     json_items,
     parse_ts,
+    stream_error,
     title_or_fallback,
 )
 from store.records import MemoryIn, MessageIn, ThreadIn
@@ -104,12 +106,16 @@ def read(path: Path) -> Iterator[Item]:
         seen_memories: set[str] = set()
         for name in names:
             label = bundle.label(name)
+            stream: JsonStream | None = None
             try:
                 with bundle.open(name) as fp:
-                    for conv in json_items(JsonStream(fp), ("conversations",)):
+                    stream = JsonStream(fp)
+                    for conv in json_items(stream, ("conversations",)):
                         yield from _one(conv, label, seen_threads, seen_memories)
             except (JsonError, OSError, zipfile.BadZipFile, EOFError) as exc:
-                yield ImportProblem(label, None, describe(exc))
+                yield ImportProblem(label, None, stream_error(exc, stream))
+                continue
+            yield from bad_utf8_problems(stream, label)
 
 
 def _check_manifest(bundle: Bundle, names: list[str]) -> Iterator[ImportProblem]:
@@ -231,8 +237,12 @@ def _active_path(mapping: dict[str, Any], current: Any) -> list[tuple[str, dict[
 
 
 def _newest_leaf(mapping: dict[str, Any]) -> str | None:
-    """Without current_node: the most recently written leaf, the deepest one on ties."""
+    """Without current_node: the most recently written leaf, the deepest one on ties.
+
+    Depths are memoised: walking from every leaf to the root was quadratic for the many-branch trees
+    regenerations make (a 5 MB conversation took 150 s)."""
     parents = {n.get("parent") for n in mapping.values() if isinstance(n, dict)}
+    depths: dict[str, int] = {}
     best: tuple[float, int] | None = None
     best_id: str | None = None
     for node_id, node in mapping.items():
@@ -240,14 +250,30 @@ def _newest_leaf(mapping: dict[str, Any]) -> str | None:
             continue
         msg = dict_or_empty(node.get("message"))
         when = parse_ts(msg.get("update_time")) or parse_ts(msg.get("create_time")) or 0.0
-        depth, cur, seen = 0, node.get("parent"), set()
-        while isinstance(cur, str) and cur in mapping and cur not in seen and isinstance(mapping[cur], dict):
-            seen.add(cur)
-            depth += 1
-            cur = mapping[cur].get("parent")
+        depth = _depth(mapping, node_id, depths)
         if best is None or (when, depth) > best:
             best, best_id = (when, depth), node_id
     return best_id
+
+
+def _depth(mapping: dict[str, Any], node_id: str, depths: dict[str, int]) -> int:
+    """Ancestors of `node_id` (cycle-safe: a node seen twice on the way up counts as a root)."""
+    path: list[str] = []
+    on_path: set[str] = set()
+    cur: Any = node_id
+    base = -1
+    while isinstance(cur, str) and cur in mapping and isinstance(mapping[cur], dict):
+        if cur in depths:
+            base = depths[cur]
+            break
+        if cur in on_path:
+            break
+        path.append(cur)
+        on_path.add(cur)
+        cur = mapping[cur].get("parent")
+    for i, n in enumerate(reversed(path)):
+        depths[n] = base + 1 + i
+    return depths[node_id]
 
 
 def _message(

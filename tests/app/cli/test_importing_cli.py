@@ -140,3 +140,21 @@ def test_a_memapp_export_is_restored_whole_into_an_empty_database(capsys, no_mod
     assert again["errors"][0]["file"] == str(dump) and "not empty" in again["errors"][0]["error"]
     with Store(dst, embedder=None) as b:
         assert b.stats() == sa
+
+
+def test_a_lone_surrogate_in_a_thread_id_or_source_skips_that_thread_only(  # type: ignore[no-untyped-def]
+    capsys, no_model_config, db_path, tmp_path
+) -> None:
+    """Issue 20, D11: the only uncaught error in 8,000 fuzz runs ended the whole import, nothing written."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        '{"id": "a\\ud800b", "messages": [{"id": "m1", "role": "user", "content": "hi"}]}\n'
+        '{"id": "ok", "messages": [{"id": "m1", "role": "user", "content": "hello"}]}\n'
+        '{"id": "s", "source": "x\\udc00", "messages": [{"id": "m1", "role": "user", "content": "hey"}]}\n'
+    )
+    code, report, _ = import_json(capsys, db_path, str(path))
+    assert code == 1 and report["threads_added"] == 1 and report["skipped"] == 2
+    assert [e["conversation"] for e in report["errors"]] == ["a\ufffdb", "s"]
+    assert all("not valid Unicode" in e["error"] for e in report["errors"])
+    code, out, err = run(capsys, "--db", str(db_path), "import", str(path))  # the text report prints too
+    assert code == 1 and "a\ufffdb" in out + err and "Traceback" not in err

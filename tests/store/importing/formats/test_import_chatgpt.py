@@ -223,3 +223,35 @@ def test_total_uncompressed_size_is_capped(tmp_path: Path, monkeypatch: pytest.M
     r = read(archive, "chatgpt")
     assert r.threads == []
     assert "limit 2 GiB" in r.problems[0].error
+
+
+@pytest.mark.timeout(120)  # a hang guard: linear takes well under a second
+def test_a_many_branch_tree_without_current_node_is_linear(tmp_path: Path) -> None:
+    """Issue 20, D10: a leaf off every node of a long spine made the newest-leaf walk quadratic
+    (a 5 MB conversation took 150 s). 40,000 spine nodes, each with a regenerated leaf."""
+    n = 40_000
+    mapping: dict[str, object] = {}
+    for i in range(n):
+        spine, leaf = f"s{i}", f"l{i}"
+        mapping[spine] = {
+            "parent": f"s{i - 1}" if i else None,
+            "children": [f"s{i + 1}", leaf] if i < n - 1 else [leaf],
+            "message": {
+                "author": {"role": "user"},
+                "content": {"content_type": "text", "parts": [f"q{i}"]},
+                "create_time": 1_700_000_000 + i,
+            },
+        }
+        mapping[leaf] = {
+            "parent": spine,
+            "children": [],
+            "message": {
+                "author": {"role": "assistant"},
+                "content": {"content_type": "text", "parts": [f"a{i}"]},
+                "create_time": 1_700_000_000 + i + 0.5,
+            },
+        }
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([{"id": "wide", "title": "wide", "mapping": mapping}]))
+    t = read(path, "chatgpt").thread("wide")
+    assert len(t.messages) == n + 1 and t.messages[-1].content == f"a{n - 1}"
