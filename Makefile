@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/reimport.py $(BENCH_SIZE)
 	$(BIN)/python bench/startup.py $(BENCH_SIZE)
 	$(BIN)/python bench/context.py $(BENCH_SIZE)
+	$(BIN)/python bench/transcript.py $(if $(QUICK),--turns 100,)
 	$(BIN)/python bench/eval_search.py --out bench/out/eval_search.json
 	$(BIN)/python bench/report.py
 

@@ -175,7 +175,28 @@ def _m002_suggestions(con: apsw.Connection) -> None:
     )
 
 
-def _m003_truth(con: apsw.Connection) -> None:
+def _m003_import_files(con: apsw.Connection) -> None:
+    """Where each coding-agent session file was read up to, so a re-import reads only what was appended
+    (store.importing.sessions): an unchanged file (same size and mtime) is not even opened. The row goes
+    with its thread: a deleted thread is read again whole by the next import, as any export would be."""
+    con.execute(
+        """
+        CREATE TABLE import_files(
+            path TEXT PRIMARY KEY,
+            format TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            offset INTEGER NOT NULL,
+            head TEXT NOT NULL,
+            thread_id INTEGER REFERENCES threads(id) ON DELETE CASCADE,
+            imported_at REAL NOT NULL
+        );
+        CREATE INDEX import_files_thread ON import_files(thread_id);
+        """
+    )
+
+
+def _m004_truth(con: apsw.Connection) -> None:
     """Keeping memories true (issue 17). A memory is valid from `valid_from` (its creation, or when the
     fact it states became true) until `valid_until`, when a newer memory (`superseded_by`) replaced it:
     a superseded memory is kept and searchable, ranked down, and left out of context. Provenance: the
@@ -213,7 +234,7 @@ def _m003_truth(con: apsw.Connection) -> None:
         CREATE INDEX memory_conflicts_status ON memory_conflicts(status, id);
         CREATE INDEX memory_conflicts_old ON memory_conflicts(old_id);
 
-        CREATE TABLE memory_history_v3(
+        CREATE TABLE memory_history_v4(
             id INTEGER PRIMARY KEY,
             memory_id INTEGER NOT NULL,
             event TEXT NOT NULL CHECK (event IN ('add', 'edit', 'merge', 'pin', 'unpin', 'recategorise',
@@ -223,10 +244,10 @@ def _m003_truth(con: apsw.Connection) -> None:
             new TEXT,
             at REAL NOT NULL
         );
-        INSERT INTO memory_history_v3(id, memory_id, event, old, new, at)
+        INSERT INTO memory_history_v4(id, memory_id, event, old, new, at)
             SELECT id, memory_id, event, old, new, at FROM memory_history;
         DROP TABLE memory_history;
-        ALTER TABLE memory_history_v3 RENAME TO memory_history;
+        ALTER TABLE memory_history_v4 RENAME TO memory_history;
         CREATE INDEX memory_history_memory ON memory_history(memory_id, id);
         """
     )
@@ -235,7 +256,8 @@ def _m003_truth(con: apsw.Connection) -> None:
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial", _m001_initial),
     (2, "suggestions", _m002_suggestions),
-    (3, "truth", _m003_truth),
+    (3, "import_files", _m003_import_files),
+    (4, "truth", _m004_truth),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -61,7 +61,7 @@ class Memory:
     created_at: float
     updated_at: float
     deleted_at: float | None
-    # Time and provenance (migration 3, store.truth): valid until a newer memory superseded it.
+    # Time and provenance (migration 4, store.truth): valid until a newer memory superseded it.
     valid_from: float | None = None
     valid_until: float | None = None
     superseded_by: int | None = None
@@ -227,6 +227,17 @@ class MemoryIn:
     thread_source: str | None = None
     thread_external_id: str | None = None
     message_external_ids: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class SuggestionIn:
+    """A memory proposed by an import (a pasted list of memories): stored as a pending suggestion, never
+    as a memory, until the person accepts it."""
+
+    category: str
+    content: str
+    importance: int = 5
+    origin: str = "import:text"
 
 
 @dataclass(frozen=True, slots=True)

@@ -458,11 +458,13 @@ class ThreadsMixin(StoreCore):
 
     # -- vectors after the fact ---------------------------------------------------------------------
 
-    def messages_missing_vectors(self, limit: int = 256) -> list[Message]:
+    def messages_missing_vectors(self, limit: int = 256, *, thread_id: int | None = None) -> list[Message]:
+        """Messages with text but no chunk vectors yet (of one thread when `thread_id` is given)."""
         rows = self.con.execute(
             f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE trim(content) != '' AND NOT EXISTS "
-            "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id) ORDER BY id LIMIT ?",
-            (limit,),
+            "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id) "
+            "AND (?1 IS NULL OR thread_id = ?1) ORDER BY id LIMIT ?2",
+            (thread_id, limit),
         )
         return [_message(r) for r in rows]
 

@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "threads",
     "admin",
     "importing",
+    "agents",
     "search",
     "cleanup",
     "export",

@@ -10,11 +10,41 @@ from app.cli.common import Context, UsageError
 from store import CATEGORIES
 from store.errors import StoreError
 from store.export import save_export, write_export, write_markdown
-from store.files import refuse_database_paths
+from store.files import atomic_write, refuse_database_paths
+
+
+def _export_prompt(ctx: Context) -> None:
+    from store.prompt_export import prompt_block
+
+    a = ctx.args
+    if a.budget < 1:
+        raise UsageError("--budget must be at least 1 token")
+    block = prompt_block(ctx.store, a.budget)
+    path = None
+    if a.output not in (None, "-"):
+        path = Path(a.output).expanduser()
+        _refuse_database(path, ctx)
+        with atomic_write(path) as fh:  # private (0600), whole or absent, never over chat.db
+            fh.write(block.text)
+    note = (
+        f"{len(block.included)} memories, {block.tokens}/{block.budget} tokens"
+        + (f", {block.left_out} left out (raise --budget to include them)" if block.left_out else "")
+        + ("" if block.exact else " (estimated)")
+    )
+    if ctx.json:
+        ctx.emit({**block.to_json(), "file": None if path is None else str(path)})
+    elif path is None:
+        sys.stdout.write(block.text)
+        print(f"memapp: {note}", file=sys.stderr)
+    else:
+        print(f"wrote {note} to {path}")
 
 
 def cmd_export(ctx: Context) -> None:
     a = ctx.args
+    if a.format == "prompt":
+        _export_prompt(ctx)
+        return
     scope = {"thread": a.thread, "category": a.category}
     if a.format == "markdown":
         out_dir = Path(a.output or "memapp-markdown").expanduser()
@@ -53,8 +83,22 @@ def _refuse_database(path: Path, ctx: Context) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("export", help="export everything as JSON (lossless) or Markdown (for reading)")
-    p.add_argument("--format", choices=["json", "markdown"], default="json")
+    p = sub.add_parser(
+        "export", help="export everything as JSON (lossless) or Markdown, or memories as a paste-ready prompt"
+    )
+    p.add_argument(
+        "--format",
+        choices=["json", "markdown", "prompt"],
+        default="json",
+        help="json (lossless), markdown (for reading), prompt (memories to paste into another assistant)",
+    )
+    p.add_argument(
+        "--budget",
+        type=int,
+        default=1500,
+        metavar="TOKENS",
+        help="prompt: the most tokens the block may have (default 1500); the best memories that fit",
+    )
     p.add_argument(
         "-o",
         "--output",

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from app.cli.common import Context, one_line
-from store.records import iso
+from store.message_notes import notes, thread_notes
+from store.records import Message, iso
 from store.threads import SORTS
 
 
@@ -27,23 +29,41 @@ def cmd_list(ctx: Context) -> None:
     ctx.emit([t.to_json() for t in threads], human)
 
 
+def _message_json(m: Message) -> dict[str, Any]:
+    data = m.to_json()
+    if found := notes(m.metadata):
+        data["notes"] = found
+    if isinstance(m.metadata.get("tool_calls"), list):
+        data["tool_calls"] = m.metadata["tool_calls"]
+    return data
+
+
 def cmd_show(ctx: Context) -> None:
     a = ctx.args
     t = ctx.store.get_thread(a.id)
     messages = ctx.store.get_messages(t.id, offset=a.offset, limit=a.limit)
     summary = ctx.store.get_summary(t.id)
-    data = {**t.to_json(), "messages": [m.to_json() for m in messages]}
+    data = {
+        **t.to_json(),
+        "metadata": t.metadata,
+        "messages": [_message_json(m) for m in messages],
+    }
     if summary is not None:
         data["summary"] = summary.to_json()
 
     def human() -> None:
         print(f"thread {t.id}: {t.title}  ({t.source}, {t.message_count} messages, {t.token_count} tokens)")
+        if about := thread_notes(t.metadata):
+            print(about)
         if summary is not None:
             print(f"\nsummary (up to message {summary.last_message_seq}, {summary.token_count} tokens):")
             print(summary.content)
         for m in messages:
             print(f"\n[{m.seq}] {m.role}  {iso(m.created_at) or ''}  ({m.token_count} tok)")
-            print(m.content)
+            for line in notes(m.metadata):
+                print(f"  ({line})")
+            if m.content:
+                print(m.content)
 
     ctx.emit(data, human)
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
+import re
 import threading
 from collections.abc import Callable, Iterable
 from importlib import metadata
@@ -156,5 +158,43 @@ def build_server(
     return server
 
 
+# A lone UTF-16 surrogate escape ("\ud800") is valid JSON text but not a string the SDK's parser accepts:
+# the request was dropped without an answer and the client waited forever. Such escapes are read as
+# U+FFFD (as imports do), a proper pair is kept, and an escaped backslash is never mistaken for one.
+_ESCAPES = re.compile(
+    rb"\\\\"  # an escaped backslash: consumed first, so the "u" after it is not an escape
+    rb"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"  # a surrogate pair: kept
+    rb"|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"  # a lone surrogate
+)
+
+
+def clean_line(line: bytes) -> bytes:
+    """One JSON-RPC line with lone surrogate escapes replaced by the escape of U+FFFD."""
+
+    def fix(m: re.Match[bytes]) -> bytes:
+        text = m.group(0)
+        return text if text == b"\\\\" or len(text) == 12 else b"\\ufffd"
+
+    return _ESCAPES.sub(fix, line) if b"\\u" in line else line
+
+
+def _clean_stdin() -> None:
+    """Put a pipe on fd 0 that a thread fills with the real stdin's lines, cleaned (see clean_line)."""
+    real = os.dup(0)
+    read_end, write_end = os.pipe()
+    os.dup2(read_end, 0)
+    os.close(read_end)
+
+    def pump() -> None:
+        with os.fdopen(real, "rb") as source, os.fdopen(write_end, "wb") as sink:
+            for line in source:
+                sink.write(clean_line(line))
+                sink.flush()
+
+    threading.Thread(target=pump, name="memapp-mcp-stdin", daemon=True).start()
+
+
 def run_stdio(open_store: Callable[[], Store], *, read_only: bool = False) -> None:
-    build_server(open_store, read_only=read_only).run()
+    server = build_server(open_store, read_only=read_only)
+    _clean_stdin()
+    server.run()

@@ -294,6 +294,12 @@ class MemApp(App[None]):
 
         self.push_screen(HelpScreen(self.screen))
 
+    def action_imported_suggestions(self) -> None:
+        """Review the memory suggestions an imported text list made (they belong to no thread)."""
+        from app.tui.screens.suggestions import SuggestionsScreen
+
+        self.push_screen(SuggestionsScreen(None, "from imported lists"))
+
     def action_new_memory(self) -> None:
         from app.tui.screens.memory_edit import open_memory_editor
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from store.errors import InvalidInputError, NotFoundError, StoreError
 from store.extract.patterns import Candidate, find_candidates
 from store.memories import AddResult, content_hash, validate
-from store.records import Memory, iso, json_dumps, now
+from store.records import Memory, SuggestionIn, iso, json_dumps, now
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -166,6 +166,16 @@ def list_suggestions(
     return [_row(r) for r in rows]
 
 
+def imported_suggestions(store: Store, limit: int = 500) -> list[Suggestion]:
+    """Pending suggestions that belong to no thread (an imported text list of memories), oldest first."""
+    rows = store.con.execute(
+        f"SELECT {COLUMNS} FROM memory_suggestions WHERE status = 'pending' AND thread_id IS NULL "
+        "ORDER BY id LIMIT ?",
+        (limit,),
+    )
+    return [_row(r) for r in rows]
+
+
 def count_pending(store: Store, thread_id: int | None = None) -> int:
     if thread_id is None:
         return int(store.scalar("SELECT count(*) FROM memory_suggestions WHERE status = 'pending'"))
@@ -257,6 +267,42 @@ def _near_duplicates(store: Store, found: list[Candidate]) -> list[tuple[int | N
         if merge is not None:
             out[i] = (merge[0].id, round(float(merge[1].similarity), 4))
     return out
+
+
+def suggest_imported(store: Store, items: Sequence[SuggestionIn], *, embed: bool = True) -> tuple[int, int]:
+    """Store memories proposed by an import (a pasted list) as pending suggestions with no thread.
+
+    Returns (added, known): `known` counts texts that are already a memory or were suggested before
+    (pending, accepted or rejected: a rejected text is never offered again). `embed` looks for
+    near-duplicate memories to offer a merge, as suggestions found in threads do.
+    """
+    hashes = [content_hash(s.content) for s in items]
+    known = _known_hashes(store, "long_term_memories", hashes) | _known_hashes(
+        store, "memory_suggestions", hashes
+    )
+    fresh: list[tuple[SuggestionIn, str]] = []
+    for s, h in zip(items, hashes, strict=True):
+        try:
+            validate(s.content, s.category, s.importance)
+        except InvalidInputError:
+            continue  # not storable (empty, not valid Unicode): counted as not added
+        if h not in known:
+            known.add(h)
+            fresh.append((s, h))
+    candidates = [Candidate(s.content, s.category, s.importance, s.origin) for s, _ in fresh]
+    merges = _near_duplicates(store, candidates) if embed else [(None, None)] * len(fresh)
+    t = now()
+    added = 0
+    with store.con:
+        for (s, h), (merge_with, sim) in zip(fresh, merges, strict=True):
+            store.con.execute(
+                "INSERT INTO memory_suggestions(thread_id, message_id, category, content, content_hash, importance, "
+                "pattern, merge_with, similarity, created_at) VALUES (NULL, NULL, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(content_hash) DO NOTHING",
+                (s.category, s.content, h, s.importance, s.origin, merge_with, sim, t),
+            )
+            added += store.con.changes()
+    return added, len(items) - added
 
 
 # -- decisions -----------------------------------------------------------------------------------------

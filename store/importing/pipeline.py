@@ -31,6 +31,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from embeddings.data_files import data_file
 from store.errors import StoreError
@@ -38,6 +39,7 @@ from store.export import restore_json
 from store.importing.formats import ImportFormatError, ImportProblem, read_export
 from store.importing.formats._common import describe
 from store.importing.run import BATCH_CHUNKS, ImportProgress, ImportReport, ImportTotals, ProgressFn, Run
+from store.importing.sessions import SessionImport, is_session_path
 from store.maintenance import embed_missing
 from store.records import ThreadIn
 from store.store import Store
@@ -49,6 +51,8 @@ def count_export(paths: Sequence[str | os.PathLike[str]], fmt: str = "auto") -> 
     """Threads and messages in the exports (a parse-only pass, for progress totals and ETA)."""
     threads = messages = 0
     for path in paths:
+        if is_session_path(path, fmt):
+            continue  # counting would read every session, also the unchanged ones
         try:
             items = read_export(path, fmt)
         except ImportFormatError:
@@ -94,12 +98,16 @@ def import_paths(
         overlap=overlap,
         count_process=count_process,
     )
+    sessions = SessionImport(store, run.feed, run.finish)
     try:
         for path in paths:
             label = str(path)
             if fmt == "auto" and is_memapp_export(path):
                 run.finish()
                 _restore(store, path, report, embed=embed)
+                continue
+            if is_session_path(path, fmt):
+                sessions.import_path(Path(path), fmt)
                 continue
             try:
                 items = read_export(path, fmt)
@@ -110,6 +118,8 @@ def import_paths(
         run.finish()
     finally:
         run.close()
+        report.files_unchanged += sessions.unchanged
+        report.files_read += sessions.read
     if summarize:
         from store.extract.summaries import maybe_summarize, threads_to_summarize
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from store.importing.formats import FORMATS, ImportProblem, read_export
-from store.records import MemoryIn, ThreadIn
+from store.records import MemoryIn, SuggestionIn, ThreadIn
 from tests.reliability.reliability_helpers import SOAK
 
 SEED = int(os.environ.get("MEMAPP_FUZZ_SEED", "4242"))
@@ -29,7 +29,7 @@ TEXT_SUFFIXES = {".json", ".jsonl", ".ndjson", ".txt", ".md"}
 def _fixture_files() -> list[tuple[str, Path]]:
     found = []
     for fmt_dir in sorted(p for p in FIXTURES.iterdir() if p.is_dir() and p.name in FORMATS):
-        files = sorted(p for p in fmt_dir.iterdir() if p.is_file() and p.suffix in TEXT_SUFFIXES)
+        files = sorted(p for p in fmt_dir.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES)
         if files:
             found.append((fmt_dir.name, max(files, key=lambda p: p.stat().st_size)))
     return found
@@ -108,7 +108,7 @@ def test_mutated_fixtures_never_raise(
         except Exception as exc:  # noqa: BLE001 - the point: nothing may escape the parser
             raise AssertionError(f"{fmt} case {n} (MEMAPP_FUZZ_SEED={SEED}) raised {exc!r}") from exc
         for item in items:
-            assert isinstance(item, ThreadIn | MemoryIn | ImportProblem), (fmt, n, item)
+            assert isinstance(item, ThreadIn | MemoryIn | SuggestionIn | ImportProblem), (fmt, n, item)
             if isinstance(item, ImportProblem):
                 assert item.file and item.error, (fmt, n, item)
                 reported += 1

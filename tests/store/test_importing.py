@@ -124,6 +124,9 @@ def test_batched_import_keeps_every_vector_on_its_message(
         "threads_updated": 0,
         "messages_added": 13,
         "memories_added": 0,
+        "suggestions_added": 0,
+        "files_read": 0,
+        "files_unchanged": 0,
         "skipped": 0,
         "errors": [],
     }
@@ -211,6 +214,9 @@ def test_a_newer_export_adds_only_new_threads_and_messages_and_updates_titles(
         "threads_updated": 1,
         "messages_added": 5,
         "memories_added": 0,
+        "suggestions_added": 0,
+        "files_read": 0,
+        "files_unchanged": 0,
         "skipped": 0,
         "errors": [],
     }

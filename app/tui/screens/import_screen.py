@@ -286,6 +286,15 @@ class ImportScreen(MemappScreen):
             f"  memories added    {number(r.memories_added)}"
             f"{f' ({number(r.memories_existing)} already known)' if r.memories_existing else ''}\n"
         )
+        if r.suggestions_added or r.suggestions_known:
+            text.append(
+                f"  suggestions added {number(r.suggestions_added)} (ctrl+p › Review imported memory suggestions;"
+                " nothing becomes a memory until you accept it)\n"
+            )
+        if r.files_read or r.files_unchanged:
+            text.append(
+                f"  session files     {number(r.files_read)} read, {number(r.files_unchanged)} unchanged\n"
+            )
         if r.vector_problem:
             text.append(f"  no vectors written: {literal(r.vector_problem)} (run `memapp embed` later)\n")
         if r.errors:

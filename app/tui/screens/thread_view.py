@@ -22,6 +22,7 @@ from app.tui.screens.suggestions import SuggestionsScreen
 from app.tui.widgets.message_list import MessageList
 from store import Thread
 from store.extract.summaries import SummaryResult, summarize_thread
+from store.message_notes import thread_notes
 from store.records import Summary
 
 
@@ -117,6 +118,7 @@ class ThreadViewScreen(MemappScreen):
         self.query_one("#thread-facts", Static).update(
             f"{literal(t.source)} · {number(head.total)} messages · {number(t.token_count, estimated)} tokens · "
             f"{when(t.created_at)} → {when(t.updated_at)}"
+            + (f" · {literal(about)}" if (about := thread_notes(t.metadata)) else "")
         )
         self._show_summary(head, estimated)
         if not first_time:

@@ -18,13 +18,24 @@ from typing import IO, Any
 
 from store.errors import StoreError
 from store.importing.formats._json import JsonError, JsonStream
-from store.records import MemoryIn, MessageIn, ThreadIn
+from store.records import MemoryIn, MessageIn, SuggestionIn, ThreadIn
 
-FORMATS: tuple[str, ...] = ("chatgpt", "claude", "llm", "openwebui", "generic")
+FORMATS: tuple[str, ...] = (
+    "chatgpt",
+    "claude",
+    "llm",
+    "openwebui",
+    "generic",
+    "claude-code",
+    "codex",
+    "text",
+)
+SESSION_FORMATS: tuple[str, ...] = ("claude-code", "codex")  # append-only logs, imported incrementally
 FORMATS_HINT = (
     "memapp reads: ChatGPT data exports (.zip, folder or conversations*.json), Claude.ai exports "
     "(.zip, folder, conversations.json, memories.json), simonw/llm logs.db, Open WebUI chat exports (.json) "
-    "and the generic JSON/JSONL format (see the README)"
+    "Claude Code and Codex CLI session transcripts (.jsonl, or a folder of them), a text list of memories "
+    "(--format text) and the generic JSON/JSONL format (see the README)"
 )
 
 
@@ -49,7 +60,7 @@ class ImportProblem:
     error: str
 
 
-Item = ThreadIn | MemoryIn | ImportProblem
+Item = ThreadIn | MemoryIn | SuggestionIn | ImportProblem
 
 
 def describe(exc: BaseException) -> str:

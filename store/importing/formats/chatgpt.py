@@ -3,8 +3,9 @@
 A conversation is a tree (`mapping`) of nodes: every regeneration and edit is a sibling branch. What the
 person saw is one path, from `current_node` back through `parent` to the root; walking all children or
 sorting nodes by time mixes branches together, so we never do that. Most nodes on that path are still
-not conversation: hidden system scaffolding, tool plumbing (memory writes, web search), internal code
-calls and reasoning traces. Those are skipped so search and summaries see what was said.
+not conversation: hidden system scaffolding, tool plumbing (memory writes, web search) and reasoning
+traces. Those are skipped so search and summaries see what was said. Code sent to the code interpreter
+is kept, as a fenced block, so its output (the tool message after it) is not an answer without a question.
 
 The `bio` tool's writes (ChatGPT's "saved memories") become MemoryIn records, from every branch: the
 write happened whichever answer the person kept.
@@ -63,6 +64,8 @@ _HIDDEN_TYPES = {
     "code",
 }
 _REASONING_TYPES = {"thoughts", "reasoning_recap"}
+# Code the assistant sent to the code interpreter: kept (as a fenced block) with the output that follows.
+_CODE_TOOLS = {"python", "python_user_visible"}
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool", "function": "tool"}
 
 # Citation markers: \ue200cite\ue202turn0search3\ue201 (and filecite, image_group, ...), then any stray
@@ -307,7 +310,15 @@ def _message(
     if role == "tool" and (tool in _HIDDEN_TOOLS or (tool == "browser" and ctype != "tether_quote")):
         return None
     extra: dict[str, Any] = {}
-    if role == "assistant" and recipient not in (None, "all"):
+    if role == "assistant" and recipient in _CODE_TOOLS and ctype == "code":
+        code = content.get("text")
+        if not isinstance(code, str) or not code.strip():
+            return None
+        language = content.get("language") if isinstance(content.get("language"), str) else ""
+        language = "python" if language in ("", "unknown") else language
+        extra["code"] = language  # the code the interpreter ran; its output is the next (tool) message
+        content = {"content_type": "text", "parts": [f"```{language}\n{code.strip()}\n```"]}
+    elif role == "assistant" and recipient not in (None, "all"):
         if recipient != "canmore.create_textdoc":
             return None
         doc = _canvas(content)
@@ -341,7 +352,7 @@ def _message(
         extra["model"] = meta["model_slug"]
     if ctype == "tether_quote":
         extra.update({k: content[k] for k in ("url", "title") if isinstance(content.get(k), str)})
-    if role == "assistant" and reasoning:
+    if role == "assistant" and reasoning and "code" not in extra:  # reasoning goes with the answer
         extra["reasoning"] = list(reasoning)
         reasoning.clear()
     return MessageIn(

@@ -13,7 +13,17 @@ from store import Store
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "import"
 DEMO = Path(__file__).resolve().parents[3] / "data" / "demo.json"
-REPORT_KEYS = {"threads_added", "threads_updated", "messages_added", "memories_added", "skipped", "errors"}
+REPORT_KEYS = {
+    "threads_added",
+    "threads_updated",
+    "messages_added",
+    "memories_added",
+    "suggestions_added",
+    "files_read",
+    "files_unchanged",
+    "skipped",
+    "errors",
+}
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -38,6 +48,9 @@ def test_json_report_and_a_second_run_adding_nothing(capsys, no_model_config, db
         "threads_updated": 0,
         "messages_added": 0,
         "memories_added": 0,
+        "suggestions_added": 0,
+        "files_read": 0,
+        "files_unchanged": 0,
         "skipped": 0,
         "errors": [],
     }

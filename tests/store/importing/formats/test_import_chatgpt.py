@@ -44,6 +44,7 @@ def test_active_branch_skips_regenerations_edits_hidden_and_plumbing() -> None:
         ("u1", "user", "How do I boil an egg?\nQuickly, please."),
         ("a1", "assistant", "Boil it for 9 minutes. Then cool it."),
         ("u2", "user", "Remember that I like my eggs soft."),
+        ("code", "assistant", "```python\nprint(6 * 60)\n```"),
         ("exec", "tool", "360"),
         ("a3", "assistant", "Noted: 6 minutes for soft eggs."),
     ]
@@ -53,7 +54,6 @@ def test_active_branch_skips_regenerations_edits_hidden_and_plumbing() -> None:
         "OLD EDITED QUESTION",
         "web results dump",
         "Model set context",
-        "print(6 * 60)",
         "User prefers soft-boiled eggs.",
     ):
         assert gone not in text
@@ -62,7 +62,7 @@ def test_active_branch_skips_regenerations_edits_hidden_and_plumbing() -> None:
 def test_timestamps_float_ms_string_and_missing() -> None:
     t = read(CONV).thread("conv-branches")
     times = [m.created_at for m in t.messages]
-    assert times == [1700000010.0, 1700000030.0, 1700000050.5, 1700000061.0, 1700000061.0]
+    assert times == [1700000010.0, 1700000030.0, 1700000050.5, 1700000060.0, 1700000061.0, 1700000061.0]
     assert t.messages[-1].metadata["time_estimated"] is True  # null create_time: previous message's time
     assert (t.created_at, t.updated_at) == (1700000000.0, 1700000500.0)
 
@@ -75,6 +75,7 @@ def test_metadata_keeps_custom_instructions_models_reasoning_and_tools() -> None
     }
     by_id = {m.external_id: m for m in t.messages}
     assert by_id["a1"].metadata == {"model": "gpt-4o"}
+    assert by_id["code"].metadata == {"code": "python"}  # the code the interpreter ran, kept with its output
     assert by_id["exec"].metadata == {"tool": "python"}
     assert by_id["a3"].metadata["reasoning"] == ["The user wants soft eggs."]
     assert by_id["a3"].metadata["model"] == "gpt-4o-mini"
