@@ -39,6 +39,13 @@ class CountingEmbedder:
     def chunk(self, text: str) -> list[tuple[int, int]]:
         return self.inner.chunk(text)
 
+    @property
+    def loaded(self) -> bool:
+        return self.inner.loaded
+
+    def load(self) -> None:
+        self.inner.load()
+
 
 @pytest.fixture
 def real_store(db_path: Path, real_embedder: SentenceTransformerEmbedder):  # type: ignore[no-untyped-def]
