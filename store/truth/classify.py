@@ -101,13 +101,11 @@ def decide(d: Differences, cosine: float, *, cjk: bool, t: Thresholds = DEFAULT)
         reversal, update, review, duplicate = t.reversal, t.update, t.review, t.duplicate
     if d.contradiction and sim >= reversal:
         return Verdict("reversal", cosine, reasons)
-    if d.slot and sim >= update:
-        return Verdict("update", cosine, reasons)
-    if (
-        (d.value_change or d.names_differ or d.numbers_differ or (cjk and d.replaced))
-        and d.change_marker
-        and sim >= update
-    ):
+    # "pip over uv", then "stopped using uv": the same opinion (d.agrees), nothing to supersede.
+    changed = d.slot or (
+        (d.value_change or d.names_differ or d.numbers_differ or (cjk and d.replaced)) and d.change_marker
+    )
+    if changed and not d.agrees and sim >= update:
         return Verdict("update", cosine, reasons)
     if not d.blocks_merge:
         if sim >= duplicate:

@@ -447,6 +447,7 @@ class Differences:
     """How a new text (b) differs from an old one (a). Each field names a reason a merge would lose a fact."""
 
     polarity: bool  # one side negated
+    agrees: bool  # one side turns down what the other ranked below something: the same opinion
     antonym: str | None  # "like/dislike"
     swapped: bool  # opposite preference
     numbers_changed: bool  # each side has a number the other lacks
@@ -528,6 +529,23 @@ def _swapped(a: Features, b: Features) -> bool:
     return False
 
 
+def _negated_words(f: Features) -> list[str]:
+    """The first content words after the first negation: what "stopped using uv" or "no longer X" is about."""
+    if f.cjk:
+        return []
+    m = _NEG_EN.search(_NOT_NEG_EN.sub(" ", f.text))
+    if m is None:
+        return []
+    return _content_seq(f.text[m.end() :], False)[:2]
+
+
+def _agrees(a: Features, b: Features) -> bool:
+    """b turns down what a already ranked below something else ("pip over uv", then "stopped using uv"):
+    the same opinion in other words, not a reversal."""
+    negated = _negated_words(b)
+    return any(loser in negated and winner not in negated for winner, loser in a.preferences)
+
+
 def _slot_changed(a: Features, b: Features) -> bool:
     """The same sentence with short stretches replaced: "my dog is called Rex" → "… Bruno", "on Mondays and
     Fridays" → "on Tuesdays and Thursdays". Nothing inserted or deleted, most words kept."""
@@ -551,10 +569,12 @@ def compare(a: Features, b: Features) -> Differences:
     names_a = {n for n in a.names if n not in tokens_b and _stem(n) not in b.content}
     names_b = {n for n in b.names if n not in tokens_a and _stem(n) not in a.content}
     slot = _slot_changed(a, b)
+    agrees = _agrees(a, b) or _agrees(b, a)
     shared = len(a.content & b.content)
     sizes = len(a.content) + len(b.content)
     return Differences(
-        polarity=a.negative != b.negative,
+        polarity=a.negative != b.negative and not agrees,
+        agrees=agrees,
         antonym=_antonym(a, b),
         swapped=_swapped(a, b),
         numbers_changed=bool(num_a and num_b),

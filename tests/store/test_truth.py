@@ -68,6 +68,12 @@ def test_classify_cases_from_the_issue(old: str, new: str, sim: float, relation:
     assert classify(new, old, sim).relation == relation
 
 
+def test_turning_down_what_the_old_memory_ranked_lower_is_not_a_reversal() -> None:
+    old = "I prefer pip over uv for Python projects"
+    assert classify("I stopped using uv; I went back to plain pip", old, 0.8).action == "review"
+    assert classify("I stopped using pip; I went back to uv", old, 0.8).relation == "reversal"
+
+
 def test_texts_whose_numbers_or_names_differ_never_merge() -> None:
     for old, new in [
         ("My PIN is 1234", "My PIN is 9876"),

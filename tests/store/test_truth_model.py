@@ -62,9 +62,13 @@ def test_the_reversals_from_the_issue_supersede_and_never_merge(real_store: Stor
     swapped = real_store.add_memory("I prefer pip over uv for Python projects", "preference")
     assert emb.texts - before == 1  # one embedding per add, the classification is free
     assert swapped.action == "added" and swapped.superseded == (uv.id,)
+    real_store.reinstate_memory(uv.id)
+    real_store.delete_memory(swapped.memory.id)
     again = real_store.add_memory("I stopped using uv; I went back to plain pip", "preference")
-    assert again.action == "added" and again.memory.id not in (uv.id, swapped.memory.id)
-    assert swapped.memory.id in again.superseded
+    assert again.action == "added" and again.superseded == (uv.id,)
+    # Saying the same thing again in other words ("pip over uv" after "stopped using uv") is not a reversal.
+    same = real_store.add_memory("I prefer pip over uv for my Python work", "preference")
+    assert same.action == "added" and again.memory.id not in same.superseded
     lisbon = real_store.add_memory("Lives in Lisbon", "fact").memory
     porto = real_store.add_memory("Moved to Porto", "fact")
     assert porto.superseded == (lisbon.id,)
