@@ -196,7 +196,18 @@ def _m003_import_files(con: apsw.Connection) -> None:
     )
 
 
-def _m004_truth(con: apsw.Connection) -> None:
+def _m004_thread_archive(con: apsw.Connection) -> None:
+    """Archived threads: hidden from the thread lists and from search unless asked for, but kept whole
+    (messages, summary, vectors), so unarchiving is instant. NULL = not archived."""
+    con.execute(
+        """
+        ALTER TABLE threads ADD COLUMN archived_at REAL;
+        CREATE INDEX threads_archived ON threads(archived_at) WHERE archived_at IS NOT NULL;
+        """
+    )
+
+
+def _m005_truth(con: apsw.Connection) -> None:
     """Keeping memories true (issue 17). A memory is valid from `valid_from` (its creation, or when the
     fact it states became true) until `valid_until`, when a newer memory (`superseded_by`) replaced it:
     a superseded memory is kept and searchable, ranked down, and left out of context. Provenance: the
@@ -234,7 +245,7 @@ def _m004_truth(con: apsw.Connection) -> None:
         CREATE INDEX memory_conflicts_status ON memory_conflicts(status, id);
         CREATE INDEX memory_conflicts_old ON memory_conflicts(old_id);
 
-        CREATE TABLE memory_history_v4(
+        CREATE TABLE memory_history_v5(
             id INTEGER PRIMARY KEY,
             memory_id INTEGER NOT NULL,
             event TEXT NOT NULL CHECK (event IN ('add', 'edit', 'merge', 'pin', 'unpin', 'recategorise',
@@ -244,10 +255,10 @@ def _m004_truth(con: apsw.Connection) -> None:
             new TEXT,
             at REAL NOT NULL
         );
-        INSERT INTO memory_history_v4(id, memory_id, event, old, new, at)
+        INSERT INTO memory_history_v5(id, memory_id, event, old, new, at)
             SELECT id, memory_id, event, old, new, at FROM memory_history;
         DROP TABLE memory_history;
-        ALTER TABLE memory_history_v4 RENAME TO memory_history;
+        ALTER TABLE memory_history_v5 RENAME TO memory_history;
         CREATE INDEX memory_history_memory ON memory_history(memory_id, id);
         """
     )
@@ -257,7 +268,8 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial", _m001_initial),
     (2, "suggestions", _m002_suggestions),
     (3, "import_files", _m003_import_files),
-    (4, "truth", _m004_truth),
+    (4, "thread_archive", _m004_thread_archive),
+    (5, "truth", _m005_truth),
 ]
 LATEST = MIGRATIONS[-1][0]
 

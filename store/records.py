@@ -61,7 +61,7 @@ class Memory:
     created_at: float
     updated_at: float
     deleted_at: float | None
-    # Time and provenance (migration 4, store.truth): valid until a newer memory superseded it.
+    # Time and provenance (migration 5, store.truth): valid until a newer memory superseded it.
     valid_from: float | None = None
     valid_until: float | None = None
     superseded_by: int | None = None
@@ -107,6 +107,7 @@ class Thread:
     message_count: int
     token_count: int
     metadata: dict[str, Any]
+    archived_at: float | None = None  # archived threads are hidden from lists and search by default
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -118,6 +119,7 @@ class Thread:
             "token_count": self.token_count,
             "created_at": iso(self.created_at),
             "updated_at": iso(self.updated_at),
+            "archived_at": iso(self.archived_at),
         }
 
 

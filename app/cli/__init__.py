@@ -80,6 +80,21 @@ def _tui_args(argv: list[str]) -> argparse.Namespace | None:
     return args
 
 
+class _Version(argparse.Action):
+    """`--version`: the installed package's version, looked up only when asked (importlib.metadata is not
+    free, and `memapp mcp` must start fast)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("memapp")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            found = "unknown (not installed)"
+        print(f"memapp {found}")
+        parser.exit(0)
+
+
 def command_in(argv: list[str]) -> str | None:
     """The subcommand named in `argv` when it is one of ours, else None."""
     parser = _QuietParser(prog="memapp", add_help=False)
@@ -95,8 +110,13 @@ def command_in(argv: list[str]) -> str | None:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser, or (`only`) one with just that subcommand: its module alone is imported, so a
     command does not pay for every other command's imports (`memapp mcp` must answer `initialize` fast)."""
-    parser = _Parser(prog="memapp", description="Offline personal memory for AI conversations.")
+    parser = _Parser(
+        prog="memapp",
+        description="Offline personal memory for AI conversations. Run `memapp` with no command to open the "
+        "TUI (threads, memories, search, cleanup, import); the commands below do the same from a shell.",
+    )
     _add_global_options(parser)
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in [only] if only else COMMAND_MODULES:
         importlib.import_module(f"app.cli.{name}").register(sub)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from typing import Any
 
-from app.cli.common import EXIT_FAILED, Context
+from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError
 from store import maintenance
 from store.migrations import LATEST
 
@@ -96,30 +97,34 @@ def cmd_reindex(ctx: Context) -> int | None:
 
 
 def cmd_backup(ctx: Context) -> None:
+    if Path(ctx.args.path).expanduser().exists():
+        raise UsageError(
+            f"{ctx.args.path} already exists; choose a new file name (a backup never overwrites)"
+        )
     dest = maintenance.backup(ctx.store, ctx.args.path)
     ctx.emit({"backup": str(dest)}, lambda: print(f"backed up to {dest}"))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("stats", help="counts of threads, messages, memories and vectors")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_stats)
 
     p = sub.add_parser("doctor", help="check the database, tokenizer and model")
     p.add_argument("--full", action="store_true", help="compare every row's content, not a sample")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_doctor)
 
     p = sub.add_parser("embed", help="embed whatever has no vector yet (resumable)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_embed)
 
     p = sub.add_parser("reindex", help="rebuild the keyword index and all vectors from the canonical rows")
     p.add_argument("--keyword-only", action="store_true", help="rebuild only the keyword (FTS) index")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_reindex)
 
     p = sub.add_parser("backup", help="write a consistent copy of chat.db (safe while other writers run)")
     p.add_argument("path", help="file to write (must not exist)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_backup)

@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from store.store import Store
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+JSON_HELP = "print the result as JSON (for scripts) instead of text"
 
 
 class UsageError(Exception):
@@ -64,6 +66,22 @@ class Context:
             self._store = Store(self.db_path, config=self.config)
         return self._store
 
+    def require_database(self) -> None:
+        """A command that only reads (or changes what is there) refuses a chat.db that does not exist:
+        a mistyped --db or MEMAPP_DB must not silently create an empty database and answer "nothing".
+        Commands that create one (import, memory add, the TUI) set `creates=True` and skip this."""
+        if getattr(self.args, "creates", False) or self.db_path.exists() or self.db_path.is_symlink():
+            return  # (a dangling symlink gets the store's own one-line explanation)
+        where = (
+            "--db" if getattr(self.args, "db", None) else "MEMAPP_DB" if os.environ.get("MEMAPP_DB") else ""
+        )
+        raise UsageError(
+            f"there is no database at {self.db_path}"
+            + (f" (from {where}: check the path)" if where else "")
+            + ". Create one with `memapp import EXPORT`, `memapp memory add TEXT -c fact`, or by opening "
+            "`memapp` (the TUI)"
+        )
+
     def check_database(self) -> None:
         """Open, check and migrate chat.db without building a Store (no numpy, no tokenizer, no model):
         a file that is not a memapp database, or has a newer schema, raises a StoreError here."""
@@ -99,6 +117,7 @@ def run_command(handler: Callable[[Context], int | None], args: argparse.Namespa
     ctx: Context | None = None
     try:
         ctx = Context(args)
+        ctx.require_database()
         code = handler(ctx)
         return EXIT_OK if code is None else code
     except (UsageError, InvalidInputError, NotFoundError) as exc:

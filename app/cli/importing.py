@@ -141,6 +141,17 @@ def _progress_display(show: bool) -> Iterator[tuple[Counter, Updater]]:
         return totals
 
     def update(p: ImportProgress) -> None:
+        if p.phase == "summarising":
+            progress.update(
+                task,
+                description="summarising",
+                total=max(1, p.threads_total or 1),
+                completed=p.threads_done,
+                threads=f"{p.threads_done}/{p.threads_total}",
+                messages="-",
+                rate="grown threads",
+            )
+            return
         fields: dict[str, Any] = {
             "threads": f"{p.threads_done}/{p.threads_total}"
             if p.threads_total is not None
@@ -181,4 +192,4 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="do not update thread summaries and topics afterwards (`memapp summarize` does it later)",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON, no progress")
-    p.set_defaults(handler=cmd_import)
+    p.set_defaults(handler=cmd_import, creates=True)

@@ -33,4 +33,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--read-only", action="store_true", help="offer only the tools that change nothing")
     p.add_argument("--create", action="store_true", help="create chat.db if it does not exist yet")
-    p.set_defaults(handler=cmd_mcp)
+    p.set_defaults(handler=cmd_mcp, creates=True)  # cmd_mcp checks the database itself (--create)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli.common import Context
+from app.cli.common import JSON_HELP, Context
 from store.context.profile import Profile, build_profile
 
 
@@ -43,5 +43,5 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--budget", "-b", type=_budget, default=1000, metavar="N", help="token budget (default 1000)"
     )
     p.add_argument("--no-touch", action="store_true", help="do not count the included memories as accessed")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_profile)

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from app.cli.common import EXIT_FAILED, Context, UsageError, fail, one_line
+from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError, fail, one_line
 from store import CATEGORIES, ROLES, Store
 from store.errors import StoreError
 from store.records import iso
@@ -79,6 +79,8 @@ def _run(
     keyword_only: bool,
     touch: bool,
     as_of: str | None = None,
+    include_archived: bool = False,
+    source: str | None = None,
 ) -> SearchResponse:
     if thread is not None:
         store.get_thread(thread)  # an unknown thread is an error, not an empty result
@@ -90,6 +92,8 @@ def _run(
         until=None if until is None else parse_date(until, end=True),
         pinned=pinned,
         as_of=None if as_of is None else parse_date(as_of, end=True),
+        include_archived=include_archived,
+        source=source,
     )
     return store.search(query, scope=scope, k=k, filters=filters, keyword_only=keyword_only, touch=touch)
 
@@ -148,6 +152,8 @@ def cmd_search(ctx: Context) -> int | None:
         keyword_only=a.keyword_only,
         touch=not a.no_touch,
         as_of=a.as_of,
+        include_archived=a.include_archived,
+        source=a.source,
     )
     ctx.emit(resp.to_json(), lambda: _print_human(resp))
     return None
@@ -235,6 +241,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="what was true then: memories valid at the end of that day (superseded ones included), "
         "messages written by then",
     )
+    p.add_argument("--source", help="only threads imported from this source (chatgpt, claude, llm, …)")
+    p.add_argument(
+        "--include-archived", action="store_true", help="also search archived threads (left out by default)"
+    )
     p.add_argument("--keyword-only", action="store_true", help="skip the embedding model (fast, exact words)")
     p.add_argument(
         "--batch",
@@ -243,5 +253,5 @@ def register(sub: argparse._SubParsersAction) -> None:
         '"category"?, ...} from FILE or - (stdin); one JSON line out each',
     )
     p.add_argument("--no-touch", action="store_true", help="do not count the memories returned as accessed")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_search)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -121,13 +122,30 @@ def import_paths(
         report.files_unchanged += sessions.unchanged
         report.files_read += sessions.read
     if summarize:
-        from store.extract.summaries import maybe_summarize, threads_to_summarize
+        from store.extract.summaries import maybe_summarize, threads_to_summarize, unsummarised_count
 
         # Not only the threads this run grew: a killed or --no-summarize import left threads whose summary
         # is behind (derived from last_message_seq, so nothing else has to remember it), and re-running
         # the import, which then writes no message, must still bring them up to date.
-        behind = threads_to_summarize(store, min_new=store.config.summary.trigger_messages)
-        for thread_id in dict.fromkeys([*report.grown_threads, *behind]):
+        trigger = max(1, store.config.summary.trigger_messages)
+        behind = threads_to_summarize(store, min_new=trigger)
+        grown = [t for t in dict.fromkeys(report.grown_threads) if unsummarised_count(store, t) >= trigger]
+        due = list(dict.fromkeys([*grown, *behind]))
+        started = time.monotonic()
+        for done, thread_id in enumerate(due):
+            if progress is not None:  # a phase of its own: seconds on a big import, never a silent 100 %
+                progress(
+                    ImportProgress(
+                        "",
+                        done,
+                        len(due),
+                        0,
+                        None,
+                        report.messages_added,
+                        time.monotonic() - started,
+                        "summarising",
+                    )
+                )
             if maybe_summarize(store, thread_id) is not None:
                 report.summaries_updated += 1
     return report

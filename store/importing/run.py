@@ -86,6 +86,9 @@ class ImportProgress:
     messages_total: int | None
     messages_added: int
     elapsed: float
+    phase: str = "writing"
+    """'writing' (threads being embedded and written; the counts above), or 'summarising' (after every
+    thread is written: `threads_done` of `threads_total` grown threads have been looked at)."""
 
 
 @dataclass(frozen=True)

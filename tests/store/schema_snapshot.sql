@@ -30,6 +30,8 @@ CREATE INDEX messages_created ON messages(created_at);
 -- index messages_external
 CREATE UNIQUE INDEX messages_external ON messages(thread_id, external_id)
             WHERE external_id IS NOT NULL;
+-- index threads_archived
+CREATE INDEX threads_archived ON threads(archived_at) WHERE archived_at IS NOT NULL;
 -- index threads_updated
 CREATE INDEX threads_updated ON threads(updated_at DESC, id DESC);
 -- table compression_history
@@ -184,6 +186,6 @@ CREATE TABLE threads(
             updated_at REAL NOT NULL,
             message_count INTEGER NOT NULL DEFAULT 0,
             token_count INTEGER NOT NULL DEFAULT 0,
-            metadata TEXT NOT NULL DEFAULT '{}',
+            metadata TEXT NOT NULL DEFAULT '{}', archived_at REAL,
             UNIQUE(source, external_id)
         );

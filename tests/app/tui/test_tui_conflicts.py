@@ -106,8 +106,8 @@ async def test_the_editor_shows_the_source_and_opens_the_message(tui_store: Stor
         editor = app.screen
         assert isinstance(editor, MemoryEditScreen) and editor.memory is not None and editor.memory.id == m.id
         source = str(editor.query_one("#memory-source", Static).render())
-        assert f"message {mid}" in source and "Eggs" in source and "ctrl+o" in source
-        await pilot.press("ctrl+o")
+        assert f"message {mid}" in source and "Eggs" in source and "ctrl+g" in source
+        await pilot.press("ctrl+g")
         await settle(pilot)
         view = app.screen
         assert isinstance(view, ThreadViewScreen)
