@@ -469,7 +469,10 @@ class MemoriesScreen(MemappScreen):
             return
         from app.tui.screens.thread_view import ThreadViewScreen
 
-        self.app.push_screen(ThreadViewScreen(facts.memory.source_thread_id, nav=self.nav))
+        m = facts.memory  # at the message it came from, when known (store.truth provenance)
+        self.app.push_screen(
+            ThreadViewScreen(facts.memory.source_thread_id, message_id=m.source_message_id, nav=self.nav)
+        )
 
     # -- filters -------------------------------------------------------------------------------------
 

@@ -144,3 +144,31 @@ async def test_search_strikes_a_superseded_memory_and_its_editor_names_the_succe
         )
         line = str(editor.query_one("#memory-superseded", Static).render())
         assert f"memory {new.id}: I prefer pip over uv" in line
+
+
+async def test_the_detail_pane_says_superseded_and_t_opens_the_source_message(tui_store: Store) -> None:
+    from app.tui.widgets.memory_detail import MemoryDetail
+
+    tid = tui_store.write_thread(
+        ThreadIn("test", "t2", "Tools", [MessageIn("user", "hi"), MessageIn("user", "I prefer uv over pip")])
+    ).thread_id
+    row = tui_store.con.execute("SELECT id FROM messages WHERE thread_id = ? AND seq = 1", (tid,)).fetchone()
+    assert row is not None
+    mid = int(row[0])  # type: ignore[arg-type]
+    old = tui_store.add_memory(
+        "I prefer uv over pip for Python projects", "preference", source_thread_id=tid, source_message_id=mid
+    ).memory
+    new = tui_store.add_memory("I prefer pip over uv for Python projects", "preference").memory
+    app = make_app(tui_store, greet=False)
+    async with app.run_test(size=(110, 40)) as pilot:
+        screen = await _open_memories(pilot)
+        table = screen.query_one("#memories-table", DataTable)
+        table.move_cursor(row=table.get_row_index(str(old.id)))
+        await settle(pilot)
+        detail = screen.query_one(MemoryDetail)
+        text = str(detail.query_one("#memory-detail-text", Static).render())
+        assert "Superseded" in text and f"by memory {new.id}" in text and f"message {mid}" in text
+        await pilot.press("t")
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, ThreadViewScreen) and (view.thread_id, view.message_id) == (tid, mid)
