@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli.common import Context, one_line
+from app.cli.common import JSON_HELP, Context, one_line
 from store.records import iso
 from store.truth.conflicts import KEEPS, Conflict, get_conflict, list_conflicts, resolve_conflict
 
@@ -56,16 +56,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("conflicts", help="review memories that contradict or repeat each other")
     csub = p.add_subparsers(dest="conflicts_command", metavar="ACTION")
     p.set_defaults(handler=cmd_list, all=False, limit=500, json=False)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
 
     ls = csub.add_parser("list", help="open conflicts, newest first")
     ls.add_argument("--all", action="store_true", help="also resolved ones (automatic supersedes included)")
     ls.add_argument("--limit", type=int, default=500)
-    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--json", action="store_true", help=JSON_HELP)
     ls.set_defaults(handler=cmd_list)
 
     rs = csub.add_parser("resolve", help="decide one conflict")
     rs.add_argument("id", type=_id)
     rs.add_argument("--keep", required=True, choices=KEEPS, help=HELP_KEEP)
-    rs.add_argument("--json", action="store_true")
+    rs.add_argument("--json", action="store_true", help=JSON_HELP)
     rs.set_defaults(handler=cmd_resolve)

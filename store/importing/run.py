@@ -232,7 +232,7 @@ class Run:
                 origin=memory.origin,
                 source_thread_id=thread_id,
                 source_message_id=message_id,
-                source_note=None if message_id is not None else label,
+                source_note=None if message_id is not None else _file_name(label),
                 created_at=memory.created_at,
                 embed=self.embedding,
             )
@@ -408,3 +408,9 @@ def _done(value: np.ndarray | None) -> Future[np.ndarray | None]:
 def _memory_name(memory: MemoryIn) -> str:
     text = " ".join(memory.content.split())
     return "memory: " + (text if len(text) <= 60 else text[:59] + "…")
+
+
+def _file_name(label: str) -> str:
+    """Where an imported memory came from, as its file's name: a full path would tie the database (and its
+    exports) to one machine's folders."""
+    return label.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or label
