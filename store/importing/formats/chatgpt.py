@@ -234,7 +234,7 @@ def parse_conversation(conv: Any) -> tuple[ThreadIn, list[MemoryIn]]:
         updated_at=parse_ts(conv.get("update_time")) or (messages[-1].created_at if messages else None),
         metadata=thread_meta,
     )
-    return thread, _memories(mapping)
+    return thread, _memories(mapping, conv_id)
 
 
 def _active_path(mapping: dict[str, Any], current: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -423,10 +423,22 @@ def _canvas(content: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def _memories(mapping: dict[str, Any]) -> list[MemoryIn]:
-    """Saved memories: text the assistant sent to the `bio` tool, or `bio` messages carrying the text."""
+def _ancestors(mapping: dict[str, Any], node_id: str) -> tuple[str, ...]:
+    """The node and its parents, nearest first (cycle-safe): the messages that led to a bio write."""
+    out: list[str] = []
+    cur: Any = node_id
+    while isinstance(cur, str) and cur in mapping and cur not in out and len(out) < 50:
+        out.append(cur)
+        node = mapping[cur]
+        cur = node.get("parent") if isinstance(node, dict) else None
+    return tuple(out)
+
+
+def _memories(mapping: dict[str, Any], conv_id: str | None = None) -> list[MemoryIn]:
+    """Saved memories: text the assistant sent to the `bio` tool, or `bio` messages carrying the text,
+    each with the conversation and the messages that led to it (the importer links the nearest stored)."""
     out: list[MemoryIn] = []
-    for node in mapping.values():
+    for node_id, node in mapping.items():
         msg = node.get("message") if isinstance(node, dict) else None
         if not isinstance(msg, dict):
             continue
@@ -449,6 +461,9 @@ def _memories(mapping: dict[str, Any]) -> list[MemoryIn]:
                 content=text,
                 origin="chatgpt-bio",
                 created_at=parse_ts(msg.get("create_time")),
+                thread_source=SOURCE if conv_id else None,
+                thread_external_id=conv_id,
+                message_external_ids=_ancestors(mapping, str(node_id)),
             )
         )
     out.sort(key=lambda m: m.created_at or 0.0)
