@@ -93,14 +93,16 @@ def retrieve_memories(
         if qvec is not None
         else []
     )
-    chosen = [r.key[1] for r in order(fuse(kw, sem, fusion, parsed)) if r.key[1] not in exclude][:k]
+    ranked = order(fuse(kw, sem, fusion, parsed))
+    superseded = store.superseded_ids([r.key[1] for r in ranked])  # only current memories go out
+    chosen = [r.key[1] for r in ranked if r.key[1] not in exclude and r.key[1] not in superseded][:k]
     if not chosen:
         return []
     rows = {
         int(r[0]): (str(r[1]), str(r[2]))
         for r in store.con.execute(
             "SELECT id, category, content FROM long_term_memories WHERE deleted_at IS NULL "
-            "AND id IN (SELECT value FROM json_each(?))",
+            "AND valid_until IS NULL AND id IN (SELECT value FROM json_each(?))",
             (str(chosen),),
         )
     }
@@ -129,6 +131,7 @@ def pinned_memories(store: Store) -> list[tuple[int, str, str]]:
         (int(i), str(c), str(t))
         for i, c, t in store.con.execute(
             "SELECT id, category, content FROM long_term_memories WHERE deleted_at IS NULL AND pinned "
+            "AND valid_until IS NULL "
             "ORDER BY importance DESC, updated_at DESC, id"
         )
     ]
@@ -137,7 +140,8 @@ def pinned_memories(store: Store) -> list[tuple[int, str, str]]:
 def has_unpinned(store: Store) -> bool:
     return (
         store.con.execute(
-            "SELECT 1 FROM long_term_memories WHERE deleted_at IS NULL AND NOT pinned LIMIT 1"
+            "SELECT 1 FROM long_term_memories WHERE deleted_at IS NULL AND NOT pinned AND valid_until IS NULL "
+            "LIMIT 1"
         ).fetchone()
         is not None
     )

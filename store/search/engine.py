@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -50,6 +50,7 @@ NOTICE_NOTHING = "no good match: nothing in the archive is close enough to the q
 NOTICE_STOP_ONLY = "no good match: the query has only common words (like 'what' or 'should') to search for"
 
 DEPTH = 100  # candidates fetched from each retriever before fusion
+SUPERSEDED_WEIGHT = 0.5  # a superseded memory's fused score is multiplied by this
 _CACHE_LOCK = threading.Lock()
 _POOL: ThreadPoolExecutor | None = None
 
@@ -75,12 +76,19 @@ class SearchResult:
     category: str | None  # memories
     content: str
     score: float
-    matched: tuple[str, ...]  # ("keyword",), ("semantic",) or ("keyword", "semantic"); ("neighbour",):
-    # a turn next to a hit, matched by neither retriever
+    matched: tuple[str, ...]  # ("keyword",), ("semantic",) or ("keyword", "semantic")
     thread_title: str | None = None  # the thread it is in (memories: the thread it came from)
     created_at: float | None = None  # epoch seconds: when it was said / created (summaries: last updated)
+    # Memories (store.truth): replaced by a newer memory (ranked down), and where the memory came from.
+    superseded_by: int | None = None
+    valid_until: float | None = None
+    source_message_id: int | None = None
+    origin: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        return {**self._json(), **_memory_extras(self)}
+
+    def _json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
             "id": self.id,
@@ -94,6 +102,19 @@ class SearchResult:
             "thread_title": self.thread_title,
             "created_at": self.created_at,
         }
+
+
+def _memory_extras(r: SearchResult) -> dict[str, Any]:
+    """Memories only (None for messages and summaries): superseded or not, and where it came from."""
+    from store.records import iso
+
+    if r.kind != "memory":
+        return {"superseded_by": None, "valid_until": None, "source": None}
+    return {
+        "superseded_by": r.superseded_by,
+        "valid_until": iso(r.valid_until),
+        "source": {"origin": r.origin, "thread_id": r.thread_id, "message_id": r.source_message_id},
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +137,8 @@ class SearchResponse:
 class Filters:
     """Restrictions applied inside both retrievers. A filter that a kind has no field for excludes that
     kind: `category`/`pinned` keep memories only, `role` messages only, `thread_id` messages and
-    summaries; `since`/`until` (epoch seconds, half-open) apply to every kind."""
+    summaries; `since`/`until` (epoch seconds, half-open) apply to every kind. `as_of` keeps the memories
+    valid at that moment (valid_from <= as_of < valid_until) and what was written by then."""
 
     thread_id: int | None = None
     category: str | None = None
@@ -126,6 +148,7 @@ class Filters:
     pinned: bool | None = None
     include_archived: bool = False  # messages and summaries of archived threads are left out unless True
     source: str | None = None  # only messages and summaries of threads imported from this source
+    as_of: float | None = None  # what was true then: memories valid at that time, messages said by then
 
     def kinds(self, scope: str) -> tuple[str, ...]:
         if scope not in SCOPES:
@@ -176,6 +199,8 @@ class SearchMixin(StoreCore):
         """
         filters = filters or Filters()
         self._validate_filters(filters)
+        if filters.as_of is not None and (filters.until is None or filters.until > filters.as_of):
+            filters = replace(filters, until=filters.as_of + 1e-3)
         kinds = filters.kinds(scope)
         k = max(0, min(int(k), vectors.K_MAX))
         fusion = fusion or self.fusion()
@@ -207,6 +232,8 @@ class SearchMixin(StoreCore):
             best = sorted((r for r in ranked.values() if r.key[0] == "message"), key=lambda r: -r.score)
             ids = [r.key[1] for r in best[:SMOOTH_DEPTH]]
             ranked = smooth(ranked, self.message_context(ids, filters), fusion, parsed)
+        if filters.as_of is None and "memory" in kinds:
+            self._rank_down_superseded(ranked)
         spans = {key: span for key, _, span in sem}
         results = self._hydrate(order(ranked)[:k], parsed, spans)
         if not results:
@@ -343,7 +370,7 @@ class SearchMixin(StoreCore):
     def _knn_memories(self, qvec: np.ndarray, f: Filters, n: int) -> list[tuple[int, float]]:
         """Category and trash are vec0 metadata, filtered inside the KNN. Pinned and dates are not: then
         the memories that pass the filter are ranked exactly, by distance, among themselves."""
-        if f.pinned is None and f.since is None and f.until is None:
+        if f.pinned is None and f.since is None and f.until is None and f.as_of is None:
             return self.vectors.knn_memories(qvec, n, category=f.category, helper=self.vector_helper())
         if not self.vectors.tables_exist():
             return []
@@ -354,6 +381,18 @@ class SearchMixin(StoreCore):
             [np.ascontiguousarray(qvec, dtype=np.float32).tobytes(), *args, n],
         )
         return [(int(mid), 1.0 - float(d)) for mid, d in rows]
+
+    def _rank_down_superseded(self, ranked: dict[Key, Ranked]) -> None:
+        """A memory a newer one replaced stays findable, below what is current (SUPERSEDED_WEIGHT)."""
+        ids = [key[1] for key in ranked if key[0] == "memory"]
+        if not ids:
+            return
+        for (mid,) in self.con.execute(
+            "SELECT id FROM long_term_memories WHERE valid_until IS NOT NULL AND id IN (SELECT value FROM json_each(?))",
+            (json_ids(ids),),
+        ):
+            r = ranked[("memory", int(mid))]
+            r.score *= SUPERSEDED_WEIGHT
 
     def message_context(self, message_ids: Sequence[int], filters: Filters) -> Context:
         """Each message's thread, and the turns right before and after it that pass the filters (one
@@ -388,12 +427,21 @@ class SearchMixin(StoreCore):
             if ids[kind]:
                 for row in self.con.execute(sql, (json_ids(ids[kind]),)):
                     rows[(kind, int(row[0]))] = row
+        extras: dict[int, tuple[Any, ...]] = {}
+        if ids["memory"]:
+            for row in self.con.execute(
+                "SELECT id, superseded_by, valid_until, source_message_id, origin FROM long_term_memories "
+                "WHERE id IN (SELECT value FROM json_each(?))",
+                (json_ids(ids["memory"]),),
+            ):
+                extras[int(row[0])] = tuple(row[1:])
         out = []
         for r in ranked:
             row = rows.get(r.key)
             if row is None:
                 continue
             tid, ext, role, category, content, title, at = row[1:]
+            extra = extras.get(r.key[1], (None, None, None, None)) if r.key[0] == "memory" else (None,) * 4
             out.append(
                 SearchResult(
                     r.key[0],
@@ -407,6 +455,7 @@ class SearchMixin(StoreCore):
                     r.matched,
                     title,
                     at,
+                    *extra,
                 )
             )
         return out

@@ -126,6 +126,11 @@ def memory_where(f: Filters) -> tuple[list[str], list[Any]]:
         if value is not None:
             where.append(f"m.{col} {op} ?")
             args.append(value)
+    if f.as_of is not None:
+        where.append(
+            "coalesce(m.valid_from, m.created_at) <= ? AND (m.valid_until IS NULL OR m.valid_until > ?)"
+        )
+        args += [f.as_of, f.as_of]
     return where, args
 
 

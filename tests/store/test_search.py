@@ -28,6 +28,9 @@ RESULT_KEYS = {
     "matched",
     "thread_title",
     "created_at",
+    "superseded_by",
+    "valid_until",
+    "source",
 }
 NASTY = [
     "AND",
