@@ -22,7 +22,8 @@ from typing import Any, Literal
 import apsw
 import numpy as np
 
-from embeddings import Embedder, SentenceTransformerEmbedder, TokenCounter
+from embeddings import Embedder, TokenCounter
+from embeddings.onnx_embedder import make_embedder
 from store import db, migrations
 from store.config import Config
 from store.memories import MemoriesMixin
@@ -70,8 +71,9 @@ class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
             self.embedder_problem = "semantic search is disabled in config (embedding.enabled = false)"
             return None
         try:
-            return SentenceTransformerEmbedder(
+            return make_embedder(
                 cfg.model_path or None,
+                backend=cfg.backend,
                 batch_size=cfg.batch_size,
                 chunk_tokens=cfg.chunk_tokens,
                 chunk_overlap=cfg.chunk_overlap,
