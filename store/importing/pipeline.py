@@ -114,7 +114,7 @@ def import_paths(
         from store.extract.summaries import maybe_summarize
 
         for thread_id in dict.fromkeys(report.grown_threads):
-            if maybe_summarize(store, thread_id) is not None:
+            if maybe_summarize(store, thread_id, use_model=embed) is not None:
                 report.summaries_updated += 1
     return report
 
