@@ -38,6 +38,7 @@ SEARCH_SIZE := $(if $(QUICK),--quick,--full)
 bench: $(STAMP)
 	$(BIN)/python bench/search.py $(SEARCH_SIZE)
 	$(BIN)/python bench/import.py $(BENCH_SIZE)
+	$(BIN)/python bench/reimport.py $(BENCH_SIZE)
 	$(BIN)/python bench/startup.py $(BENCH_SIZE)
 	$(BIN)/python bench/context.py $(BENCH_SIZE)
 	$(BIN)/python bench/eval_search.py --out bench/out/eval_search.json

@@ -48,11 +48,11 @@ from _common import (
 )
 
 from store import Store, db
-from store.vectors import rows as vectors
 from store.base import fts_put
 from store.records import CATEGORIES, MessageIn, ThreadIn
 from store.search.engine import DEPTH, Filters
 from store.threads import PreparedChunks
+from store.vectors import rows as vectors
 
 BUILD = 1  # bump when the data below changes shape
 PREFIX = {"preference": "I prefer", "project": "I am working on", "skill": "I know how to", "fact": "Note:"}

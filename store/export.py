@@ -22,7 +22,6 @@ from store.errors import StoreError
 from store.migrations import LATEST, current_version
 from store.records import CATEGORIES, iso
 from store.store import Store
-from store.vectors import rows as vectors
 
 FORMAT = "memapp-export"
 # Parents before children, so foreign keys hold while restoring row by row.
@@ -123,8 +122,8 @@ def _b64(blob: bytes) -> str:
 
 
 def _export_vectors(store: Store, tables: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
-    rec = vectors.recorded_model(store.con)
-    if rec is None or not vectors.tables_exist(store.con):
+    rec = store.vectors.recorded_model()
+    if rec is None or not store.vectors.tables_exist():
         return None
     memory_ids = {r["id"] for r in tables.get("long_term_memories", [])}
     message_ids = {r["id"] for r in tables.get("messages", [])}
@@ -201,7 +200,7 @@ def _restore_vectors(store: Store, emb: Any) -> None:
     for mid, b64 in emb.get("memories", {}).items():
         m = store.get_memory(int(mid))
         vec = np.frombuffer(base64.b64decode(b64), dtype=np.float32)
-        vectors.put_memory(store.con, m.id, vec, m.category, m.deleted_at is not None)
+        store.vectors.put_memory(m.id, vec, m.category, m.deleted_at is not None)
     by_message: dict[int, list[dict[str, Any]]] = {}
     for c in emb.get("chunks", []):
         by_message.setdefault(int(c["message_id"]), []).append(c)
@@ -209,8 +208,7 @@ def _restore_vectors(store: Store, emb: Any) -> None:
         msg = store.get_message(mid)
         chunks.sort(key=lambda c: c["chunk_index"])
         vecs = np.stack([np.frombuffer(base64.b64decode(c["vector"]), dtype=np.float32) for c in chunks])
-        vectors.put_chunks(
-            store.con,
+        store.vectors.put_chunks(
             mid,
             msg.thread_id,
             msg.role,

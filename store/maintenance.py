@@ -16,7 +16,6 @@ from typing import Any
 
 from store.errors import StoreError
 from store.store import Store
-from store.vectors import rows as vectors
 
 Progress = Callable[[int, int], None] | None
 
@@ -35,7 +34,7 @@ def doctor(store: Store, *, load_model: bool = True) -> dict[str, Any]:
         store.load_model()
         model["load_seconds"] = round(time.monotonic() - t0, 2)
     model["state"] = store.semantic_state
-    rec = vectors.recorded_model(store.con)
+    rec = store.vectors.recorded_model()
     model["recorded_in_database"] = None if rec is None else {"name": rec[0], "dimension": rec[1]}
     missing_messages = store._scalar(
         "SELECT count(*) FROM messages m WHERE trim(content) != '' AND NOT EXISTS "

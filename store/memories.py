@@ -24,7 +24,6 @@ from store.base import StoreBase, fts_delete, fts_put, json_dumps, json_loads
 from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError
 from store.records import CATEGORIES, HistoryEvent, Memory, now
 from store.text import unpaired_surrogate
-from store.vectors import rows as vectors
 
 MEMORY_COLUMNS = (
     "id, category, content, importance, access_count, last_accessed, pinned, user_edited, origin, "
@@ -156,7 +155,7 @@ class MemoriesMixin(StoreBase):
         if vec is None:
             return
         self._ensure_vector_tables()
-        vectors.put_memory(self.con, memory.id, vec, memory.category, memory.deleted_at is not None)
+        self.vectors.put_memory(memory.id, vec, memory.category, memory.deleted_at is not None)
 
     # -- add / merge ---------------------------------------------------------------------------------
 
@@ -191,11 +190,11 @@ class MemoriesMixin(StoreBase):
         if same is not None and not force:
             return AddResult(_row_to_memory(same), "exists", 1.0)
 
-        vec = self._embed([content]) if embed else None
+        vec = self.embed_texts([content]) if embed else None
         vec0 = None if vec is None else vec[0]
         with self.con:
             if vec0 is not None and not force:
-                nearest = vectors.knn_memories(self.con, vec0, 1, category=category)
+                nearest = self.vectors.knn_memories(vec0, 1, category=category)
                 if nearest and nearest[0][1] >= self.config.memory.merge_threshold:
                     existing = self.get_memory(nearest[0][0])
                     if existing.pinned or existing.user_edited:
@@ -276,7 +275,7 @@ class MemoriesMixin(StoreBase):
             raise InvalidInputError(f"memory {memory_id} is in the trash: restore it first")
         content = content.strip() if content is not None else None
         new_content = content if content is not None and content != old.content else None
-        vec = self._embed([new_content]) if new_content is not None else None
+        vec = self.embed_texts([new_content]) if new_content is not None else None
         with self.con:
             old = self.get_memory(memory_id)  # re-read under the write lock
             sets: list[str] = []
@@ -313,9 +312,9 @@ class MemoriesMixin(StoreBase):
                 if vec is not None:
                     self._put_vector(memory, vec[0])
                 else:  # the old vector describes the old text: drop it, `memapp embed` redoes it
-                    vectors.delete_memory(self.con, memory_id)
+                    self.vectors.delete_memory(memory_id)
             elif category is not None:
-                vectors.update_memory_meta(self.con, memory_id, category=memory.category, deleted=False)
+                self.vectors.update_memory_meta(memory_id, category=memory.category, deleted=False)
             for event, o, n in events:
                 self._history(memory_id, event, o, n)
             return memory
@@ -337,7 +336,7 @@ class MemoriesMixin(StoreBase):
                 return old
             t = now()
             self.con.execute("UPDATE long_term_memories SET deleted_at = ? WHERE id = ?", (t, memory_id))
-            vectors.update_memory_meta(self.con, memory_id, category=old.category, deleted=True)
+            self.vectors.update_memory_meta(memory_id, category=old.category, deleted=True)
             new: dict[str, Any] = {"deleted_at": t}
             if reason:
                 new["reason"] = reason
@@ -357,7 +356,7 @@ class MemoriesMixin(StoreBase):
             if old.deleted_at is None:
                 return old
             self.con.execute("UPDATE long_term_memories SET deleted_at = NULL WHERE id = ?", (memory_id,))
-            vectors.update_memory_meta(self.con, memory_id, category=old.category, deleted=False)
+            self.vectors.update_memory_meta(memory_id, category=old.category, deleted=False)
             self._history(memory_id, "restore", {"deleted_at": old.deleted_at}, {"deleted_at": None})
             return self.get_memory(memory_id)
 
@@ -381,7 +380,7 @@ class MemoriesMixin(StoreBase):
                 m = self.get_memory(mid)
                 self._history(mid, "purge", {**_fields(m), "deleted_at": m.deleted_at}, None)
                 fts_delete(self.con, "fts_memories", mid)
-                vectors.delete_memory(self.con, mid)
+                self.vectors.delete_memory(mid)
                 self.con.execute("DELETE FROM long_term_memories WHERE id = ?", (mid,))
             return purged
 
@@ -401,7 +400,7 @@ class MemoriesMixin(StoreBase):
     # -- vectors after the fact ---------------------------------------------------------------------
 
     def memories_missing_vectors(self, limit: int = 256) -> list[Memory]:
-        has = vectors.tables_exist(self.con)
+        has = self.vectors.tables_exist()
         missing = "id NOT IN (SELECT memory_id FROM vec_memories)" if has else "1"
         rows = self.con.execute(
             f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE {missing} ORDER BY id LIMIT ?", (limit,)
@@ -410,7 +409,7 @@ class MemoriesMixin(StoreBase):
 
     def embed_memories(self, memories: Sequence[Memory]) -> int:
         """Embed and store vectors for these memories (one transaction). Returns how many were written."""
-        vecs = self._embed([m.content for m in memories])
+        vecs = self.embed_texts([m.content for m in memories])
         if vecs is None:
             return 0
         with self.con:

@@ -29,7 +29,7 @@ from store.config import Config
 from store.memories import MemoriesMixin
 from store.search.engine import SearchMixin
 from store.threads import ThreadsMixin
-from store.vectors import rows as vectors
+from store.vectors.rows import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -90,9 +90,17 @@ class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
         if con is None:
             con = db.connect(self.path, create=self._create)
             self._local.con = con
+            self._local.vectors = VectorIndex(con)
             with self._all_lock:
                 self._all.append(con)
         return con
+
+    @property
+    def vectors(self) -> VectorIndex:
+        """The vector tables as seen from this thread's connection (their layout read once per write)."""
+        _ = self.con
+        index: VectorIndex = self._local.vectors
+        return index
 
     def close(self) -> None:
         with self._all_lock:
@@ -117,7 +125,7 @@ class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
             return self.embedder_problem or "no embedding model"
         if self.embedder_problem:
             return self.embedder_problem
-        return vectors.mismatch(self.con, self.embedder.name, self.embedder.dimension)
+        return self.vectors.mismatch(self.embedder.name, self.embedder.dimension)
 
     @property
     def semantic_state(self) -> str:
@@ -125,27 +133,28 @@ class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
         problem = self.vector_problem
         if problem:
             return f"unavailable: {problem}"
-        loaded = getattr(self.embedder, "loaded", True)
-        return "ready" if loaded else "not loaded"
+        assert self.embedder is not None
+        return "ready" if self.embedder.loaded else "not loaded"
 
     def load_model(self) -> bool:
         """Load the embedding model now (for workers). False, with the reason recorded, on failure."""
-        if self.vector_problem:
-            return False
-        load = getattr(self.embedder, "load", None)
-        if load is None:
-            return True
+        return not self.vector_problem and self._load_model()
+
+    def _load_model(self) -> bool:
+        assert self.embedder is not None
         try:
-            load()
+            self.embedder.load()  # idempotent: cheap once loaded
             return True
         except Exception as exc:
             log.warning("embedding model failed to load: %s", exc)
             self.embedder_problem = f"the embedding model failed to load: {exc}"
             return False
 
-    def _embed(self, texts: Sequence[str]) -> np.ndarray | None:
-        """Vectors for `texts`, or None when no model is usable (the rows are written without them)."""
-        if not texts or not self.load_model():
+    def embed_texts(self, texts: Sequence[str], *, checked: bool = False) -> np.ndarray | None:
+        """Vectors for `texts`, or None when no model is usable (the rows are written without them); a
+        failure is recorded in `embedder_problem`. `checked`: the caller has just found `vector_problem`
+        empty (saves reading the database's recorded model again)."""
+        if not texts or not (self._load_model() if checked and self.embedder else self.load_model()):
             return None
         assert self.embedder is not None
         try:
@@ -167,7 +176,7 @@ class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
 
     def _ensure_vector_tables(self) -> None:
         assert self.embedder is not None
-        vectors.ensure_tables(self.con, self.embedder.name, self.embedder.dimension)
+        self.vectors.ensure_tables(self.embedder.name, self.embedder.dimension)
 
     # -- whole-database facts -------------------------------------------------------------------------
 
@@ -179,7 +188,7 @@ class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
         return None if row is None else row[0]
 
     def stats(self) -> dict[str, Any]:
-        has_vec = vectors.tables_exist(self.con)
+        has_vec = self.vectors.tables_exist()
         return {
             "threads": self._scalar("SELECT count(*) FROM threads"),
             "messages": self._scalar("SELECT count(*) FROM messages"),
@@ -213,7 +222,7 @@ class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
             n_rows = self._scalar(f"SELECT count(*) FROM {table}")
             if n_fts != n_rows:
                 problems.append(f"{fts} has {n_fts} rows, {table} has {n_rows}")
-        if vectors.tables_exist(self.con):
+        if self.vectors.tables_exist():
             orphans = self._scalar(
                 "SELECT count(*) FROM vec_memories WHERE memory_id NOT IN (SELECT id FROM long_term_memories)"
             )
@@ -229,5 +238,5 @@ class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
             n_vec = self._scalar("SELECT count(*) FROM vec_chunks")
             if n_chunks != n_vec:
                 problems.append(f"message_chunks has {n_chunks} rows, vec_chunks has {n_vec}")
-            problems += vectors.check(self.con)
+            problems += self.vectors.check()
         return problems

@@ -19,6 +19,7 @@ another process, see store.importing); whatever is missing is counted here, in o
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,6 @@ from store.base import StoreBase, fts_put, json_dumps, json_loads
 from store.errors import InvalidInputError, NotFoundError
 from store.records import ROLES, Message, MessageIn, Summary, Thread, ThreadIn, ThreadWrite, now
 from store.text import index_text, unpaired_surrogate
-from store.vectors import rows as vectors
 
 THREAD_COLUMNS = (
     "id, source, external_id, title, created_at, updated_at, message_count, token_count, metadata"
@@ -52,32 +52,34 @@ def _message(row: Sequence[Any]) -> Message:
     return Message(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], json_loads(row[8]))
 
 
-def _check_storable(thread: ThreadIn) -> None:
+def _check_storable(thread: ThreadIn, positions: Sequence[int]) -> list[str]:
     """Refuse, before anything is written, an unknown role and text SQLite cannot store (an unpaired
     surrogate, e.g. from a JSON "\\ud800" escape in an export): InvalidInputError naming where, so an
-    import skips this thread."""
-    for m in thread.messages:
+    import skips this thread. Only the thread's own fields and the messages at `positions` (those to be
+    written) are checked: a stored message was checked when it was written. Returns their metadata JSON,
+    by position in `positions`, for the insert."""
+    for i in positions:
+        m = thread.messages[i]
         if m.role not in ROLES:
             raise InvalidInputError(f"message {m.external_id!r} has unknown role {m.role!r}")
+    metadata = [_metadata_json(thread.messages[i].metadata) for i in positions]
     fields = [
         ("the title", thread.title),
         ("the source", thread.source),
         ("the id", thread.external_id or ""),
         ("the metadata", _metadata_json(thread.metadata)),
     ]
-    for i, m in enumerate(thread.messages):
+    for i, meta in zip(positions, metadata, strict=True):
+        m = thread.messages[i]
         name = f"message {m.external_id or i}"
-        fields += [
-            (name, m.content),
-            (f"{name}'s id", m.external_id or ""),
-            (f"{name}'s metadata", _metadata_json(m.metadata)),
-        ]
+        fields += [(name, m.content), (f"{name}'s id", m.external_id or ""), (f"{name}'s metadata", meta)]
     for where, text in fields:
         if (at := unpaired_surrogate(text)) is not None:
             raise InvalidInputError(
                 f"{where} is not valid Unicode text (an unpaired surrogate at character {at}); "
                 "the thread was not imported"
             )
+    return metadata
 
 
 def _metadata_json(metadata: dict[str, Any]) -> str:
@@ -91,7 +93,7 @@ def _unchanged(thread: ThreadIn, found: Thread) -> bool:
     return title == found.title and (thread.updated_at or 0.0) <= found.updated_at
 
 
-def _new_positions(thread: ThreadIn, existing: set[str]) -> list[int]:
+def _new_positions(thread: ThreadIn, existing: AbstractSet[str]) -> list[int]:
     """Positions in `thread.messages` of the messages not stored yet (an id seen twice counts once)."""
     seen: set[str] = set()
     out = []
@@ -102,6 +104,19 @@ def _new_positions(thread: ThreadIn, existing: set[str]) -> list[int]:
             seen.add(m.external_id)
         out.append(i)
     return out
+
+
+@dataclass(frozen=True)
+class StoredThread:
+    """What a read found of a thread before writing it: the stored thread it extends (same source and
+    external id), if any, and the external ids of its messages."""
+
+    thread: Thread | None
+    external_ids: frozenset[str]
+
+    def new_positions(self, thread: ThreadIn) -> list[int]:
+        """Positions in `thread.messages` of the messages not stored yet."""
+        return _new_positions(thread, self.external_ids)
 
 
 @dataclass
@@ -216,16 +231,17 @@ class ThreadsMixin(StoreBase):
             )
         }
 
-    def _stored(self, thread: ThreadIn) -> tuple[Thread | None, set[str]]:
-        """The stored thread that `thread` extends (same source and external id), and its message ids."""
+    def stored_thread(self, thread: ThreadIn) -> StoredThread:
+        """The stored thread that `thread` extends and its message ids (a read: no lock taken). An import
+        reads this once and hands it to write_thread with the batch."""
         if thread.external_id is None:
-            return None, set()
+            return StoredThread(None, frozenset())
         found = self.find_thread(thread.source, thread.external_id)
-        return found, (self._existing_external_ids(found.id) if found is not None else set())
+        return StoredThread(found, frozenset(self._existing_external_ids(found.id)) if found else frozenset())
 
     def new_message_positions(self, thread: ThreadIn) -> list[int]:
         """Where in `thread.messages` the messages a write would add now are (a read: no lock taken)."""
-        return _new_positions(thread, self._stored(thread)[1])
+        return self.stored_thread(thread).new_positions(thread)
 
     def _new_messages(self, thread: ThreadIn) -> list[MessageIn]:
         return [thread.messages[i] for i in self.new_message_positions(thread)]
@@ -236,7 +252,11 @@ class ThreadsMixin(StoreBase):
             return None
         spans = [self.embedder.chunk(m.content) for m in messages]
         texts = [m.content[a:b] for m, ss in zip(messages, spans, strict=True) for a, b in ss]
-        vecs = self._embed(texts) if texts else np.zeros((0, self.embedder.dimension), dtype=np.float32)
+        vecs = (
+            self.embed_texts(texts, checked=True)
+            if texts
+            else np.zeros((0, self.embedder.dimension), dtype=np.float32)
+        )
         if vecs is None:
             return None
         return PreparedChunks(spans, vecs)
@@ -248,20 +268,25 @@ class ThreadsMixin(StoreBase):
         embed: bool = True,
         prepared: PreparedChunks | None = None,
         token_counts: Sequence[int | None] | None = None,
+        stored: StoredThread | None = None,
     ) -> ThreadWrite:
         """Create or extend a thread with the messages not yet stored. Idempotent.
 
         `prepared`: chunks and vectors of the new messages, made outside the transaction (dropped if the
         thread has grown since). `token_counts`: exact counts of `thread.messages`, by position, counted
-        ahead; None entries (or no list) are counted here.
+        ahead; None entries (or no list) are counted here. `stored`: what `stored_thread(thread)` found
+        a moment ago (the import's read), so the thread is not read again before the transaction (which
+        re-checks in any case).
         """
-        _check_storable(thread)
         if token_counts is not None and len(token_counts) != len(thread.messages):
             raise ValueError(f"{len(token_counts)} token counts for {len(thread.messages)} messages")
-        found, existing = self._stored(thread)
-        positions = _new_positions(thread, existing)
+        if stored is None:
+            stored = self.stored_thread(thread)
+        found = stored.thread
+        positions = stored.new_positions(thread)
         if not positions and found is not None and _unchanged(thread, found):
             return ThreadWrite(found.id, False, 0, False)  # stored whole: nothing to write, no lock
+        metadata = _check_storable(thread, positions)
         if prepared is not None and len(prepared.spans) != len(positions):
             prepared = (
                 None  # made for an older read of this thread (it has grown since): its spans would misalign
@@ -269,7 +294,7 @@ class ThreadsMixin(StoreBase):
         if prepared is None and embed and positions:
             prepared = self.prepare_chunks([thread.messages[i] for i in positions])
         with self.con:
-            return self._write_thread_tx(thread, positions, prepared, token_counts)
+            return self._write_thread_tx(thread, positions, prepared, token_counts, metadata)
 
     def _write_thread_tx(
         self,
@@ -277,6 +302,7 @@ class ThreadsMixin(StoreBase):
         positions: list[int],
         prepared: PreparedChunks | None,
         token_counts: Sequence[int | None] | None,
+        metadata: list[str],
     ) -> ThreadWrite:
         t = now()
         found = (
@@ -321,7 +347,7 @@ class ThreadsMixin(StoreBase):
                 chosen.append((k, i, cursor))
             cursor += len(prepared.spans[k]) if prepared is not None else 0
         if chosen:
-            self._insert_messages(thread, thread_id, next_seq, chosen, prepared, token_counts)
+            self._insert_messages(thread, thread_id, next_seq, chosen, prepared, token_counts, metadata)
         last_activity = max(
             [thread.updated_at or 0.0] + [thread.messages[i].created_at or 0.0 for i in positions]
         )
@@ -343,8 +369,10 @@ class ThreadsMixin(StoreBase):
         chosen: list[tuple[int, int, int]],
         prepared: PreparedChunks | None,
         token_counts: Sequence[int | None] | None,
+        metadata: list[str],
     ) -> None:
-        """Rows, token counts, keyword-index rows and chunk vectors of new messages (inside the transaction)."""
+        """Rows, token counts, keyword-index rows and chunk vectors of new messages (inside the transaction).
+        `metadata`: the JSON of each message's metadata, by position in `positions` (built by the check)."""
         messages = [thread.messages[i] for _, i, _ in chosen]
         counts = [token_counts[i] if token_counts is not None else None for _, i, _ in chosen]
         missing = [n for n, c in enumerate(counts) if c is None]
@@ -368,9 +396,9 @@ class ThreadsMixin(StoreBase):
                     counts[n],
                     m.external_id,
                     m.created_at,
-                    _metadata_json(m.metadata),
+                    metadata[k],
                 )
-                for n, (mid, m) in enumerate(zip(ids, messages, strict=True))
+                for n, (mid, m, (k, _, _)) in enumerate(zip(ids, messages, chosen, strict=True))
             ],
         )
         # Ids above every stored message's: no keyword-index row can carry them yet (delete_thread removes
@@ -385,14 +413,14 @@ class ThreadsMixin(StoreBase):
         for mid, m, (k, _, first) in zip(ids, messages, chosen, strict=True):
             spans = prepared.spans[k]
             if spans:
-                vectors.put_chunks(
-                    self.con,
+                self.vectors.put_chunks(
                     mid,
                     thread_id,
                     m.role,
                     m.created_at,
                     spans,
                     prepared.vectors[first : first + len(spans)],
+                    new=True,  # ids above every stored message's: no chunks to replace
                 )
 
     def delete_thread(self, thread_id: int) -> None:
@@ -403,7 +431,7 @@ class ThreadsMixin(StoreBase):
                 int(r[0])
                 for r in self.con.execute("SELECT id FROM messages WHERE thread_id = ?", (thread_id,))
             ]
-            vectors.delete_message_chunks(self.con, ids)
+            self.vectors.delete_message_chunks(ids)
             for mid in ids:
                 self.con.execute("DELETE FROM fts_messages WHERE rowid = ?", (mid,))
             self.con.execute("DELETE FROM fts_summaries WHERE rowid = ?", (thread_id,))
@@ -431,7 +459,7 @@ class ThreadsMixin(StoreBase):
                 vecs = prepared.vectors[cursor : cursor + len(spans)]
                 cursor += len(spans)
                 if spans:
-                    vectors.put_chunks(self.con, m.id, m.thread_id, m.role, m.created_at, spans, vecs)
+                    self.vectors.put_chunks(m.id, m.thread_id, m.role, m.created_at, spans, vecs)
         return len(messages)
 
     def rebuild_keyword_index(self) -> None:
@@ -449,4 +477,4 @@ class ThreadsMixin(StoreBase):
     def drop_vectors(self) -> None:
         """Forget every vector and the recorded model; `embed` then rebuilds with the current model."""
         with self.con:
-            vectors.drop_tables(self.con)
+            self.vectors.drop_tables()

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from embeddings.tokens import TOKENS_PER_MESSAGE
-from store.vectors import rows as vectors
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -55,7 +54,7 @@ class Costs:
 
 def query_vector(store: Store, message_id: int) -> np.ndarray | None:
     """A stored message's chunk vectors, averaged, as a query vector (no model call), or None."""
-    if store.vector_problem is not None or not vectors.tables_exist(store.con):
+    if store.vector_problem is not None or not store.vectors.tables_exist():
         return None
     vecs = []
     for (chunk_id,) in store.con.execute("SELECT id FROM message_chunks WHERE message_id = ?", (message_id,)):
@@ -82,7 +81,7 @@ def retrieve_memories(
     kinds = ("memory",)
     depth = k * 4
     kw = store.keyword_candidates(text, kinds, Filters(), depth)
-    if qvec is None and store.vector_problem is None and vectors.tables_exist(store.con) and text.strip():
+    if qvec is None and store.vector_problem is None and store.vectors.tables_exist() and text.strip():
         qvec = store._query_vector(text)  # the search engine's cache: a preview repeats its query
     sem = (
         [(key, s) for key, s, _ in store.semantic_candidates(qvec, kinds, Filters(), depth)]

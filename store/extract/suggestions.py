@@ -27,7 +27,6 @@ from store.errors import InvalidInputError, NotFoundError, StoreError
 from store.extract.patterns import Candidate, find_candidates
 from store.memories import AddResult, content_hash, validate
 from store.records import Memory, iso, now
-from store.vectors import rows as vectors
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -237,14 +236,14 @@ def extract_suggestions(store: Store, thread_id: int) -> ExtractResult:
 def _near_duplicates(store: Store, found: list[Candidate]) -> list[tuple[int | None, float | None]]:
     """For each candidate, the active same-category memory it nearly duplicates (merge) and how closely."""
     out: list[tuple[int | None, float | None]] = [(None, None)] * len(found)
-    if not found or store.vector_problem or not vectors.tables_exist(store.con):
+    if not found or store.vector_problem or not store.vectors.tables_exist():
         return out
-    vecs = store._embed([c.content for c in found])
+    vecs = store.embed_texts([c.content for c in found])
     if vecs is None:
         return out
     threshold = store.config.memory.merge_threshold
     for i, (c, v) in enumerate(zip(found, vecs, strict=True)):
-        nearest = vectors.knn_memories(store.con, v, 1, category=c.category)
+        nearest = store.vectors.knn_memories(v, 1, category=c.category)
         if nearest and nearest[0][1] >= threshold:
             out[i] = (nearest[0][0], round(float(nearest[0][1]), 4))
     return out

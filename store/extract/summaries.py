@@ -260,7 +260,7 @@ def _prefilter(units: list[Unit], limit: int) -> list[Unit]:
 def _vectors(store: Store, texts: Sequence[str], use_model: bool = True) -> tuple[np.ndarray, str]:
     """Sentence embeddings when a model is usable (and `use_model`), else TF-IDF rows: (vectors, method)."""
     if use_model and store.vector_problem is None:
-        vecs = store._embed(list(texts))
+        vecs = store.embed_texts(list(texts))
         if vecs is not None:
             return vecs, "embedding"
     return sentences.tfidf_vectors(texts), "tfidf"

@@ -5,7 +5,6 @@ own transaction, and the report and progress it gives. store.importing says why 
 
 from __future__ import annotations
 
-import logging
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -21,9 +20,7 @@ from store.errors import DuplicateMemoryError, StoreError
 from store.importing.formats import ImportProblem
 from store.records import MemoryIn, ThreadIn
 from store.store import Store
-from store.threads import PreparedChunks
-
-log = logging.getLogger("store.importing.pipeline")
+from store.threads import PreparedChunks, StoredThread
 
 BATCH_CHUNKS = 256  # chunks per model call: large enough to keep the model busy, small enough to resume
 BATCH_THREADS = 64  # a batch also ends after this many threads, so a re-import of known threads streams
@@ -122,6 +119,7 @@ class _Pending:
 
     label: str
     thread: ThreadIn
+    stored: StoredThread  # what the read found (write_thread re-checks inside its transaction)
     positions: list[int]  # in thread.messages
     spans: list[list[Span]]
     first_chunk: int
@@ -228,7 +226,8 @@ class Run:
         key = (thread.source, thread.external_id) if thread.external_id is not None else None
         if key is not None and (key in self.batch.keys or any(key in b[0].keys for b in self.in_flight)):
             self.finish()  # the same thread again before it was written: write it before reading what is new
-        positions = self.store.new_message_positions(thread)
+        stored = self.store.stored_thread(thread)
+        positions = stored.new_positions(thread)
         new = [thread.messages[i] for i in positions]
         spans: list[list[Span]] = []
         first = len(self.batch.texts)
@@ -239,7 +238,7 @@ class Run:
             self.batch.texts.extend(m.content[a:b] for m, ss in zip(new, spans, strict=True) for a, b in ss)
         n_chunks = len(self.batch.texts) - first
         self.batch.items.append(
-            _Pending(label, thread, positions, spans, first, n_chunks, len(self.batch.new_texts))
+            _Pending(label, thread, stored, positions, spans, first, n_chunks, len(self.batch.new_texts))
         )
         self.batch.new_texts.extend(m.content for m in new)
         if key is not None:
@@ -288,16 +287,10 @@ class Run:
             self.bulk_fts = False
 
     def _encode(self, texts: list[str]) -> np.ndarray | None:
-        """The model call, on the encode thread. It touches no database (a connection there would be one
-        more per import); a failure is recorded on the store the way Store._embed records it."""
-        embedder = self.store.embedder
-        assert embedder is not None
-        try:
-            return embedder.embed_documents(texts)
-        except Exception as exc:
-            log.warning("embedding failed: %s", exc)
-            self.store.embedder_problem = f"embedding failed: {exc}"
-            return None
+        """The model call, on the encode thread (Store.embed_texts: one failure policy; `checked`, as the
+        run checked vector_problem when it started, so it touches no database: a connection there would
+        be one more per import)."""
+        return self.store.embed_texts(texts, checked=True)
 
     def _write_batch(
         self,
@@ -326,7 +319,7 @@ class Run:
             # embed=self.embedding: should the thread have changed since its new messages were read (another
             # importer), write_thread finds `prepared` stale and embeds the thread's messages itself.
             res = self.store.write_thread(
-                p.thread, embed=self.embedding, prepared=prepared, token_counts=token_counts
+                p.thread, embed=self.embedding, prepared=prepared, token_counts=token_counts, stored=p.stored
             )
         except StoreError as exc:  # InvalidInputError: an unknown role slipped past the parser
             self.report.errors.append(ImportProblem(p.label, p.thread.external_id, str(exc)))

@@ -238,8 +238,7 @@ class SearchMixin(StoreBase):
         """(key, cosine, best chunk span) best first; messages score as their best chunk."""
         out: list[tuple[Key, float, tuple[int, int] | None]] = []
         if "message" in kinds:
-            chunks = vectors.knn_chunks(
-                self.con,
+            chunks = self.vectors.knn_chunks(
                 qvec,
                 min(vectors.K_MAX, n * 3),
                 thread_id=filters.thread_id,
@@ -276,7 +275,7 @@ class SearchMixin(StoreBase):
 
     def _semantic_problem(self) -> str | None:
         problem = self.vector_problem
-        if problem is None and not vectors.tables_exist(self.con):
+        if problem is None and not self.vectors.tables_exist():
             problem = "nothing has been embedded yet (run `memapp embed`)"
         return problem
 
@@ -300,8 +299,8 @@ class SearchMixin(StoreBase):
         """Category and trash are vec0 metadata, filtered inside the KNN. Pinned and dates are not: then
         the memories that pass the filter are ranked exactly, by distance, among themselves."""
         if f.pinned is None and f.since is None and f.until is None:
-            return vectors.knn_memories(self.con, qvec, n, category=f.category, helper=self.vector_helper())
-        if not vectors.tables_exist(self.con):
+            return self.vectors.knn_memories(qvec, n, category=f.category, helper=self.vector_helper())
+        if not self.vectors.tables_exist():
             return []
         where, args = _memory_where(f)
         rows = self.con.execute(

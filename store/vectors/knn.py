@@ -25,28 +25,28 @@ ROWS_PER_CANDIDATE = 160  # of the re-scored top-10 is >= 0.97 at 10k, 100k and 
 PROBE_SLACK = 1.5  # the radius estimate aims at this many times the candidates wanted
 
 
-def _scalar(con: apsw.Connection, sql: str, args: Sequence[Any] = ()) -> Any:
+def scalar(con: apsw.Connection, sql: str, args: Sequence[Any] = ()) -> Any:
     row = con.execute(sql, args).fetchone()
     return None if row is None else row[0]
 
 
-def _json_ids(ids: Sequence[int]) -> str:
+def json_ids(ids: Sequence[int]) -> str:
     return json.dumps([int(i) for i in ids])
 
 
-def _legacy(layout: dict[str, str]) -> bool:
+def legacy(layout: dict[str, str]) -> bool:
     """The float vec0 tables of the first layout (searched by vec0 itself until converted)."""
     return layout.get("vec_memories", "").upper().startswith("CREATE VIRTUAL TABLE")
 
 
-def _has_bits(layout: dict[str, str]) -> bool:
+def has_bits(layout: dict[str, str]) -> bool:
     return all(t in layout for t in BIT_TABLES)
 
 
 Hit = tuple[int, int, float]  # (id, extra column or 0, cosine similarity)
 
 
-def _search(
+def search(
     con: apsw.Connection,
     layout: dict[str, str],
     table: str,
@@ -59,11 +59,11 @@ def _search(
     helper: Helper | None,
 ) -> list[Hit]:
     q = np.ascontiguousarray(query, dtype=np.float32)
-    if _legacy(layout):
+    if legacy(layout):
         return _vec0_float_knn(con, table, pk, extra, q, k, where, args)
-    if not _has_bits(layout):
+    if not has_bits(layout):
         return _exact_scan(con, table, pk, extra, q, k, where, args)
-    rows = _scalar(con, f"SELECT max({pk}) FROM {table}") or 0  # ids only grow: about the count
+    rows = scalar(con, f"SELECT max({pk}) FROM {table}") or 0  # ids only grow: about the count
     n = min(K_MAX, max(MIN_CANDIDATES, OVERSAMPLE * k, rows // ROWS_PER_CANDIDATE))
     ids = _coarse(con, f"{table}_bits", pk, q, n, where, args, helper)
     return _rescore(con, table, pk, extra, q, ids, k)
@@ -121,7 +121,7 @@ def _rescore(
     rows: list[Any] = con.execute(
         f"SELECT {pk}, {extra or 0}, vec_distance_cosine(embedding, ?) FROM {table} "
         f"WHERE {pk} IN (SELECT value FROM json_each(?))",
-        (q.tobytes(), _json_ids(ids)),
+        (q.tobytes(), json_ids(ids)),
     ).fetchall()
     rows.sort(key=lambda r: (r[2], r[0]))
     return [(int(i), int(x), 1.0 - float(d)) for i, x, d in rows[:k]]

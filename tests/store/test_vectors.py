@@ -15,8 +15,9 @@ import pytest
 
 from embeddings import FakeEmbedder
 from store import Store, db
-from store.vectors import rows as vectors
 from store.records import MessageIn, ThreadIn
+from store.vectors import rows as vectors
+from store.vectors.knn import _coarse
 
 DIM = 64
 
@@ -92,7 +93,7 @@ def test_coarse_step_returns_the_hamming_nearest_rows(store: Store) -> None:
     _fill_memories(store.con, vecs, ["fact"] * 5000)
     codes = np.packbits(vecs > 0, axis=1, bitorder="little")
     for q in _unit(rng, 5):
-        ids = vectors._coarse(store.con, "vec_memories_bits", "memory_id", q, 300, [], [])
+        ids = _coarse(store.con, "vec_memories_bits", "memory_id", q, 300, [], [])
         ham = np.unpackbits(codes ^ np.packbits(q > 0, bitorder="little"), axis=1).sum(1)
         chosen = np.zeros(5000, bool)
         chosen[np.array(ids) - 1] = True
