@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 
     from embeddings import Embedder, TokenCounter
     from store.config import Config
+    from store.vectors.codes import CodeTable
     from store.vectors.rows import VectorIndex
 
 
@@ -28,6 +29,8 @@ class StoreBase:
 
         @property
         def vector_problem(self) -> str | None: ...
+
+        def code_table(self, name: str) -> CodeTable | None: ...
 
         def embed_texts(self, texts: Sequence[str], *, checked: bool = False) -> np.ndarray | None: ...
 

@@ -29,6 +29,8 @@ from store.config import Config
 from store.memories import MemoriesMixin
 from store.search.engine import SearchMixin
 from store.threads import ThreadsMixin
+from store.vectors import codes
+from store.vectors.codes import CodeTable
 from store.vectors.rows import VectorIndex
 
 log = logging.getLogger(__name__)
@@ -63,6 +65,11 @@ class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
             self.embedder = embedder
             if embedder is None:
                 self.embedder_problem = "semantic search is off (no embedding model)"
+        # Long-lived processes (TUI, MCP server) set this: vector search then scans codes held in memory
+        # (store.vectors.codes), loaded on the first search and kept in step with chat.db.
+        self.in_memory_vectors = False
+        self._code_tables: dict[str, CodeTable] = {}
+        self._code_lock = threading.Lock()
         _ = self.con  # open now: a bad path or newer schema fails here, with a clear message
 
     def _default_embedder(self) -> Embedder | None:
@@ -94,6 +101,25 @@ class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
             with self._all_lock:
                 self._all.append(con)
         return con
+
+    def code_table(self, name: str) -> CodeTable | None:
+        """The in-memory copy of vector table `name` ("memories" or "chunks") when in_memory_vectors is
+        on and the database has the current layout, else None (vec0 searches instead)."""
+        if not self.in_memory_vectors or self.embedder is None:
+            return None
+        facts = self.vectors.facts()
+        if not facts.tables_exist or facts.legacy:
+            return None
+        with self._code_lock:
+            table = self._code_tables.get(name)
+            if table is None or table.dim != self.embedder.dimension:
+                spec = codes.MEMORIES if name == "memories" else codes.CHUNKS
+                table = self._code_tables[name] = CodeTable(spec, self.embedder.dimension)
+        return None if table.too_big else table
+
+    def vector_memory_bytes(self) -> int:
+        """Bytes held by the in-memory vector copies (0 when none is loaded)."""
+        return sum(t.nbytes for t in self._code_tables.values())
 
     @property
     def vectors(self) -> VectorIndex:

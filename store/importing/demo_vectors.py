@@ -55,6 +55,13 @@ class _Recorder:
         self.texts: list[str] = []
         self.vectors: list[np.ndarray] = []
 
+    @property
+    def loaded(self) -> bool:
+        return self.inner.loaded
+
+    def load(self) -> None:
+        self.inner.load()
+
     def chunk(self, text: str) -> list[Span]:
         return self.inner.chunk(text)
 
