@@ -276,6 +276,13 @@ class Precomputed:
         self.max_tokens = 256
         self.table: dict[str, np.ndarray] = {}
 
+    @property
+    def loaded(self) -> bool:
+        return True
+
+    def load(self) -> None:
+        return None
+
     def chunk(self, text: str) -> list[tuple[int, int]]:
         return [(0, len(text))] if text.strip() else []
 

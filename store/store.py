@@ -117,6 +117,16 @@ class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
                 table = self._code_tables[name] = CodeTable(spec, self.embedder.dimension)
         return None if table.too_big else table
 
+    def hold_vectors(self, *, load: bool = True) -> None:
+        """Search vectors in process from now on (long-lived processes: the TUI, the MCP server); `load`
+        reads the held copies now (e.g. in a worker after the model loaded) instead of on the first search."""
+        self.in_memory_vectors = True
+        if load and self.vector_problem is None:
+            for name in ("memories", "chunks"):
+                table = self.code_table(name)
+                if table is not None:
+                    table.current(self.con)
+
     def vector_memory_bytes(self) -> int:
         """Bytes held by the in-memory vector copies (0 when none is loaded)."""
         return sum(t.nbytes for t in self._code_tables.values())

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import argparse
 
+from typing import TYPE_CHECKING
+
 from app.cli.common import Context
+
+if TYPE_CHECKING:
+    from store.store import Store
 
 
 def cmd_mcp(ctx: Context) -> None:
     from app.mcp_server import run_stdio  # the SDK is imported only for this command
 
-    run_stdio(lambda: ctx.store)
+    def store() -> Store:
+        s = ctx.store
+        s.hold_vectors(load=False)  # a long-lived server: vectors held in process from its first search
+        return s
+
+    run_stdio(store)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
