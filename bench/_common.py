@@ -71,10 +71,14 @@ def timing(ms: Sequence[float]) -> dict[str, float]:
             "mean_ms": round(statistics.fmean(s), 3), "n": len(s)}
 
 
+CLOCK: list[Callable[[], float]] = [time.perf_counter]  # `[time.process_time]`: CPU of the whole process
+
+
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    t0 = time.perf_counter()
+    clock = CLOCK[0]
+    t0 = clock()
     out = fn()
-    return (time.perf_counter() - t0) * 1000, out
+    return (clock() - t0) * 1000, out
 
 
 def emit(name: str, result: dict[str, Any], summary: str) -> None:

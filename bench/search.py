@@ -368,6 +368,9 @@ def main() -> None:
     size.add_argument("--full", action="store_true", help="also the 1M-row scaling point")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--sizes", help="scaling points, comma-separated (default 10000,100000; --full adds 1M)")
+    ap.add_argument("--scaling-only", action="store_true", help="only the scaling points (with --sizes)")
+    ap.add_argument("--cpu", action="store_true",
+                    help="time CPU seconds of the process (all threads) instead of wall time: steadier on a busy machine")
     ap.add_argument("--embed-only", nargs=2, type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.embed_only:
@@ -380,6 +383,26 @@ def main() -> None:
     if a.sizes:
         sizes = [int(x) for x in a.sizes.split(",")]
     load = os.getloadavg()
+    if a.cpu:
+        import _common
+
+        _common.CLOCK[0] = time.process_time
+    if a.scaling_only:  # only the memories-only scaling points (vec0 and in process against numpy)
+        import json
+
+        rows = []
+        for n in sizes:
+            r, build_s = scale_point(n, a.queries)
+            ip = r["in_process"]
+            rows.append({"rows": n, "vec0": {"p50_ms": r["ours"]["p50_ms"], "ratio_p50": r["ratio_p50"],
+                                             "recall_at_10": r["recall_at_10"]},
+                         "in_process": {"p50_ms": ip["ours"]["p50_ms"], "ratio_p50": ip["ratio_p50"],
+                                        "recall_at_10": ip["recall_at_10"], "load_ms": ip["load_ms"],
+                                        "bytes": ip["bytes"], "mode": ip["mode"]},
+                         "numpy_p50_ms": r["numpy"]["p50_ms"], "build_s": build_s})
+        print(json.dumps({"scaling": rows, "clock": "cpu" if a.cpu else "wall",
+                          "load_average_1_5_15": [round(x, 2) for x in load]}, indent=2))
+        return
     mem, chunks = populations(n_mem, n_chunks)
     key = f"d{DATA_VERSION}-{layout_key()}"
     path = data_file(f"search-{n_mem}-{n_chunks}-b{BUILD}-{key}.db", stale=f"search-{n_mem}-{n_chunks}-")
