@@ -52,8 +52,11 @@ def pooling_mode(model_dir: Path) -> str | None:
         return "mean"  # sentence-transformers' default for a bare transformer directory
     cfg = json.loads(pools[0].read_text())
     modes = [m for m in ("mean_tokens", "cls_token", "max_tokens") if cfg.get(f"pooling_mode_{m}")]
-    other = [k for k, v in cfg.items() if k.startswith("pooling_mode_") and v and k[13:] not in
-             ("mean_tokens", "cls_token", "max_tokens")]
+    other = [
+        k
+        for k, v in cfg.items()
+        if k.startswith("pooling_mode_") and v and k[13:] not in ("mean_tokens", "cls_token", "max_tokens")
+    ]
     if len(modes) != 1 or other:
         return None
     return {"mean_tokens": "mean", "cls_token": "cls", "max_tokens": "max"}[modes[0]]
@@ -86,7 +89,9 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         query_threads: int = 1,
         bulk_threads: int = BULK_THREADS,
     ) -> None:
-        super().__init__(model_dir, batch_size=batch_size, chunk_tokens=chunk_tokens, chunk_overlap=chunk_overlap)
+        super().__init__(
+            model_dir, batch_size=batch_size, chunk_tokens=chunk_tokens, chunk_overlap=chunk_overlap
+        )
         self.query_threads = max(1, query_threads)
         self.bulk_threads = max(1, bulk_threads)
         self.backend: str | None = None
@@ -167,7 +172,9 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
             ids[row, :n] = e.ids
             mask[row, :n] = 1
             types[row, :n] = e.type_ids
-        (tokens,) = self._session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
+        (tokens,) = self._session.run(
+            None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        )
         assert self._mode is not None
         return pool(tokens, mask, self._mode)
 
@@ -180,7 +187,9 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         encs = self._batch_tok.encode_batch([model_text(t, 32 * self.max_tokens) for t in texts])
         # Sorted by length so that each batch pads little; the model sees each text exactly as alone.
         order = np.argsort([len(e.ids) for e in encs], kind="stable")
-        batches = [[encs[i] for i in order[a : a + self.batch_size]] for a in range(0, len(order), self.batch_size)]
+        batches = [
+            [encs[i] for i in order[a : a + self.batch_size]] for a in range(0, len(order), self.batch_size)
+        ]
         if len(batches) > 1 and self.bulk_threads > 1:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.bulk_threads, thread_name_prefix="memapp-onnx")
@@ -211,4 +220,6 @@ def make_embedder(
         return SentenceTransformerEmbedder(
             model_dir, batch_size=batch_size, chunk_tokens=chunk_tokens, chunk_overlap=chunk_overlap
         )
-    return OnnxEmbedder(model_dir, batch_size=batch_size, chunk_tokens=chunk_tokens, chunk_overlap=chunk_overlap)
+    return OnnxEmbedder(
+        model_dir, batch_size=batch_size, chunk_tokens=chunk_tokens, chunk_overlap=chunk_overlap
+    )

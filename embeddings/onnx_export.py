@@ -16,6 +16,7 @@ start only stats the model directory.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -89,10 +90,8 @@ def model_hash(model_dir: Path) -> str:
             while block := fp.read(1 << 20):
                 h.update(block)
     digest = h.hexdigest()
-    try:
+    with contextlib.suppress(OSError):  # a read-only cache only costs the hash next time
         _write_atomic(stamp, digest.encode())
-    except OSError:  # a read-only cache only costs the hash next time
-        pass
     return digest
 
 
@@ -161,7 +160,9 @@ def export(model_dir: Path, dest: Path) -> None:
         def forward(
             self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
         ) -> torch.Tensor:
-            out = self.inner(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+            out = self.inner(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            )
             return out[0]
 
     ids = torch.ones((2, 16), dtype=torch.long)

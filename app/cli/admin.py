@@ -130,7 +130,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("embed", help="embed whatever has no vector yet (resumable)")
     p.add_argument(
-        "--prepare", action="store_true", help="only make the model's ONNX copy (once) and load it; no vectors"
+        "--prepare",
+        action="store_true",
+        help="only make the model's ONNX copy (once) and load it; no vectors",
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_embed)

@@ -96,7 +96,8 @@ class CodeTable:
     def current(self, con: apsw.Connection) -> Snapshot | None:
         """The snapshot, brought up to date with the database (None: too big to hold, use vec0)."""
         s = self.spec
-        gen, max_id, count = _row(con,
+        gen, max_id, count = _row(
+            con,
             f"SELECT (SELECT value FROM settings WHERE key = ?), (SELECT max({s.pk}) FROM {s.table}), "
             f"(SELECT count(*) FROM {s.table} WHERE {s.pk} > ?)",
             (GENERATION_KEY, self.snapshot.max_id if self.snapshot else 0),
@@ -122,7 +123,9 @@ class CodeTable:
             _row(con, f"SELECT count(*) FROM {s.table} WHERE {s.pk} > ?", (after,))[0]
         )
         exact = total <= self.exact_rows
-        row_bytes = 16 + 8 * len(s.ints + s.texts + s.reals) + (4 * self.dim if exact else -(-self.dim // 64) * 8)
+        row_bytes = (
+            16 + 8 * len(s.ints + s.texts + s.reals) + (4 * self.dim if exact else -(-self.dim // 64) * 8)
+        )
         if total * row_bytes > self.max_bytes:
             self.too_big = True
             return None
@@ -149,12 +152,20 @@ class CodeTable:
             else:
                 new_cols[c] = np.fromiter((r[j] for r in rows), np.float64 if c in s.reals else np.int64, n)
         if exact:
-            floats = np.frombuffer(blob, dtype=np.float32).reshape(n, self.dim) if n else np.zeros((0, self.dim), np.float32)
+            floats = (
+                np.frombuffer(blob, dtype=np.float32).reshape(n, self.dim)
+                if n
+                else np.zeros((0, self.dim), np.float32)
+            )
             codes_m = None
         else:
             floats = None
             nbytes = -(-self.dim // 8)
-            raw = np.frombuffer(blob, dtype=np.uint8).reshape(n, nbytes) if n else np.zeros((0, nbytes), np.uint8)
+            raw = (
+                np.frombuffer(blob, dtype=np.uint8).reshape(n, nbytes)
+                if n
+                else np.zeros((0, nbytes), np.uint8)
+            )
             pad = (-nbytes) % 8
             if pad:
                 raw = np.concatenate([raw, np.zeros((n, pad), np.uint8)], axis=1)
@@ -201,7 +212,9 @@ class CodeTable:
             sims = x @ q
             top = _top(sims, k, largest=True)
             pick = top if rows is None else rows[top]
-            return [(int(snap.ids[i]), int(snap.extra[i]), float(sims[t])) for i, t in zip(pick, top, strict=True)]
+            return [
+                (int(snap.ids[i]), int(snap.extra[i]), float(sims[t])) for i, t in zip(pick, top, strict=True)
+            ]
         assert snap.codes is not None
         n = min(n_rows, max(MIN_CANDIDATES, OVERSAMPLE * k, len(snap.ids) // ROWS_PER_CANDIDATE))
         if n >= n_rows:
@@ -215,7 +228,9 @@ class CodeTable:
         return rescore(con, self.spec.table, self.spec.pk, self.spec.extra, q, snap.ids[cand].tolist(), k)
 
 
-def _mask(snap: Snapshot, equal: dict[str, Any], since: float | None, until: float | None) -> np.ndarray | bool | None:
+def _mask(
+    snap: Snapshot, equal: dict[str, Any], since: float | None, until: float | None
+) -> np.ndarray | bool | None:
     """True (every row), a boolean row mask, or None (no row can match)."""
     mask: np.ndarray | bool = True
     for col, value in equal.items():

@@ -98,14 +98,18 @@ def test_onnx_copy_is_cached_by_model_hash_private_and_reused(onnx_embedder: Onn
     assert ensure_onnx(onnx_embedder.path) == path and path.stat().st_mtime_ns == before  # not redone
 
 
-def test_model_hash_follows_the_weights_and_is_remembered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_model_hash_follows_the_weights_and_is_remembered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMAPP_CACHE_DIR", str(tmp_path / "cache"))
     model = tmp_path / "my-model"
     model.mkdir()
     (model / "config.json").write_text('{"hidden_size": 8}')
     (model / "model.safetensors").write_bytes(b"weights-1")
     first = model_hash(model)
-    assert len(first) == 64 and first in {p.read_text() for p in (tmp_path / "cache" / "onnx" / "stamps").iterdir()}
+    assert len(first) == 64 and first in {
+        p.read_text() for p in (tmp_path / "cache" / "onnx" / "stamps").iterdir()
+    }
     assert model_hash(model) == first
     (model / "model.safetensors").write_bytes(b"weights-22")  # other weights (other size): other hash
     second = model_hash(model)
@@ -129,7 +133,9 @@ def test_pooling_modes_and_what_cannot_be_reproduced(tmp_path: Path) -> None:
 
 @pytest.mark.model
 def test_a_failed_export_falls_back_to_sentence_transformers(
-    monkeypatch: pytest.MonkeyPatch, real_embedder: SentenceTransformerEmbedder, caplog: pytest.LogCaptureFixture
+    monkeypatch: pytest.MonkeyPatch,
+    real_embedder: SentenceTransformerEmbedder,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     def broken(model_dir: Path, timeout: float = 0) -> Path:
         raise RuntimeError("ONNX export failed: no space left")
@@ -147,7 +153,9 @@ def test_a_failed_export_falls_back_to_sentence_transformers(
 
 
 @pytest.mark.model
-def test_semantic_cli_search_and_memory_add_never_import_torch(onnx_embedder: OnnxEmbedder, tmp_path: Path) -> None:
+def test_semantic_cli_search_and_memory_add_never_import_torch(
+    onnx_embedder: OnnxEmbedder, tmp_path: Path
+) -> None:
     db = tmp_path / "chat.db"
     code = (
         "import json, sys\n"

@@ -36,7 +36,9 @@ def test_load_demo_needs_no_model(db_path: Path) -> None:
         assert store.embedder is emb  # the shipped vectors were only borrowed
         chunks = store.con.execute("SELECT count(*) FROM message_chunks").fetchone()[0]
         assert chunks > 0 and store.con.execute("SELECT count(*) FROM vec_chunks").fetchone()[0] == chunks
-        memories = store.con.execute("SELECT count(*) FROM long_term_memories WHERE deleted_at IS NULL").fetchone()[0]
+        memories = store.con.execute(
+            "SELECT count(*) FROM long_term_memories WHERE deleted_at IS NULL"
+        ).fetchone()[0]
         assert store.con.execute("SELECT count(*) FROM vec_memories").fetchone()[0] == memories > 0
         assert store.semantic_state == "not loaded"  # never touched
         rows = store.con.execute("SELECT details FROM compression_history").fetchall()

@@ -15,10 +15,37 @@ from store.records import CATEGORIES
 from store.search.engine import Filters
 from store.vectors import codes
 
-WORDS = (
-    "backup script nightly cron postgres sqlite vector search index memory thread summary python rust "
-    "garden tomato recipe bread oven travel train ticket budget invoice music guitar chord running shoes"
-).split()
+WORDS = [
+    "backup",
+    "script",
+    "nightly",
+    "cron",
+    "postgres",
+    "sqlite",
+    "vector",
+    "search",
+    "index",
+    "memory",
+    "thread",
+    "summary",
+    "python",
+    "rust",
+    "garden",
+    "tomato",
+    "recipe",
+    "bread",
+    "oven",
+    "travel",
+    "train",
+    "ticket",
+    "budget",
+    "invoice",
+    "music",
+    "guitar",
+    "chord",
+    "running",
+    "shoes",
+]
 
 
 def texts(n: int, seed: int = 1) -> list[str]:
@@ -42,7 +69,12 @@ def exact_scores(store: Store, q: np.ndarray, k: int, category: str | None = Non
         "SELECT v.embedding FROM vec_memories v JOIN long_term_memories m ON m.id = v.memory_id "
         "WHERE m.deleted_at IS NULL" + (" AND v.category = ?" if category else "")
     )
-    x = np.stack([np.frombuffer(r[0], dtype=np.float32) for r in store.con.execute(sql, (category,) if category else ())])
+    x = np.stack(
+        [
+            np.frombuffer(r[0], dtype=np.float32)
+            for r in store.con.execute(sql, (category,) if category else ())
+        ]
+    )
     return sorted((x @ q).tolist(), reverse=True)[:k]
 
 
@@ -62,11 +94,15 @@ def exact(store: Store, q: np.ndarray, k: int, category: str | None = None) -> l
 
 
 def memory_hits(store: Store, q: np.ndarray, k: int = 10, category: str | None = None) -> list[int]:
-    return [int(key[1]) for key, _, _ in store.semantic_candidates(q, ("memory",), Filters(category=category), k)]
+    return [
+        int(key[1]) for key, _, _ in store.semantic_candidates(q, ("memory",), Filters(category=category), k)
+    ]
 
 
 @pytest.mark.parametrize("exact_rows", [0, 10_000])  # the code scan, and the float scan of small tables
-def test_held_search_matches_the_exact_scan(held: Store, monkeypatch: pytest.MonkeyPatch, exact_rows: int) -> None:
+def test_held_search_matches_the_exact_scan(
+    held: Store, monkeypatch: pytest.MonkeyPatch, exact_rows: int
+) -> None:
     monkeypatch.setattr(codes, "EXACT_ROWS", exact_rows)
     monkeypatch.setattr(codes, "MIN_CANDIDATES", 400)  # every row re-scored: the answer must be exact
     emb = held.embedder
@@ -74,7 +110,9 @@ def test_held_search_matches_the_exact_scan(held: Store, monkeypatch: pytest.Mon
     for query in ("nightly backup script", "tomato bread oven", "guitar chord music", "item17"):
         q = emb.embed_query(query)
         np.testing.assert_allclose(scores(held, q), exact_scores(held, q, 10), atol=1e-5)
-        np.testing.assert_allclose(scores(held, q, category="skill"), exact_scores(held, q, 10, "skill"), atol=1e-5)
+        np.testing.assert_allclose(
+            scores(held, q, category="skill"), exact_scores(held, q, 10, "skill"), atol=1e-5
+        )
         hits = memory_hits(held, q, category="skill")
         assert all(held.get_memory(i).category == "skill" for i in hits)
     table = held.code_table("memories")
