@@ -17,17 +17,23 @@ $(STAMP): pyproject.toml constraints.txt
 run: $(STAMP)
 	$(BIN)/memapp $(ARGS)
 
+# Two passes: everything not marked `serial` on every core (pytest-xdist), then the `serial` tests (they
+# kill processes or time themselves) one at a time (exit 5, "no tests collected", is fine when
+# PYTEST_ARGS picks a path with none of one kind). `make test WORKERS=0` runs the first pass in-process.
+WORKERS ?= auto
 test: $(STAMP)
-	$(BIN)/pytest -q $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(WORKERS) -m "not serial" $(PYTEST_ARGS) || test $$? -eq 5
+	$(BIN)/pytest -q -m serial $(PYTEST_ARGS) || test $$? -eq 5
 
 lint: $(STAMP)
 	$(BIN)/ruff check app store embeddings tests bench
-	$(BIN)/ruff format --check app store embeddings
+	$(BIN)/ruff format --check app store embeddings tests bench
 
 types: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# What CI runs (.ci/run): lint, format check, types (tests included), import contracts, then the tests.
 check: lint types test
 
 # Every benchmark prints JSON and a one-line summary, generating its data under bench/.data/ (reused

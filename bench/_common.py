@@ -55,20 +55,35 @@ BLOCK = 50_000  # vectors are generated in blocks (bounded memory, same result w
 def machine() -> dict[str, Any]:
     model = ""
     with contextlib.suppress(OSError):
-        model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                      if line.startswith("model name")), "")
+        model = next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")
+            ),
+            "",
+        )
     import apsw
 
-    return {"cpus": os.cpu_count(), "cpu": model or platform.processor(), "python": platform.python_version(),
-            "sqlite": apsw.sqlite_lib_version(), "platform": platform.platform(terse=True)}
+    return {
+        "cpus": os.cpu_count(),
+        "cpu": model or platform.processor(),
+        "python": platform.python_version(),
+        "sqlite": apsw.sqlite_lib_version(),
+        "platform": platform.platform(terse=True),
+    }
 
 
 def timing(ms: Sequence[float]) -> dict[str, float]:
     """p50 / p95 / mean of a list of milliseconds."""
     s = sorted(ms)
     p95 = s[min(len(s) - 1, max(0, round(0.95 * len(s)) - 1))]
-    return {"p50_ms": round(statistics.median(s), 3), "p95_ms": round(p95, 3),
-            "mean_ms": round(statistics.fmean(s), 3), "n": len(s)}
+    return {
+        "p50_ms": round(statistics.median(s), 3),
+        "p95_ms": round(p95, 3),
+        "mean_ms": round(statistics.fmean(s), 3),
+        "n": len(s),
+    }
 
 
 CLOCK: list[Callable[[], float]] = [time.perf_counter]  # `[time.process_time]`: CPU of the whole process
@@ -82,14 +97,17 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def emit(name: str, result: dict[str, Any], summary: str) -> None:
-    result = {"benchmark": name, "date": time.strftime("%Y-%m-%d"), "machine": machine(), **result,
-              "summary": summary}
+    result = {
+        "benchmark": name,
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": machine(),
+        **result,
+        "summary": summary,
+    }
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     print(summary, file=sys.stderr)
-
-
 
 
 def layout_key() -> str:
@@ -100,8 +118,12 @@ def layout_key() -> str:
 
     con = db.connect(":memory:")
     vectors.ensure_tables(con, MODEL_NAME, DIM)
-    ddl = "\n".join(str(r[0]) for r in con.execute(
-        "SELECT sql FROM sqlite_master WHERE name LIKE 'vec_%' AND sql IS NOT NULL ORDER BY name"))
+    ddl = "\n".join(
+        str(r[0])
+        for r in con.execute(
+            "SELECT sql FROM sqlite_master WHERE name LIKE 'vec_%' AND sql IS NOT NULL ORDER BY name"
+        )
+    )
     con.close()
     return hashlib.sha1(ddl.encode()).hexdigest()[:10]
 
@@ -180,8 +202,14 @@ class Population:
         w = self.world
         a, b, c, d, e, f = (np.float32(np.sqrt(x)) for x in WEIGHTS)
         subs = self.thread_sub[threads]
-        x = (a * w.glob + b * w.topics[w.sub_topic[subs]] + c * w.subs[subs] + d * self.thread_dirs[threads]
-             + e * pair + f * own)
+        x = (
+            a * w.glob
+            + b * w.topics[w.sub_topic[subs]]
+            + c * w.subs[subs]
+            + d * self.thread_dirs[threads]
+            + e * pair
+            + f * own
+        )
         return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
 
     def block(self, i: int) -> np.ndarray:
@@ -229,8 +257,13 @@ class Words:
         return self._cache[cache_key]
 
     def text(self, rng: np.random.Generator, n_words: int, topic: int, sub: int, thread: int) -> str:
-        specific = np.concatenate([self._specific("topic", topic, 25), self._specific("sub", sub, 15),
-                                   self._specific("thread", thread, 8)])
+        specific = np.concatenate(
+            [
+                self._specific("topic", topic, 25),
+                self._specific("sub", sub, 15),
+                self._specific("thread", thread, 8),
+            ]
+        )
         starts, sizes = np.array([0, 25, 40]), np.array([25, 15, 8])
         kind = rng.choice(3, n_words)
         own = specific[starts[kind] + (rng.random(n_words) * sizes[kind]).astype(int)]
@@ -250,8 +283,11 @@ class Words:
     def query(self, pop: Population, thread: int, rng: np.random.Generator) -> str:
         """A short question in the words of a thread (what a person types into search)."""
         sub = int(pop.thread_sub[thread])
-        pools = [self._specific("thread", thread, 8), self._specific("sub", sub, 15),
-                 self._specific("topic", int(pop.world.sub_topic[sub]), 25)]
+        pools = [
+            self._specific("thread", thread, 8),
+            self._specific("sub", sub, 15),
+            self._specific("topic", int(pop.world.sub_topic[sub]), 25),
+        ]
         picked = [str(p[rng.integers(len(p))]) for p in pools[: int(rng.integers(2, 4))]]
         return " ".join(["what", "did", "we", "say", "about", *picked])
 
@@ -291,7 +327,9 @@ class Precomputed:
         return [(0, len(text))] if text.strip() else []
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([self.table[t] for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
+        return (
+            np.stack([self.table[t] for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
+        )
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.table[text]

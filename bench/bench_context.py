@@ -65,8 +65,9 @@ def main() -> None:
         tid = store.write_thread(ThreadIn("bench", "long", "long thread", msgs)).thread_id
         write_s = time.perf_counter() - t0
         for j in range(a.memories):
-            store.add_memory(sentence(rng), ("preference", "project", "skill", "fact")[j % 4], pinned=j < 5,
-                             force=True)
+            store.add_memory(
+                sentence(rng), ("preference", "project", "skill", "fact")[j % 4], pinned=j < 5, force=True
+            )
         t0 = time.perf_counter()
         res = summarize_thread(store, tid)
         summarize_s = time.perf_counter() - t0
@@ -79,16 +80,31 @@ def main() -> None:
                 ctx = build_context(store, tid, a.budget, query=query, touch=False)
                 runs.append((time.perf_counter() - t0) * 1000)
             runs.sort()
-            times[label] = {"p50_ms": round(statistics.median(runs), 2), "p95_ms": round(runs[int(0.95 * len(runs)) - 1], 2),
-                            "total_tokens": ctx.token_stats.total, "included": ctx.metadata.included_messages,
-                            "exact_total": store.tokens.count_messages(ctx.messages)}
-        print(json.dumps({
-            "messages": a.messages, "budget": a.budget, "embedder": store.embedder.name if store.embedder else None,
-            "write_thread_s": round(write_s, 2),
-            "summarize": {"seconds": round(summarize_s, 2), "tokens": res.after_tokens, "method": res.method,
-                          "before_tokens": res.before_tokens},
-            "context": times,
-        }, indent=2))
+            times[label] = {
+                "p50_ms": round(statistics.median(runs), 2),
+                "p95_ms": round(runs[int(0.95 * len(runs)) - 1], 2),
+                "total_tokens": ctx.token_stats.total,
+                "included": ctx.metadata.included_messages,
+                "exact_total": store.tokens.count_messages(ctx.messages),
+            }
+        print(
+            json.dumps(
+                {
+                    "messages": a.messages,
+                    "budget": a.budget,
+                    "embedder": store.embedder.name if store.embedder else None,
+                    "write_thread_s": round(write_s, 2),
+                    "summarize": {
+                        "seconds": round(summarize_s, 2),
+                        "tokens": res.after_tokens,
+                        "method": res.method,
+                        "before_tokens": res.before_tokens,
+                    },
+                    "context": times,
+                },
+                indent=2,
+            )
+        )
         store.close()
 
 

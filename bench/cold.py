@@ -44,8 +44,9 @@ def run(argv: list[str], env: dict[str, str] | None = None) -> dict[str, float]:
     import time
 
     t0 = time.perf_counter()
-    proc = subprocess.Popen([MEMAPP, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env={**os.environ, **(env or {})})
+    proc = subprocess.Popen(
+        [MEMAPP, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     err = proc.stderr.read().decode() if proc.stderr else ""
@@ -77,16 +78,23 @@ def demo_load(kind: str) -> dict[str, Any]:
     if status != 0:
         raise SystemExit(f"demo load ({kind}) failed")
     torch, state = out.split()[:2]
-    return {"wall_s": round(time.perf_counter() - t0, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
-            "torch_imported": torch == "True", "model": state}
+    return {
+        "wall_s": round(time.perf_counter() - t0, 2),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+        "torch_imported": torch == "True",
+        "model": state,
+    }
 
 
 def stats(runs: list[dict[str, float]]) -> dict[str, Any]:
     out: dict[str, Any] = {"n": len(runs)}
     for key in ("cpu_s", "wall_s", "rss_mib"):
         vals = [r[key] for r in runs]
-        out[key] = {"median": round(statistics.median(vals), 3), "min": round(min(vals), 3),
-                    "max": round(max(vals), 3)}
+        out[key] = {
+            "median": round(statistics.median(vals), 3),
+            "min": round(min(vals), 3),
+            "max": round(max(vals), 3),
+        }
     return out
 
 
@@ -119,37 +127,60 @@ def main() -> None:
     run(["--db", str(db), "embed", "--prepare"], no_cfg)
     run(search, no_cfg)
     run([*search, "--keyword-only"], no_cfg)
-    series: dict[str, list[dict[str, float]]] = {k: [] for k in ("search", "keyword", "add", "add_off", "old")}
+    series: dict[str, list[dict[str, float]]] = {
+        k: [] for k in ("search", "keyword", "add", "add_off", "old")
+    }
     for i in range(a.runs):
         series["search"].append(run(search, no_cfg))
         series["keyword"].append(run([*search, "--keyword-only"], no_cfg))
         series["add"].append(run([*add, f"the nightly backup script number {i} runs at 3am"], no_cfg))
-        series["add_off"].append(run([*add, f"the weekly backup script number {i} runs on sunday"],
-                                     {"MEMAPP_CONFIG": str(off)}))
+        series["add_off"].append(
+            run([*add, f"the weekly backup script number {i} runs on sunday"], {"MEMAPP_CONFIG": str(off)})
+        )
     for _ in range(a.old_runs):
         series["old"].append(run(search, {**no_cfg, "MEMAPP_EMBED_BACKEND": "sentence-transformers"}))
     demo = {"shipped_vectors": demo_load("shipped"), "embedded_by_the_model": demo_load("model")}
     s = {k: stats(v) for k, v in series.items() if v}
-    ratios = {"search_vs_keyword_only": ratio(s["search"], s["keyword"]),
-              "memory_add_vs_embedding_disabled": ratio(s["add"], s["add_off"])}
+    ratios = {
+        "search_vs_keyword_only": ratio(s["search"], s["keyword"]),
+        "memory_add_vs_embedding_disabled": ratio(s["add"], s["add_off"]),
+    }
     if "old" in s:
         ratios["old_path_search_vs_new"] = ratio(s["old"], s["search"])
-    targets = {"search_le_2.5x_keyword": ratios["search_vs_keyword_only"] <= 2.5,
-               "memory_add_le_2.5x_disabled": ratios["memory_add_vs_embedding_disabled"] <= 2.5,
-               "demo_load_le_5s": demo["shipped_vectors"]["wall_s"] <= 5}
-    summary = (f"cold shell: search {s['search']['cpu_s']['median']:.2f} s CPU vs keyword-only "
-               f"{s['keyword']['cpu_s']['median']:.2f} ({ratios['search_vs_keyword_only']:.2f}x); memory add "
-               f"{s['add']['cpu_s']['median']:.2f} vs {s['add_off']['cpu_s']['median']:.2f} "
-               f"({ratios['memory_add_vs_embedding_disabled']:.2f}x)"
-               + (f"; old path search {s['old']['cpu_s']['median']:.2f} s CPU, "
-                  f"{s['old']['rss_mib']['median']:.0f} MiB" if "old" in s else "")
-               + f"; load demo {demo['shipped_vectors']['wall_s']:.1f} s ({demo['shipped_vectors']['cpu_s']:.1f} s CPU) "
-               f"with its shipped vectors vs {demo['embedded_by_the_model']['wall_s']:.1f} s embedding it"
-               + f"; load average {load[0]:.1f}; targets "
-               + ("met" if all(targets.values()) else "MISSED: " + ", ".join(k for k, v in targets.items() if not v)))
-    emit("cold", {"db": {"memories": N_MEM, "chunks": N_CHUNKS}, "query": QUERY, "runs": s, "ratios": ratios,
-                  "demo_load": demo,
-                  "load_average_1_5_15": [round(x, 2) for x in load], "targets": targets}, summary)
+    targets = {
+        "search_le_2.5x_keyword": ratios["search_vs_keyword_only"] <= 2.5,
+        "memory_add_le_2.5x_disabled": ratios["memory_add_vs_embedding_disabled"] <= 2.5,
+        "demo_load_le_5s": demo["shipped_vectors"]["wall_s"] <= 5,
+    }
+    summary = (
+        f"cold shell: search {s['search']['cpu_s']['median']:.2f} s CPU vs keyword-only "
+        f"{s['keyword']['cpu_s']['median']:.2f} ({ratios['search_vs_keyword_only']:.2f}x); memory add "
+        f"{s['add']['cpu_s']['median']:.2f} vs {s['add_off']['cpu_s']['median']:.2f} "
+        f"({ratios['memory_add_vs_embedding_disabled']:.2f}x)"
+        + (
+            f"; old path search {s['old']['cpu_s']['median']:.2f} s CPU, "
+            f"{s['old']['rss_mib']['median']:.0f} MiB"
+            if "old" in s
+            else ""
+        )
+        + f"; load demo {demo['shipped_vectors']['wall_s']:.1f} s ({demo['shipped_vectors']['cpu_s']:.1f} s CPU) "
+        f"with its shipped vectors vs {demo['embedded_by_the_model']['wall_s']:.1f} s embedding it"
+        + f"; load average {load[0]:.1f}; targets "
+        + ("met" if all(targets.values()) else "MISSED: " + ", ".join(k for k, v in targets.items() if not v))
+    )
+    emit(
+        "cold",
+        {
+            "db": {"memories": N_MEM, "chunks": N_CHUNKS},
+            "query": QUERY,
+            "runs": s,
+            "ratios": ratios,
+            "demo_load": demo,
+            "load_average_1_5_15": [round(x, 2) for x in load],
+            "targets": targets,
+        },
+        summary,
+    )
 
 
 if __name__ == "__main__":

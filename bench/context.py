@@ -27,16 +27,27 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="20 timed builds instead of 50")
     a = ap.parse_args()
     script = Path(__file__).with_name("bench_context.py")
-    argv = [sys.executable, str(script), "--messages", "5000", "--budget", "16000", "--runs", "20" if a.quick else "50"]
+    argv = [
+        sys.executable,
+        str(script),
+        "--messages",
+        "5000",
+        "--budget",
+        "16000",
+        "--runs",
+        "20" if a.quick else "50",
+    ]
     res = json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
     ctx = res["context"]
     worst = max(v["p50_ms"] for v in ctx.values())
     within = all(v["total_tokens"] <= 16000 and v["exact_total"] <= 16000 for v in ctx.values())
     targets = {"p50_le_50ms": worst <= TARGET_MS, "never_over_budget": within}
-    summary = (f"context: 16k-token context from a {res['messages']}-message thread in "
-               f"{ctx['latest_user_message']['p50_ms']:.1f} ms p50 (latest message), "
-               f"{ctx['query']['p50_ms']:.1f} ms with a query; targets "
-               f"{'met' if all(targets.values()) else 'MISSED: ' + ', '.join(k for k, v in targets.items() if not v)}")
+    summary = (
+        f"context: 16k-token context from a {res['messages']}-message thread in "
+        f"{ctx['latest_user_message']['p50_ms']:.1f} ms p50 (latest message), "
+        f"{ctx['query']['p50_ms']:.1f} ms with a query; targets "
+        f"{'met' if all(targets.values()) else 'MISSED: ' + ', '.join(k for k, v in targets.items() if not v)}"
+    )
     emit("context", {**res, "targets": targets}, summary)
 
 

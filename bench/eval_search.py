@@ -57,19 +57,27 @@ def build_store(path: Path, embedder: Any = "auto") -> Store:
     of one call per thread), then each thread is written with its share of the vectors.
     """
     store = Store(path, embedder=embedder)
-    threads = [ThreadIn(source="eval", external_id=conv["id"], title=conv.get("title", ""),
-                        created_at=epoch(conv.get("created_at")),
-                        messages=[MessageIn(m["role"], m["content"], external_id=m["id"],
-                                            created_at=epoch(m.get("created_at"))) for m in conv["messages"]])
-               for conv in load_jsonl(EVAL / "conversations.jsonl")]
+    threads = [
+        ThreadIn(
+            source="eval",
+            external_id=conv["id"],
+            title=conv.get("title", ""),
+            created_at=epoch(conv.get("created_at")),
+            messages=[
+                MessageIn(m["role"], m["content"], external_id=m["id"], created_at=epoch(m.get("created_at")))
+                for m in conv["messages"]
+            ],
+        )
+        for conv in load_jsonl(EVAL / "conversations.jsonl")
+    ]
     prepared = store.prepare_chunks([m for t in threads for m in t.messages])
     start = cursor = 0
     for t in threads:
         share = None
         if prepared is not None and prepared.vectors is not None:
-            spans = prepared.spans[start:start + len(t.messages)]
+            spans = prepared.spans[start : start + len(t.messages)]
             n_chunks = sum(len(s) for s in spans)
-            share = PreparedChunks(spans, prepared.vectors[cursor:cursor + n_chunks])
+            share = PreparedChunks(spans, prepared.vectors[cursor : cursor + n_chunks])
             start, cursor = start + len(t.messages), cursor + n_chunks
         store.write_thread(t, prepared=share)
     return store
@@ -78,7 +86,10 @@ def build_store(path: Path, embedder: Any = "auto") -> Store:
 def metrics(ranked: Sequence[Ranked], questions: Sequence[dict[str, Any]]) -> dict[str, float]:
     out: dict[str, float] = {}
     for k in KS:
-        rec = [len(set(r[:k]) & set(q["answers"])) / len(q["answers"]) for r, q in zip(ranked, questions, strict=True)]
+        rec = [
+            len(set(r[:k]) & set(q["answers"])) / len(q["answers"])
+            for r, q in zip(ranked, questions, strict=True)
+        ]
         hit = [1.0 if set(r[:k]) & set(q["answers"]) else 0.0 for r, q in zip(ranked, questions, strict=True)]
         out[f"recall@{k}"] = round(sum(rec) / len(rec), 4)
         out[f"hit@{k}"] = round(sum(hit) / len(hit), 4)
@@ -151,12 +162,16 @@ def evaluate(store: Store, *, with_variants: bool = False) -> dict[str, Any]:
         "keyword": metrics(ranked(kw_lists), questions),
         "vector": metrics(ranked(vec_lists), questions),
         "hybrid": metrics(hybrid, questions),
-        "by_type": {"keyword": by_type(ranked(kw_lists), questions),
-                    "vector": by_type(ranked(vec_lists), questions),
-                    "hybrid": by_type(hybrid, questions)},
+        "by_type": {
+            "keyword": by_type(ranked(kw_lists), questions),
+            "vector": by_type(ranked(vec_lists), questions),
+            "hybrid": by_type(hybrid, questions),
+        },
         "query_embedding_ms_each": round(1000 * embed_seconds / len(questions), 1),
-        "search_latency_ms_after_embedding": {"median": round(1000 * sorted(latencies)[len(latencies) // 2], 1),
-                                              "max": round(1000 * max(latencies), 1)},
+        "search_latency_ms_after_embedding": {
+            "median": round(1000 * sorted(latencies)[len(latencies) // 2], 1),
+            "max": round(1000 * max(latencies), 1),
+        },
         "eval_seconds": round(elapsed, 1),
     }
     if with_variants:
@@ -170,8 +185,14 @@ def evaluate(store: Store, *, with_variants: bool = False) -> dict[str, Any]:
     return report
 
 
-def _fused(kw_lists: Sequence[Any], vec_lists: Sequence[Any], questions: Sequence[dict[str, Any]], fusion: Fusion,
-           neighbours: dict[int, list[int]], ext: dict[int, str]) -> list[Ranked]:
+def _fused(
+    kw_lists: Sequence[Any],
+    vec_lists: Sequence[Any],
+    questions: Sequence[dict[str, Any]],
+    fusion: Fusion,
+    neighbours: dict[int, list[int]],
+    ext: dict[int, str],
+) -> list[Ranked]:
     out = []
     for kw, vec, q in zip(kw_lists, vec_lists, questions, strict=True):
         fused = fuse(kw, vec, fusion, q["query"])

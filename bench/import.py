@@ -48,7 +48,9 @@ def export(path: Path, n_threads: int, seed: int = 3) -> dict[str, int]:
     t = 1.65e9
     for h in range(n_threads):
         t += float(rng.exponential(40_000))
-        mapping: dict[str, Any] = {"root": {"id": "root", "message": None, "parent": None, "children": ["sys"]}}
+        mapping: dict[str, Any] = {
+            "root": {"id": "root", "message": None, "parent": None, "children": ["sys"]}
+        }
         mapping["sys"] = _node("sys", "root", "system", "", None, hidden=True)
         parent, when = "sys", t
         for i in range(PER_THREAD):
@@ -67,27 +69,52 @@ def export(path: Path, n_threads: int, seed: int = 3) -> dict[str, int]:
             parent = node
             n_messages += 1
             n_words += n
-        convs.append({"id": f"conv-{h}", "conversation_id": f"conv-{h}", "title": f"Conversation {h}",
-                      "create_time": t, "update_time": when, "current_node": parent, "mapping": mapping,
-                      "default_model_slug": "gpt-4o"})
+        convs.append(
+            {
+                "id": f"conv-{h}",
+                "conversation_id": f"conv-{h}",
+                "title": f"Conversation {h}",
+                "create_time": t,
+                "update_time": when,
+                "current_node": parent,
+                "mapping": mapping,
+                "default_model_slug": "gpt-4o",
+            }
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(convs))
     return {"threads": n_threads, "messages": n_messages, "words": n_words}
 
 
-def _node(node: str, parent: str, role: str, text: str, when: float | None, hidden: bool = False) -> dict[str, Any]:
+def _node(
+    node: str, parent: str, role: str, text: str, when: float | None, hidden: bool = False
+) -> dict[str, Any]:
     meta = {"is_visually_hidden_from_conversation": True} if hidden else {}
-    return {"id": node, "parent": parent, "children": [], "message": {
-        "id": node, "author": {"role": role, "name": None, "metadata": {}}, "create_time": when,
-        "update_time": None, "content": {"content_type": "text", "parts": [text]}, "status": "finished_successfully",
-        "end_turn": True, "weight": 0.0 if hidden else 1.0, "metadata": meta, "recipient": "all"}}
+    return {
+        "id": node,
+        "parent": parent,
+        "children": [],
+        "message": {
+            "id": node,
+            "author": {"role": role, "name": None, "metadata": {}},
+            "create_time": when,
+            "update_time": None,
+            "content": {"content_type": "text", "parts": [text]},
+            "status": "finished_successfully",
+            "end_turn": True,
+            "weight": 0.0 if hidden else 1.0,
+            "metadata": meta,
+            "recipient": "all",
+        },
+    }
 
 
 def child(argv: list[str], backend: str = "onnx") -> tuple[dict[str, Any], float]:
     """Run this script in a fresh process with the given encoder; its JSON answer and peak RSS (MiB)."""
     env = dict(os.environ, MEMAPP_EMBED_BACKEND=backend)
-    proc = subprocess.Popen([sys.executable, __file__, "--child", *argv], stdout=subprocess.PIPE, text=True,
-                            env=env)
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--child", *argv], stdout=subprocess.PIPE, text=True, env=env
+    )
     out = proc.stdout.read() if proc.stdout else ""
     _, status, usage = os.wait4(proc.pid, 0)
     if status != 0:
@@ -112,29 +139,39 @@ def run_import(db: str, export_path: str, embed: bool) -> dict[str, Any]:
     report = import_paths(store, [export_path], embed=embed)
     seconds = time.perf_counter() - t0
     cpu = [round(b - a, 2) for a, b in zip(cpu0, os.times(), strict=False)]
-    chunks = store._scalar("SELECT count(*) FROM message_chunks")
+    chunks = store.scalar("SELECT count(*) FROM message_chunks")
     messages = report.messages_added
     problems = store.check_indexes()
     store.close()
     cpu_s = cpu[0] + cpu[1]
-    return {"backend": getattr(store.embedder, "backend", None) or "sentence-transformers",
-            "seconds": round(seconds, 2), "model_load_s": round(load_s, 2), "messages": messages,
-            "messages_per_cpu_s": round(messages / max(cpu_s, 1e-9), 1),
-            "threads": report.threads_added, "chunks": chunks, "errors": len(report.errors),
-            "messages_per_s": round(messages / seconds, 1), "db_bytes": Path(db).stat().st_size,
-            "index_problems": problems,
-            # CPU seconds of this process and of the helpers it waited for (the token-counting process):
-            # on a busy machine they move less than `seconds` does.
-            "cpu_s": round(cpu[0] + cpu[1], 2), "helper_cpu_s": round(cpu[2] + cpu[3], 2)}
+    return {
+        "backend": getattr(store.embedder, "backend", None) or "sentence-transformers",
+        "seconds": round(seconds, 2),
+        "model_load_s": round(load_s, 2),
+        "messages": messages,
+        "messages_per_cpu_s": round(messages / max(cpu_s, 1e-9), 1),
+        "threads": report.threads_added,
+        "chunks": chunks,
+        "errors": len(report.errors),
+        "messages_per_s": round(messages / seconds, 1),
+        "db_bytes": Path(db).stat().st_size,
+        "index_problems": problems,
+        # CPU seconds of this process and of the helpers it waited for (the token-counting process):
+        # on a busy machine they move less than `seconds` does.
+        "cpu_s": round(cpu[0] + cpu[1], 2),
+        "helper_cpu_s": round(cpu[2] + cpu[3], 2),
+    }
 
 
 def run_encode(db: str) -> dict[str, Any]:
     from store import Store
 
     store = Store(db)
-    rows = store.con.execute("SELECT m.content, c.start_char, c.end_char FROM message_chunks c "
-                             "JOIN messages m ON m.id = c.message_id ORDER BY c.id").fetchall()
-    messages = store._scalar("SELECT count(DISTINCT message_id) FROM message_chunks")
+    rows = store.con.execute(
+        "SELECT m.content, c.start_char, c.end_char FROM message_chunks c "
+        "JOIN messages m ON m.id = c.message_id ORDER BY c.id"
+    ).fetchall()
+    messages = store.scalar("SELECT count(DISTINCT message_id) FROM message_chunks")
     texts = [content[a:b] for content, a, b in rows]
     embedder = store.embedder
     assert embedder is not None
@@ -149,10 +186,17 @@ def run_encode(db: str) -> dict[str, Any]:
     cpu_s = cpu[0] + cpu[1]
     backend = getattr(embedder, "backend", None) or "sentence-transformers"
     store.close()
-    return {"backend": backend, "seconds": round(seconds, 2), "cpu_s": round(cpu_s, 2), "chunks": len(texts),
-            "messages": messages, "batch_size": batch, "chunks_per_s": round(len(texts) / seconds, 1),
-            "messages_per_s": round(messages / seconds, 1),
-            "messages_per_cpu_s": round(messages / max(cpu_s, 1e-9), 1)}
+    return {
+        "backend": backend,
+        "seconds": round(seconds, 2),
+        "cpu_s": round(cpu_s, 2),
+        "chunks": len(texts),
+        "messages": messages,
+        "batch_size": batch,
+        "chunks_per_s": round(len(texts) / seconds, 1),
+        "messages_per_s": round(messages / seconds, 1),
+        "messages_per_cpu_s": round(messages / max(cpu_s, 1e-9), 1),
+    }
 
 
 # -- the run ---------------------------------------------------------------------------------------------
@@ -161,7 +205,9 @@ def run_encode(db: str) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--threads", type=int, default=100, help="threads in the embedding run (default 100)")
-    ap.add_argument("--full", action="store_true", help="the embedding run on all 2,000 threads (about 2 hours)")
+    ap.add_argument(
+        "--full", action="store_true", help="the embedding run on all 2,000 threads (about 2 hours)"
+    )
     ap.add_argument("--no-embed-threads", type=int, default=2000)
     ap.add_argument("--quick", action="store_true", help="20 threads with embeddings, 500 without")
     ap.add_argument("--no-old", action="store_true", help="skip the old (sentence-transformers) import run")
@@ -184,33 +230,60 @@ def main() -> None:
     load = os.getloadavg()
     imp, imp_rss = child(["import", db, str(exports[n_embed][0])])
     enc, enc_rss = child(["encode", db])
-    old, old_rss = (None, None) if a.no_old else child(["import", db, str(exports[n_embed][0])], "sentence-transformers")
+    old, old_rss = (
+        (None, None) if a.no_old else child(["import", db, str(exports[n_embed][0])], "sentence-transformers")
+    )
     db_plain = str(data_file("import-plain.db"))
     plain, plain_rss = child(["no-embed", db_plain, str(exports[a.no_embed_threads][0])])
     # Per CPU-second (steadier than wall time on a shared machine), each against its baseline in this run.
     ratio = round(imp["messages_per_cpu_s"] / enc["messages_per_cpu_s"], 3)
     new_vs_old = round(imp["messages_per_cpu_s"] / old["messages_per_cpu_s"], 2) if old else None
-    per_1k = {"with_vectors_mb": round(imp["db_bytes"] / imp["messages"] * 1000 / 1e6, 3),
-              "without_vectors_mb": round(plain["db_bytes"] / plain["messages"] * 1000 / 1e6, 3)}
-    targets = {"import_ge_0.8x_raw_encode": ratio >= 0.8, "no_embed_ge_5000_msgs_per_s": plain["messages_per_s"] >= 5000}
+    per_1k = {
+        "with_vectors_mb": round(imp["db_bytes"] / imp["messages"] * 1000 / 1e6, 3),
+        "without_vectors_mb": round(plain["db_bytes"] / plain["messages"] * 1000 / 1e6, 3),
+    }
+    targets = {
+        "import_ge_0.8x_raw_encode": ratio >= 0.8,
+        "no_embed_ge_5000_msgs_per_s": plain["messages_per_s"] >= 5000,
+    }
     if new_vs_old is not None:
         targets["import_ge_3x_old_path_per_cpu_s"] = new_vs_old >= 3
-    old_text = (f"; old path (sentence-transformers) {old['messages_per_cpu_s']:.1f} msg/CPU-s, new {new_vs_old:.1f}x"
-                if old else "")
-    summary = (f"import ({imp['backend']}): {imp['messages']} messages ({imp['chunks']} chunks) at "
-               f"{imp['messages_per_cpu_s']:.1f} msg/CPU-s vs raw encode {enc['messages_per_cpu_s']:.1f} msg/CPU-s "
-               f"({ratio:.2f}x){old_text}; --no-embed {plain['messages']} messages "
-               f"at {plain['messages_per_s']:.0f} msg/s; chat.db {per_1k['with_vectors_mb']:.2f} MB per 1k messages "
-               f"with vectors ({per_1k['without_vectors_mb']:.2f} without); peak RSS {imp_rss:.0f} MiB importing "
-               f"with the model; targets "
-               f"{'met' if all(targets.values()) else 'MISSED: ' + ', '.join(k for k, v in targets.items() if not v)}")
-    emit("import", {"export": {str(n): v[1] for n, v in exports.items() if v[1]}, "embed_import": imp,
-                    "raw_encode": enc, "ratio_import_to_encode": ratio, "old_path_import": old,
-                    "ratio_new_to_old_per_cpu_s": new_vs_old, "no_embed_import": plain,
-                    "load_average_1_5_15": [round(x, 2) for x in load],
-                    "peak_rss_mib": {"import_with_model": imp_rss, "raw_encode": enc_rss, "import_no_embed": plain_rss,
-                                     "import_old_path": old_rss},
-                    "db_mb_per_1k_messages": per_1k, "targets": targets}, summary)
+    old_text = (
+        f"; old path (sentence-transformers) {old['messages_per_cpu_s']:.1f} msg/CPU-s, new {new_vs_old:.1f}x"
+        if old
+        else ""
+    )
+    summary = (
+        f"import ({imp['backend']}): {imp['messages']} messages ({imp['chunks']} chunks) at "
+        f"{imp['messages_per_cpu_s']:.1f} msg/CPU-s vs raw encode {enc['messages_per_cpu_s']:.1f} msg/CPU-s "
+        f"({ratio:.2f}x){old_text}; --no-embed {plain['messages']} messages "
+        f"at {plain['messages_per_s']:.0f} msg/s; chat.db {per_1k['with_vectors_mb']:.2f} MB per 1k messages "
+        f"with vectors ({per_1k['without_vectors_mb']:.2f} without); peak RSS {imp_rss:.0f} MiB importing "
+        f"with the model; targets "
+        f"{'met' if all(targets.values()) else 'MISSED: ' + ', '.join(k for k, v in targets.items() if not v)}"
+    )
+    emit(
+        "import",
+        {
+            "export": {str(n): v[1] for n, v in exports.items() if v[1]},
+            "embed_import": imp,
+            "raw_encode": enc,
+            "ratio_import_to_encode": ratio,
+            "old_path_import": old,
+            "ratio_new_to_old_per_cpu_s": new_vs_old,
+            "no_embed_import": plain,
+            "load_average_1_5_15": [round(x, 2) for x in load],
+            "peak_rss_mib": {
+                "import_with_model": imp_rss,
+                "raw_encode": enc_rss,
+                "import_no_embed": plain_rss,
+                "import_old_path": old_rss,
+            },
+            "db_mb_per_1k_messages": per_1k,
+            "targets": targets,
+        },
+        summary,
+    )
 
 
 if __name__ == "__main__":

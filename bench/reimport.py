@@ -42,22 +42,57 @@ def threads(n_threads: int, n_messages: int) -> list[Any]:
                 content=f"Conversation {h}, turn {i}: how do I keep restic backups of the NAS small? " * 3,
                 external_id=f"conv-{h}-{i:03d}",
                 created_at=1.7e9 + h * 1000 + i,
-                metadata={"model_slug": "gpt-4o", "finish_details": {"type": "stop"}, "citations": [],
-                          "request_id": f"req-{h}-{i}", "timestamp_": "absolute", "weight": 1.0},
+                metadata={
+                    "model_slug": "gpt-4o",
+                    "finish_details": {"type": "stop"},
+                    "citations": [],
+                    "request_id": f"req-{h}-{i}",
+                    "timestamp_": "absolute",
+                    "weight": 1.0,
+                },
             )
             for i in range(n_messages)
         ]
-        out.append(ThreadIn("chatgpt", f"conv-{h}", f"Conversation {h}", msgs, 1.7e9 + h * 1000,
-                            1.7e9 + h * 1000 + n_messages, {"default_model_slug": "gpt-4o"}))
+        out.append(
+            ThreadIn(
+                "chatgpt",
+                f"conv-{h}",
+                f"Conversation {h}",
+                msgs,
+                1.7e9 + h * 1000,
+                1.7e9 + h * 1000 + n_messages,
+                {"default_model_slug": "gpt-4o"},
+            )
+        )
     return out
 
 
 def generic_export(path: Path, items: list[Any]) -> None:
-    path.write_text(json.dumps({"threads": [
-        {"id": t.external_id, "title": t.title, "created_at": t.created_at, "updated_at": t.updated_at,
-         "messages": [{"id": m.external_id, "role": m.role, "content": m.content, "created_at": m.created_at,
-                       "metadata": m.metadata} for m in t.messages]}
-        for t in items]}))
+    path.write_text(
+        json.dumps(
+            {
+                "threads": [
+                    {
+                        "id": t.external_id,
+                        "title": t.title,
+                        "created_at": t.created_at,
+                        "updated_at": t.updated_at,
+                        "messages": [
+                            {
+                                "id": m.external_id,
+                                "role": m.role,
+                                "content": m.content,
+                                "created_at": m.created_at,
+                                "metadata": m.metadata,
+                            }
+                            for m in t.messages
+                        ],
+                    }
+                    for t in items
+                ]
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -79,8 +114,10 @@ def main() -> None:
         first = import_paths(store, [export], "generic", embed=False, summarize=False)
         assert first.messages_added == THREADS * MESSAGES, first.to_json()
         source = store.list_threads(limit=1)[0].source
-        items = [type(t)(source, t.external_id, t.title, t.messages, t.created_at, t.updated_at, t.metadata)
-                 for t in items]
+        items = [
+            type(t)(source, t.external_id, t.title, t.messages, t.created_at, t.updated_at, t.metadata)
+            for t in items
+        ]
 
         statements: list[str] = []
         write_ms, check_ms, import_ms = [], [], []
@@ -105,7 +142,9 @@ def main() -> None:
     ms = round(statistics.median(write_ms), 2)
     old_check = round(statistics.median(check_ms), 2)
     result = {
-        "threads": THREADS, "messages_per_thread": MESSAGES, "rounds": rounds,
+        "threads": THREADS,
+        "messages_per_thread": MESSAGES,
+        "rounds": rounds,
         "reimport_write_thread_ms": ms,
         "reimport_statements": len(statements),
         "statements_per_thread": len(statements) / THREADS,
@@ -113,12 +152,16 @@ def main() -> None:
         "reimport_plus_all_messages_check_ms": round(ms + old_check, 2),
         "speedup_vs_checking_every_message": round((ms + old_check) / ms, 1) if ms else None,
         "import_paths_ms": round(statistics.median(import_ms), 1),
-        "target_ms": 25, "review_before_ms": 244,
+        "target_ms": 25,
+        "review_before_ms": 244,
     }
-    emit("reimport", result,
-         f"re-import of {THREADS}x{MESSAGES} unchanged messages: {ms} ms, {len(statements)} statements "
-         f"(target <= 25 ms; checking every message as before would add {old_check} ms); "
-         f"import_paths of the file {result['import_paths_ms']} ms")
+    emit(
+        "reimport",
+        result,
+        f"re-import of {THREADS}x{MESSAGES} unchanged messages: {ms} ms, {len(statements)} statements "
+        f"(target <= 25 ms; checking every message as before would add {old_check} ms); "
+        f"import_paths of the file {result['import_paths_ms']} ms",
+    )
 
 
 if __name__ == "__main__":

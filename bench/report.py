@@ -32,35 +32,78 @@ def _ok(flag: bool) -> str:
 def _vector_rows(s: dict[str, Any]) -> list[list[str]]:
     rows = []
     n_mem, n_chunks = s["rows"]["memories"] // 1000, s["rows"]["chunks"] // 1000
-    labels = {"memories": f"{n_mem}k memories", "chunks": f"{n_chunks}k message chunks",
-              "memories_category_fact": f"{n_mem}k memories, category filter",
-              "chunks_role_user": f"{n_chunks}k chunks, role filter",
-              "chunks_last_10pct_of_time": f"{n_chunks}k chunks, date filter",
-              "chunks_one_thread": f"{n_chunks}k chunks, one thread"}
+    labels = {
+        "memories": f"{n_mem}k memories",
+        "chunks": f"{n_chunks}k message chunks",
+        "memories_category_fact": f"{n_mem}k memories, category filter",
+        "chunks_role_user": f"{n_chunks}k chunks, role filter",
+        "chunks_last_10pct_of_time": f"{n_chunks}k chunks, date filter",
+        "chunks_one_thread": f"{n_chunks}k chunks, one thread",
+    }
     for key, label in labels.items():
         v = s["vector"][key]
-        targeted = key in ("memories", "chunks")  # issue 7's target is the unfiltered search; filters are extra
+        targeted = key in (
+            "memories",
+            "chunks",
+        )  # issue 7's target is the unfiltered search; filters are extra
         ok = v["ratio_p50"] <= 1.5 and v["recall_at_10"] >= 0.95
-        rows.append([f"Vector top-10, {label}", f"{v['ours']['p50_ms']:.1f} ms (p95 {v['ours']['p95_ms']:.1f}), "
-                     f"recall@10 {v['recall_at_10']:.3f}", f"numpy `X @ q`: {v['numpy']['p50_ms']:.1f} ms",
-                     f"{v['ratio_p50']:.2f}x", "<= 1.5x, recall >= 0.95" if targeted else "(reported)",
-                     _ok(ok) if targeted else "-"])
+        rows.append(
+            [
+                f"Vector top-10, {label}",
+                f"{v['ours']['p50_ms']:.1f} ms (p95 {v['ours']['p95_ms']:.1f}), "
+                f"recall@10 {v['recall_at_10']:.3f}",
+                f"numpy `X @ q`: {v['numpy']['p50_ms']:.1f} ms",
+                f"{v['ratio_p50']:.2f}x",
+                "<= 1.5x, recall >= 0.95" if targeted else "(reported)",
+                _ok(ok) if targeted else "-",
+            ]
+        )
     for p in s["scaling"]:
-        rows.append([f"Vector top-10, {p['rows'] // 1000}k memories (scaling)",
-                     f"{p['ours_p50_ms']:.1f} ms, recall@10 {p['recall_at_10']:.3f}",
-                     f"numpy: {p['numpy_p50_ms']:.1f} ms", f"{p['ratio_p50']:.2f}x", "(how cost grows)", "-"])
+        rows.append(
+            [
+                f"Vector top-10, {p['rows'] // 1000}k memories (scaling)",
+                f"{p['ours_p50_ms']:.1f} ms, recall@10 {p['recall_at_10']:.3f}",
+                f"numpy: {p['numpy_p50_ms']:.1f} ms",
+                f"{p['ratio_p50']:.2f}x",
+                "(how cost grows)",
+                "-",
+            ]
+        )
     for key, label in (("all", "all kinds"), ("role_user", "role filter")):
         h = s["hybrid"][key]
-        rows.append([f"Hybrid search end to end, {label}", f"{h['hybrid']['p50_ms']:.1f} ms (p95 "
-                     f"{h['hybrid']['p95_ms']:.1f})", f"vector-only: {h['vector_only']['p50_ms']:.1f} ms",
-                     f"{h['ratio_p50']:.2f}x", "<= 2x", _ok(h["ratio_p50"] <= 2.0)])
+        rows.append(
+            [
+                f"Hybrid search end to end, {label}",
+                f"{h['hybrid']['p50_ms']:.1f} ms (p95 {h['hybrid']['p95_ms']:.1f})",
+                f"vector-only: {h['vector_only']['p50_ms']:.1f} ms",
+                f"{h['ratio_p50']:.2f}x",
+                "<= 2x",
+                _ok(h["ratio_p50"] <= 2.0),
+            ]
+        )
     f = s["footprint"]
-    rows.append([f"chat.db per 1,000 messages at {f['messages'] // 1000}k messages", f"{f['mb_per_1k_messages']:.2f} MB "
-                 f"(vectors {f['of_which_vectors_mb']:.2f} MB; {f['float_vector_bytes_each']} B per float vector)",
-                 "-", "-", "(reported)", "-"])
+    rows.append(
+        [
+            f"chat.db per 1,000 messages at {f['messages'] // 1000}k messages",
+            f"{f['mb_per_1k_messages']:.2f} MB "
+            f"(vectors {f['of_which_vectors_mb']:.2f} MB; {f['float_vector_bytes_each']} B per float vector)",
+            "-",
+            "-",
+            "(reported)",
+            "-",
+        ]
+    )
     e = s["query_embedding"]
-    rows.append(["Query embedding (real model)", f"{e['p50_ms']:.1f} ms (p95 {e['p95_ms']:.1f})",
-                 f"model load {e['model_load_s']:.1f} s", "-", "(reported)", "-"])
+    rows.append(
+        [
+            "Query embedding (real model)",
+            f"{e['p50_ms']:.1f} ms (p95 {e['p95_ms']:.1f})",
+            f"model load {e['model_load_s']:.1f} s",
+            "-",
+            "(reported)",
+            "-",
+        ]
+    )
     return rows
 
 
@@ -68,52 +111,120 @@ def _import_rows(i: dict[str, Any]) -> list[list[str]]:
     imp, enc, plain = i["embed_import"], i["raw_encode"], i["no_embed_import"]
     rss, per = i["peak_rss_mib"], i["db_mb_per_1k_messages"]
     return [
-        [f"Import with embeddings, {imp['messages']:,} messages", f"{imp['messages_per_s']:.1f} msg/s",
-         f"`model.encode` alone: {enc['messages_per_s']:.1f} msg/s ({enc['chunks_per_s']:.1f} chunks/s)",
-         f"{i['ratio_import_to_encode']:.2f}x", ">= 0.8x", _ok(i["targets"]["import_ge_0.8x_raw_encode"])],
-        [f"Import `--no-embed`, {plain['messages']:,} messages", f"{plain['messages_per_s']:,.0f} msg/s", "-", "-",
-         ">= 5,000 msg/s", _ok(i["targets"]["no_embed_ge_5000_msgs_per_s"])],
-        [f"chat.db per 1,000 messages, import of {imp['messages']:,}", f"{per['with_vectors_mb']:.2f} MB with vectors "
-         "(incl. the bit tables' fixed ~3 MB)", f"{per['without_vectors_mb']:.2f} MB without "
-         f"({plain['messages']:,} messages)", "-", "(reported)", "-"],
-        ["Peak RSS while importing", f"{rss['import_with_model']:.0f} MiB with the model "
-         f"({imp['messages']:,} messages)", f"{rss['import_no_embed']:.0f} MiB without ({plain['messages']:,})",
-         "-", "(reported)", "-"],
+        [
+            f"Import with embeddings, {imp['messages']:,} messages",
+            f"{imp['messages_per_s']:.1f} msg/s",
+            f"`model.encode` alone: {enc['messages_per_s']:.1f} msg/s ({enc['chunks_per_s']:.1f} chunks/s)",
+            f"{i['ratio_import_to_encode']:.2f}x",
+            ">= 0.8x",
+            _ok(i["targets"]["import_ge_0.8x_raw_encode"]),
+        ],
+        [
+            f"Import `--no-embed`, {plain['messages']:,} messages",
+            f"{plain['messages_per_s']:,.0f} msg/s",
+            "-",
+            "-",
+            ">= 5,000 msg/s",
+            _ok(i["targets"]["no_embed_ge_5000_msgs_per_s"]),
+        ],
+        [
+            f"chat.db per 1,000 messages, import of {imp['messages']:,}",
+            f"{per['with_vectors_mb']:.2f} MB with vectors (incl. the bit tables' fixed ~3 MB)",
+            f"{per['without_vectors_mb']:.2f} MB without ({plain['messages']:,} messages)",
+            "-",
+            "(reported)",
+            "-",
+        ],
+        [
+            "Peak RSS while importing",
+            f"{rss['import_with_model']:.0f} MiB with the model ({imp['messages']:,} messages)",
+            f"{rss['import_no_embed']:.0f} MiB without ({plain['messages']:,})",
+            "-",
+            "(reported)",
+            "-",
+        ],
+    ]
+
+
+def _reimport_rows(r: dict[str, Any]) -> list[list[str]]:
+    ms, before = r["reimport_write_thread_ms"], r["reimport_plus_all_messages_check_ms"]
+    return [
+        [
+            f"Re-import of {r['threads']} unchanged threads x {r['messages_per_thread']} messages",
+            f"{ms:.1f} ms, {r['reimport_statements']} SQL statements",
+            f"plus the old every-message check: {before:.1f} ms",
+            f"{before / ms:.1f}x" if ms else "-",
+            f"<= {r['target_ms']} ms",
+            _ok(ms <= r["target_ms"]),
+        ]
     ]
 
 
 def _startup_rows(t: dict[str, Any]) -> list[list[str]]:
     f, idle = t["first_paint_ms"], t["idle_with_model"]
     return [
-        [f"TUI first paint, {t['database']['messages'] // 1000}k messages / {t['database']['memories'] // 1000}k "
-         "memories", f"{f['memapp_p50']:.0f} ms (threads listed at {t['threads_listed_ms_p50']:.0f} ms)",
-         f"minimal Textual app: {f['minimal_p50']:.0f} ms", f"{f['ratio']:.2f}x", "<= 1.5x, no model before paint",
-         _ok(t["targets"]["first_paint_le_1.5x_minimal"] and t["targets"]["model_not_loaded_before_paint"])],
-        ["RSS, TUI idle with the model loaded", f"{idle['rss_mib']:.0f} MiB", "-", "-", "<= 1 GiB",
-         _ok(t["targets"]["idle_rss_le_1GiB"])],
+        [
+            f"TUI first paint, {t['database']['messages'] // 1000}k messages / {t['database']['memories'] // 1000}k "
+            "memories",
+            f"{f['memapp_p50']:.0f} ms (threads listed at {t['threads_listed_ms_p50']:.0f} ms)",
+            f"minimal Textual app: {f['minimal_p50']:.0f} ms",
+            f"{f['ratio']:.2f}x",
+            "<= 1.5x, no model before paint",
+            _ok(
+                t["targets"]["first_paint_le_1.5x_minimal"] and t["targets"]["model_not_loaded_before_paint"]
+            ),
+        ],
+        [
+            "RSS, TUI idle with the model loaded",
+            f"{idle['rss_mib']:.0f} MiB",
+            "-",
+            "-",
+            "<= 1 GiB",
+            _ok(t["targets"]["idle_rss_le_1GiB"]),
+        ],
     ]
 
 
 def _context_rows(c: dict[str, Any]) -> list[list[str]]:
     ctx = c["context"]
-    return [[f"Context build, {c['budget']:,}-token budget, {c['messages']:,}-message thread",
-             f"{ctx['latest_user_message']['p50_ms']:.1f} ms p50 ({ctx['query']['p50_ms']:.1f} ms with a query)",
-             "-", "-", "<= 50 ms", _ok(c["targets"]["p50_le_50ms"])]]
+    return [
+        [
+            f"Context build, {c['budget']:,}-token budget, {c['messages']:,}-message thread",
+            f"{ctx['latest_user_message']['p50_ms']:.1f} ms p50 ({ctx['query']['p50_ms']:.1f} ms with a query)",
+            "-",
+            "-",
+            "<= 50 ms",
+            _ok(c["targets"]["p50_le_50ms"]),
+        ]
+    ]
 
 
 def _quality_rows(q: dict[str, Any]) -> list[list[str]]:
     h, v, k = q["hybrid"], q["vector"], q["keyword"]
-    return [[f"Search quality, {q['dataset']['questions']} questions over {q['dataset']['messages']} messages "
-             "(bench/eval)", f"hybrid recall@10 {h['recall@10']:.3f}, MRR {h['mrr']:.3f}",
-             f"vector-only {v['recall@10']:.3f} / keyword-only {k['recall@10']:.3f}", "-",
-             "hybrid beats both", _ok(h["recall@10"] > max(v["recall@10"], k["recall@10"]))]]
+    return [
+        [
+            f"Search quality, {q['dataset']['questions']} questions over {q['dataset']['messages']} messages "
+            "(bench/eval)",
+            f"hybrid recall@10 {h['recall@10']:.3f}, MRR {h['mrr']:.3f}",
+            f"vector-only {v['recall@10']:.3f} / keyword-only {k['recall@10']:.3f}",
+            "-",
+            "hybrid beats both",
+            _ok(h["recall@10"] > max(v["recall@10"], k["recall@10"])),
+        ]
+    ]
 
 
 def table() -> str | None:
     rows: list[list[str]] = []
     missing, first = [], None
-    for name, make in (("search", _vector_rows), ("import", _import_rows), ("startup", _startup_rows),
-                       ("context", _context_rows), ("eval_search", _quality_rows)):
+    for name, make in (
+        ("search", _vector_rows),
+        ("import", _import_rows),
+        ("reimport", _reimport_rows),
+        ("startup", _startup_rows),
+        ("context", _context_rows),
+        ("eval_search", _quality_rows),
+    ):
         data = _load(name)
         if data is None:
             missing.append(name)
@@ -123,9 +234,13 @@ def table() -> str | None:
     if first is None:
         return None
     m = first["machine"]
-    lines = [f"Measured {first['date']} on {m['cpus']} cores ({m['cpu'] or 'unknown CPU'}), Python {m['python']}, "
-             f"SQLite {m['sqlite']}, with `make bench`.", "",
-             "| Figure | Measured | Baseline, same run | Ratio | Target | Met |", "|---|---|---|---|---|---|"]
+    lines = [
+        f"Measured {first['date']} on {m['cpus']} cores ({m['cpu'] or 'unknown CPU'}), Python {m['python']}, "
+        f"SQLite {m['sqlite']}, with `make bench`.",
+        "",
+        "| Figure | Measured | Baseline, same run | Ratio | Target | Met |",
+        "|---|---|---|---|---|---|",
+    ]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     if missing:
         lines += ["", f"(not run: {', '.join(missing)})"]
@@ -143,7 +258,9 @@ def main() -> int:
         if not MARKERS.search(readme):
             print("README.md has no <!-- bench:start --> / <!-- bench:end --> markers", file=sys.stderr)
             return 1
-        README.write_text(MARKERS.sub(lambda m: m.group(1) + text + m.group(2), readme, count=1), encoding="utf-8")
+        README.write_text(
+            MARKERS.sub(lambda m: m.group(1) + text + m.group(2), readme, count=1), encoding="utf-8"
+        )
     return 0
 
 

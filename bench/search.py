@@ -48,9 +48,9 @@ from _common import (
 )
 
 from store import Store, db
-from store.base import fts_put
 from store.records import CATEGORIES, MessageIn, ThreadIn
 from store.search.engine import DEPTH, Filters
+from store.text import fts_put
 from store.threads import PreparedChunks
 from store.vectors import rows as vectors
 
@@ -90,19 +90,25 @@ def build(path: Path, mem: Population, chunks: Population, seed: int = 7) -> flo
                 cuts_in.append((pos, pos + len(p)))
                 pos += len(p) + 1
             seq = len(messages)
-            messages.append(MessageIn("user" if seq % 2 == 0 else "assistant", " ".join(pieces), f"m{i}",
-                                      start + 90 * seq))
+            messages.append(
+                MessageIn(
+                    "user" if seq % 2 == 0 else "assistant", " ".join(pieces), f"m{i}", start + 90 * seq
+                )
+            )
             spans.append(cuts_in)
             i += c
         title = " ".join(words.about(chunks, h, rng, 5).rstrip(".").split()[:5])
-        res = store.write_thread(ThreadIn("bench", f"t{h}", title, messages, created_at=start),
-                                 prepared=PreparedChunks(spans, x[a:b]))
+        res = store.write_thread(
+            ThreadIn("bench", f"t{h}", title, messages, created_at=start),
+            prepared=PreparedChunks(spans, x[a:b]),
+        )
         summary = words.about(chunks, h, rng, 120)
         with store.con:
             store.con.execute(
                 "INSERT INTO thread_summaries(thread_id, content, last_message_seq, token_count, created_at, "
                 "updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (res.thread_id, summary, len(messages) - 1, store.tokens.count(summary), start, start))
+                (res.thread_id, summary, len(messages) - 1, store.tokens.count(summary), start, start),
+            )
             fts_put(store.con, "fts_summaries", res.thread_id, summary)
     del x
     y = mem.vectors()
@@ -142,8 +148,12 @@ def load_matrix(con: Any, sql: str) -> tuple[np.ndarray, np.ndarray, list[tuple[
     return ids, mat, [tuple(r[2:]) for r in rows]
 
 
-def side_by_side(queries: np.ndarray, ours: Callable[[int, np.ndarray], list[int]],
-                 exact: Callable[[int, np.ndarray], list[int]], block: int = 25) -> dict[str, Any]:
+def side_by_side(
+    queries: np.ndarray,
+    ours: Callable[[int, np.ndarray], list[int]],
+    exact: Callable[[int, np.ndarray], list[int]],
+    block: int = 25,
+) -> dict[str, Any]:
     """Time both on every query and score ours against the exact answer.
 
     Alternating blocks of `block` queries (ours first, then numpy first), with a pause after each numpy
@@ -170,17 +180,23 @@ def side_by_side(queries: np.ndarray, ours: Callable[[int, np.ndarray], list[int
                 time.sleep(0.2)
     recall = [len(set(got[i]) & set(want[i])) / len(want[i]) for i in want if want[i]]
     a, b = timing(t_ours), timing(t_np)
-    return {"ours": a, "numpy": b, "ratio_p50": round(a["p50_ms"] / b["p50_ms"], 3),
-            "recall_at_10": round(float(np.mean(recall)), 4)}
+    return {
+        "ours": a,
+        "numpy": b,
+        "ratio_p50": round(a["p50_ms"] / b["p50_ms"], 3),
+        "recall_at_10": round(float(np.mean(recall)), 4),
+    }
 
 
 def vector_series(store: Store, mem: Population, chunks: Population, nq: int) -> dict[str, Any]:
     con = store.con
     helper = store.vector_helper()  # what Store.search uses: half of each scan on a second connection
-    m_ids, m_x, m_meta = load_matrix(con, "SELECT memory_id, embedding, category FROM vec_memories "
-                                          "ORDER BY memory_id")
-    c_ids, c_x, c_meta = load_matrix(con, "SELECT chunk_id, embedding, role, created_at, thread_id FROM vec_chunks "
-                                          "ORDER BY chunk_id")
+    m_ids, m_x, m_meta = load_matrix(
+        con, "SELECT memory_id, embedding, category FROM vec_memories ORDER BY memory_id"
+    )
+    c_ids, c_x, c_meta = load_matrix(
+        con, "SELECT chunk_id, embedding, role, created_at, thread_id FROM vec_chunks ORDER BY chunk_id"
+    )
     qm, _ = mem.queries(nq, seed=1)
     qc, _ = chunks.queries(nq, seed=2)
     fact = np.array([m[0] == "fact" for m in m_meta])
@@ -190,7 +206,9 @@ def vector_series(store: Store, mem: Population, chunks: Population, nq: int) ->
     since = float(np.quantile(when, 0.9))
     top_threads = [int(thread[exact_top(c_x, q, 1)[0]]) for q in qc]
 
-    def ex(ids: np.ndarray, x: np.ndarray, mask: np.ndarray | None = None) -> Callable[[int, np.ndarray], list[int]]:
+    def ex(
+        ids: np.ndarray, x: np.ndarray, mask: np.ndarray | None = None
+    ) -> Callable[[int, np.ndarray], list[int]]:
         return lambda i, q: ids[exact_top(x, q, 10, mask)].tolist()
 
     def by_thread(i: int, q: np.ndarray) -> list[int]:
@@ -222,10 +240,14 @@ def vector_series(store: Store, mem: Population, chunks: Population, nq: int) ->
         "chunks_in_process": side_by_side(qc, hchu(), ex(c_ids, c_x)),
         "memories_category_fact_in_process": side_by_side(qm, hmem(category="fact"), ex(m_ids, m_x, fact)),
         "chunks_role_user_in_process": side_by_side(qc, hchu(equal={"role": "user"}), ex(c_ids, c_x, user)),
-        "chunks_last_10pct_of_time_in_process": side_by_side(qc, hchu(since=since), ex(c_ids, c_x, when >= since)),
+        "chunks_last_10pct_of_time_in_process": side_by_side(
+            qc, hchu(since=since), ex(c_ids, c_x, when >= since)
+        ),
         "chunks_one_thread_in_process": side_by_side(
-            qc, lambda i, q: [h[0] for h in held_c.search(con, q, 10, equal={"thread_id": top_threads[i]}) or []],
-            by_thread),
+            qc,
+            lambda i, q: [h[0] for h in held_c.search(con, q, 10, equal={"thread_id": top_threads[i]}) or []],
+            by_thread,
+        ),
     }
     store.in_memory_vectors = False
     out |= {
@@ -235,8 +257,12 @@ def vector_series(store: Store, mem: Population, chunks: Population, nq: int) ->
         "chunks_role_user": side_by_side(qc, chu(role="user"), ex(c_ids, c_x, user)),
         "chunks_last_10pct_of_time": side_by_side(qc, chu(since=since), ex(c_ids, c_x, when >= since)),
         "chunks_one_thread": side_by_side(
-            qc, lambda i, q: [h[0] for h in vectors.knn_chunks(con, q, 10, thread_id=top_threads[i], helper=helper)],
-            by_thread),
+            qc,
+            lambda i, q: [
+                h[0] for h in vectors.knn_chunks(con, q, 10, thread_id=top_threads[i], helper=helper)
+            ],
+            by_thread,
+        ),
     }
     return out
 
@@ -248,11 +274,15 @@ def hybrid_series(store: Store, chunks: Population, nq: int, in_process: bool = 
     qc, threads = chunks.queries(nq, seed=3)
     texts = [words.query(chunks, int(h), rng) for h in threads]
     out: dict[str, Any] = {}
-    for label, filters, kinds in (("all", Filters(), ("message", "memory")),
-                                  ("role_user", Filters(role="user"), ("message",))):
+    for label, filters, kinds in (
+        ("all", Filters(), ("message", "memory")),
+        ("role_user", Filters(role="user"), ("message",)),
+    ):
         t_h, t_v, t_k, modes = [], [], [], set()
         for i, q in enumerate(qc):
-            t_k.append(timed(partial(store.keyword_candidates, texts[i], filters.kinds("all"), filters, DEPTH))[0])
+            t_k.append(
+                timed(partial(store.keyword_candidates, texts[i], filters.kinds("all"), filters, DEPTH))[0]
+            )
             run_h = partial(store.search, texts[i], query_vector=q, k=10, filters=filters)
             run_v = partial(store.semantic_candidates, q, kinds, filters, 10)
             if i % 2:
@@ -265,8 +295,13 @@ def hybrid_series(store: Store, chunks: Population, nq: int, in_process: bool = 
             t_v.append(tv)
             modes.add(res.mode)
         h, v = timing(t_h), timing(t_v)
-        out[label] = {"hybrid": h, "vector_only": v, "ratio_p50": round(h["p50_ms"] / v["p50_ms"], 3),
-                      "keyword_only": timing(t_k), "modes": sorted(modes)}
+        out[label] = {
+            "hybrid": h,
+            "vector_only": v,
+            "ratio_p50": round(h["p50_ms"] / v["p50_ms"], 3),
+            "keyword_only": timing(t_k),
+            "modes": sorted(modes),
+        }
     out["example_query"] = texts[0]
     store.in_memory_vectors = False
     return out
@@ -292,8 +327,10 @@ def _embed_only(chunks: Population, n: int) -> dict[str, Any]:
     emb = make_embedder()  # the default: onnxruntime, one thread per query
     load_ms, _ = timed(emb.load)
     emb.embed_query("warm up")
-    return {"model_load_s": round(load_ms / 1000, 2), **timing([timed(partial(emb.embed_query, t))[0]
-                                                               for t in texts])}
+    return {
+        "model_load_s": round(load_ms / 1000, 2),
+        **timing([timed(partial(emb.embed_query, t))[0] for t in texts]),
+    }
 
 
 def scale_point(n: int, nq: int) -> tuple[dict[str, Any], float | None]:
@@ -306,17 +343,25 @@ def scale_point(n: int, nq: int) -> tuple[dict[str, Any], float | None]:
     x = pop.vectors()
     ids = np.arange(1, n + 1)
     q, _ = pop.queries(nq, seed=1)
-    r = side_by_side(q, lambda i, q: [h[0] for h in vectors.knn_memories(store.con, q, 10, helper=helper)],
-                     lambda i, q: ids[exact_top(x, q, 10)].tolist())
+    r = side_by_side(
+        q,
+        lambda i, q: [h[0] for h in vectors.knn_memories(store.con, q, 10, helper=helper)],
+        lambda i, q: ids[exact_top(x, q, 10)].tolist(),
+    )
     store.in_memory_vectors = True
     held = store.code_table("memories")
     assert held is not None
     load_ms = timed(lambda: held.current(store.con))[0]
     r["in_process"] = side_by_side(
-        q, lambda i, q: [h[0] for h in held.search(store.con, q, 10, equal={"deleted": 0}) or []],
-        lambda i, q: ids[exact_top(x, q, 10)].tolist())
-    r["in_process"] |= {"load_ms": round(load_ms, 1), "bytes": held.nbytes,
-                        "mode": "exact floats" if held.snapshot and held.snapshot.floats is not None else "codes"}
+        q,
+        lambda i, q: [h[0] for h in held.search(store.con, q, 10, equal={"deleted": 0}) or []],
+        lambda i, q: ids[exact_top(x, q, 10)].tolist(),
+    )
+    r["in_process"] |= {
+        "load_ms": round(load_ms, 1),
+        "bytes": held.nbytes,
+        "mode": "exact floats" if held.snapshot and held.snapshot.floats is not None else "codes",
+    }
     store.close()
     return r, build_s
 
@@ -328,37 +373,73 @@ def scaling(sizes: list[int], main: dict[str, Any], n_mem: int, nq: int) -> list
             from store.vectors.codes import EXACT_ROWS
 
             r, build_s = dict(main["memories"]), None
-            r["in_process"] = {**main["memories_in_process"], "load_ms": main["in_process_load_ms"],
-                               "bytes": main["in_process_bytes"], "mode": "exact floats" if n <= EXACT_ROWS else "codes"}
+            r["in_process"] = {
+                **main["memories_in_process"],
+                "load_ms": main["in_process_load_ms"],
+                "bytes": main["in_process_bytes"],
+                "mode": "exact floats" if n <= EXACT_ROWS else "codes",
+            }
         else:
             r, build_s = scale_point(n, nq)
-        row = {"rows": n, "ours_p50_ms": r["ours"]["p50_ms"], "numpy_p50_ms": r["numpy"]["p50_ms"],
-               "ratio_p50": r["ratio_p50"], "recall_at_10": r["recall_at_10"], "build_s": build_s}
+        row = {
+            "rows": n,
+            "ours_p50_ms": r["ours"]["p50_ms"],
+            "numpy_p50_ms": r["numpy"]["p50_ms"],
+            "ratio_p50": r["ratio_p50"],
+            "recall_at_10": r["recall_at_10"],
+            "build_s": build_s,
+        }
         if "in_process" in r:
             ip = r["in_process"]
-            row["in_process"] = {"p50_ms": ip["ours"]["p50_ms"], "numpy_p50_ms": ip["numpy"]["p50_ms"],
-                                 "ratio_p50": ip["ratio_p50"], "recall_at_10": ip["recall_at_10"],
-                                 "load_ms": ip["load_ms"], "bytes": ip["bytes"], "mode": ip["mode"]}
+            row["in_process"] = {
+                "p50_ms": ip["ours"]["p50_ms"],
+                "numpy_p50_ms": ip["numpy"]["p50_ms"],
+                "ratio_p50": ip["ratio_p50"],
+                "recall_at_10": ip["recall_at_10"],
+                "load_ms": ip["load_ms"],
+                "bytes": ip["bytes"],
+                "mode": ip["mode"],
+            }
         out.append(row)
     return out
 
 
-MESSAGE_SIDE = ("messages", "sqlite_autoindex_messages", "fts_messages", "message_chunks",
-                "sqlite_autoindex_message_chunks", "vec_chunks", "sqlite_autoindex_vec_chunks")
-VECTOR_SIDE = ("message_chunks", "sqlite_autoindex_message_chunks", "vec_chunks", "sqlite_autoindex_vec_chunks")
+MESSAGE_SIDE = (
+    "messages",
+    "sqlite_autoindex_messages",
+    "fts_messages",
+    "message_chunks",
+    "sqlite_autoindex_message_chunks",
+    "vec_chunks",
+    "sqlite_autoindex_vec_chunks",
+)
+VECTOR_SIDE = (
+    "message_chunks",
+    "sqlite_autoindex_message_chunks",
+    "vec_chunks",
+    "sqlite_autoindex_vec_chunks",
+)
 
 
 def footprint(store: Store) -> dict[str, Any]:
     """Bytes on disk per 1,000 messages (text, keyword index, chunk vectors) at this scale, from dbstat."""
-    sizes = {str(n): int(b) for n, b in store.con.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name")}
+    sizes = {
+        str(n): int(b) for n, b in store.con.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name")
+    }
     messages = store.stats()["messages"]
 
     def per_1k(prefixes: tuple[str, ...]) -> float:
         return round(sum(b for n, b in sizes.items() if n.startswith(prefixes)) / messages * 1000 / 1e6, 3)
 
-    return {"messages": messages, "db_mb": round(sum(sizes.values()) / 1e6, 1),
-            "mb_per_1k_messages": per_1k(MESSAGE_SIDE), "of_which_vectors_mb": per_1k(VECTOR_SIDE),
-            "float_vector_bytes_each": round(sizes.get("vec_chunks", 0) / max(1, store.stats()["embedded_chunks"]))}
+    return {
+        "messages": messages,
+        "db_mb": round(sum(sizes.values()) / 1e6, 1),
+        "mb_per_1k_messages": per_1k(MESSAGE_SIDE),
+        "of_which_vectors_mb": per_1k(VECTOR_SIDE),
+        "float_vector_bytes_each": round(
+            sizes.get("vec_chunks", 0) / max(1, store.stats()["embedded_chunks"])
+        ),
+    }
 
 
 def main() -> None:
@@ -369,8 +450,11 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--sizes", help="scaling points, comma-separated (default 10000,100000; --full adds 1M)")
     ap.add_argument("--scaling-only", action="store_true", help="only the scaling points (with --sizes)")
-    ap.add_argument("--cpu", action="store_true",
-                    help="time CPU seconds of the process (all threads) instead of wall time: steadier on a busy machine")
+    ap.add_argument(
+        "--cpu",
+        action="store_true",
+        help="time CPU seconds of the process (all threads) instead of wall time: steadier on a busy machine",
+    )
     ap.add_argument("--embed-only", nargs=2, type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.embed_only:
@@ -394,14 +478,36 @@ def main() -> None:
         for n in sizes:
             r, build_s = scale_point(n, a.queries)
             ip = r["in_process"]
-            rows.append({"rows": n, "vec0": {"p50_ms": r["ours"]["p50_ms"], "ratio_p50": r["ratio_p50"],
-                                             "recall_at_10": r["recall_at_10"]},
-                         "in_process": {"p50_ms": ip["ours"]["p50_ms"], "ratio_p50": ip["ratio_p50"],
-                                        "recall_at_10": ip["recall_at_10"], "load_ms": ip["load_ms"],
-                                        "bytes": ip["bytes"], "mode": ip["mode"]},
-                         "numpy_p50_ms": r["numpy"]["p50_ms"], "build_s": build_s})
-        print(json.dumps({"scaling": rows, "clock": "cpu" if a.cpu else "wall",
-                          "load_average_1_5_15": [round(x, 2) for x in load]}, indent=2))
+            rows.append(
+                {
+                    "rows": n,
+                    "vec0": {
+                        "p50_ms": r["ours"]["p50_ms"],
+                        "ratio_p50": r["ratio_p50"],
+                        "recall_at_10": r["recall_at_10"],
+                    },
+                    "in_process": {
+                        "p50_ms": ip["ours"]["p50_ms"],
+                        "ratio_p50": ip["ratio_p50"],
+                        "recall_at_10": ip["recall_at_10"],
+                        "load_ms": ip["load_ms"],
+                        "bytes": ip["bytes"],
+                        "mode": ip["mode"],
+                    },
+                    "numpy_p50_ms": r["numpy"]["p50_ms"],
+                    "build_s": build_s,
+                }
+            )
+        print(
+            json.dumps(
+                {
+                    "scaling": rows,
+                    "clock": "cpu" if a.cpu else "wall",
+                    "load_average_1_5_15": [round(x, 2) for x in load],
+                },
+                indent=2,
+            )
+        )
         return
     mem, chunks = populations(n_mem, n_chunks)
     key = f"d{DATA_VERSION}-{layout_key()}"
@@ -419,31 +525,52 @@ def main() -> None:
     recall = min(v["recall_at_10"] for v in vec.values() if isinstance(v, dict))
     ip_recall = min(v["recall_at_10"] for k, v in vec.items() if k.endswith("_in_process"))
     hip = hyb["in_process"]["all"]
-    targets = {"vector_p50_le_1.5x_numpy": worst <= 1.5, "recall_at_10_ge_0.95": recall >= 0.95,
-               "hybrid_p50_le_2x_vector": hyb["all"]["ratio_p50"] <= 2.0,
-               # issue 19, the in-process path: <= 1.0x numpy at 10k, <= 0.3x above; recall >= 0.98
-               "in_process_recall_at_10_ge_0.98": ip_recall >= 0.98,
-               "in_process_hybrid_le_2x_vector_and_30ms": hip["ratio_p50"] <= 2.0 and hip["hybrid"]["p50_ms"] <= 30}
+    targets = {
+        "vector_p50_le_1.5x_numpy": worst <= 1.5,
+        "recall_at_10_ge_0.95": recall >= 0.95,
+        "hybrid_p50_le_2x_vector": hyb["all"]["ratio_p50"] <= 2.0,
+        # issue 19, the in-process path: <= 1.0x numpy at 10k, <= 0.3x above; recall >= 0.98
+        "in_process_recall_at_10_ge_0.98": ip_recall >= 0.98,
+        "in_process_hybrid_le_2x_vector_and_30ms": hip["ratio_p50"] <= 2.0 and hip["hybrid"]["p50_ms"] <= 30,
+    }
     for row in scale:
         if "in_process" in row:
             limit = 1.0 if row["rows"] <= 10_000 else 0.3
             targets[f"in_process_{row['rows']}_le_{limit}x_numpy"] = row["in_process"]["ratio_p50"] <= limit
-    summary = (f"search: {n_mem // 1000}k memories {vec['memories']['ours']['p50_ms']:.1f} ms vs numpy "
-               f"{vec['memories']['numpy']['p50_ms']:.1f} ms ({vec['memories']['ratio_p50']:.2f}x), "
-               f"{n_chunks // 1000}k chunks {vec['chunks']['ours']['p50_ms']:.1f} vs "
-               f"{vec['chunks']['numpy']['p50_ms']:.1f} ms ({vec['chunks']['ratio_p50']:.2f}x); min recall@10 "
-               f"{recall:.3f}; hybrid {hyb['all']['hybrid']['p50_ms']:.1f} ms = {hyb['all']['ratio_p50']:.2f}x "
-               f"vector-only; in process: memories {vec['memories_in_process']['ratio_p50']:.2f}x numpy, chunks "
-               f"{vec['chunks_in_process']['ratio_p50']:.2f}x, min recall@10 {ip_recall:.3f}, hybrid "
-               f"{hip['hybrid']['p50_ms']:.1f} ms = {hip['ratio_p50']:.2f}x vector-only; scaling "
-               + ", ".join(f"{r['rows'] // 1000}k {r['in_process']['ratio_p50']:.2f}x (recall "
-                           f"{r['in_process']['recall_at_10']:.3f})" for r in scale if "in_process" in r)
-               + f"; query embedding {emb['p50_ms']:.1f} ms; load average {load[0]:.1f}; targets "
-               f"{'met' if all(targets.values()) else 'MISSED: ' + ', '.join(k for k, v in targets.items() if not v)}")
-    emit("search", {"rows": {"memories": n_mem, "chunks": n_chunks, "messages": foot["messages"]},
-                    "footprint": foot, "build_s": build_s, "queries": a.queries, "vector": vec, "hybrid": hyb, "query_embedding": emb,
-                    "scaling": scale, "load_average_1_5_15": [round(x, 2) for x in load], "targets": targets},
-         summary)
+    summary = (
+        f"search: {n_mem // 1000}k memories {vec['memories']['ours']['p50_ms']:.1f} ms vs numpy "
+        f"{vec['memories']['numpy']['p50_ms']:.1f} ms ({vec['memories']['ratio_p50']:.2f}x), "
+        f"{n_chunks // 1000}k chunks {vec['chunks']['ours']['p50_ms']:.1f} vs "
+        f"{vec['chunks']['numpy']['p50_ms']:.1f} ms ({vec['chunks']['ratio_p50']:.2f}x); min recall@10 "
+        f"{recall:.3f}; hybrid {hyb['all']['hybrid']['p50_ms']:.1f} ms = {hyb['all']['ratio_p50']:.2f}x "
+        f"vector-only; in process: memories {vec['memories_in_process']['ratio_p50']:.2f}x numpy, chunks "
+        f"{vec['chunks_in_process']['ratio_p50']:.2f}x, min recall@10 {ip_recall:.3f}, hybrid "
+        f"{hip['hybrid']['p50_ms']:.1f} ms = {hip['ratio_p50']:.2f}x vector-only; scaling "
+        + ", ".join(
+            f"{r['rows'] // 1000}k {r['in_process']['ratio_p50']:.2f}x (recall "
+            f"{r['in_process']['recall_at_10']:.3f})"
+            for r in scale
+            if "in_process" in r
+        )
+        + f"; query embedding {emb['p50_ms']:.1f} ms; load average {load[0]:.1f}; targets "
+        f"{'met' if all(targets.values()) else 'MISSED: ' + ', '.join(k for k, v in targets.items() if not v)}"
+    )
+    emit(
+        "search",
+        {
+            "rows": {"memories": n_mem, "chunks": n_chunks, "messages": foot["messages"]},
+            "footprint": foot,
+            "build_s": build_s,
+            "queries": a.queries,
+            "vector": vec,
+            "hybrid": hyb,
+            "query_embedding": emb,
+            "scaling": scale,
+            "load_average_1_5_15": [round(x, 2) for x in load],
+            "targets": targets,
+        },
+        summary,
+    )
 
 
 if __name__ == "__main__":

@@ -38,8 +38,9 @@ def _hook(kind: str, out_path: str) -> None:
     async def on_event(self: App[object], event: events.Event) -> None:
         if isinstance(event, events.Ready) and "first_paint_s" not in result:
             result["first_paint_s"] = time.monotonic() - t0
-            result["model_modules_at_paint"] = sorted(m for m in ("torch", "sentence_transformers")
-                                                      if m in sys.modules)
+            result["model_modules_at_paint"] = sorted(
+                m for m in ("torch", "sentence_transformers") if m in sys.modules
+            )
             self.set_interval(0.005, lambda: _poll(self))
         await original(self, event)
 
@@ -134,13 +135,22 @@ def build(path: Path) -> float:
     rng = np.random.default_rng(9)
     for h in range(N_THREADS):
         start = 1.6e9 + h * 20_000.0
-        msgs = [MessageIn("user" if i % 2 == 0 else "assistant",
-                          words.text(rng, int(np.clip(rng.lognormal(np.log(60), 0.8), 3, 800)), h % 40, h % 400, h),
-                          f"m{i}", start + 60 * i) for i in range(PER_THREAD)]
-        store.write_thread(ThreadIn("bench", f"t{h}", f"Conversation {h}", msgs, created_at=start), embed=False)
+        msgs = [
+            MessageIn(
+                "user" if i % 2 == 0 else "assistant",
+                words.text(rng, int(np.clip(rng.lognormal(np.log(60), 0.8), 3, 800)), h % 40, h % 400, h),
+                f"m{i}",
+                start + 60 * i,
+            )
+            for i in range(PER_THREAD)
+        ]
+        store.write_thread(
+            ThreadIn("bench", f"t{h}", f"Conversation {h}", msgs, created_at=start), embed=False
+        )
     for j in range(N_MEMORIES):
-        store.add_memory(words.text(rng, int(rng.integers(8, 30)), j % 40, j % 400, j), CATEGORIES[j % 4],
-                         force=True)
+        store.add_memory(
+            words.text(rng, int(rng.integers(8, 30)), j % 40, j % 400, j), CATEGORIES[j % 4], force=True
+        )
     store.close()
     os.replace(tmp, path)
     return time.perf_counter() - t0
@@ -152,8 +162,14 @@ def launch(kind: str, db: Path | None, timeout: float = 120) -> dict[str, object
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"
-        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40", "BENCH_ROOT": str(ROOT),
-               "MEMAPP_CONFIG": str(Path(tmp) / "none.toml")}
+        env = {
+            **os.environ,
+            "TERM": "xterm-256color",
+            "COLUMNS": "120",
+            "LINES": "40",
+            "BENCH_ROOT": str(ROOT),
+            "MEMAPP_CONFIG": str(Path(tmp) / "none.toml"),
+        }
         # Both apps start from compiled bytecode, as an installed memapp does (pip compiles it at install,
         # an editable install writes it on its first run): with PYTHONDONTWRITEBYTECODE=1 inherited from
         # the shell, the warm-up could not write it and every run would recompile memapp's own modules.
@@ -191,12 +207,18 @@ def main() -> None:
     a = ap.parse_args()
     if a.quick:
         a.runs = 3
-    db = data_file(f"startup-{N_THREADS * PER_THREAD}-d{DATA_VERSION}-b{BUILD}.db",
-                   stale=f"startup-{N_THREADS * PER_THREAD}-")
+    db = data_file(
+        f"startup-{N_THREADS * PER_THREAD}-d{DATA_VERSION}-b{BUILD}.db",
+        stale=f"startup-{N_THREADS * PER_THREAD}-",
+    )
     build_s = None if db.exists() else round(build(db), 1)
     if a.idle_only:  # only the idle run (RSS with semantic search ready)
         idle = launch("idle", db, timeout=180)
-        print(json.dumps({"idle_with_model": idle, "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()]}))
+        print(
+            json.dumps(
+                {"idle_with_model": idle, "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()]}
+            )
+        )
         return
     launch("memapp", db)  # one warm-up each: the first start also pays for cold .pyc and disk caches
     launch("minimal", None)
@@ -215,30 +237,55 @@ def main() -> None:
     ratio = round(paint / base, 3)
     listed_ratio = round(listed / base, 3)  # the first screen with its data, against the bare app's frame
     idle_rss = round(float(idle["rss_mib"]), 1)  # type: ignore[arg-type]
-    targets = {"first_paint_le_1.5x_minimal": ratio <= 1.5, "model_not_loaded_before_paint": not loaded_early,
-               "idle_rss_le_400MiB_no_torch": idle_rss <= 400 and not idle.get("torch_imported")}
-    summary = (f"startup: memapp first paint {paint:.0f} ms vs minimal Textual app {base:.0f} ms ({ratio:.2f}x), "
-               f"threads listed at {listed:.0f} ms ({listed_ratio:.2f}x), model modules at paint: {loaded_early or 'none'}; idle with the "
-               f"model loaded {idle_rss:.0f} MiB RSS; targets "
-               f"{'met' if all(targets.values()) else 'MISSED: ' + ', '.join(k for k, v in targets.items() if not v)}")
-    emit("startup", {"database": {"messages": N_THREADS * PER_THREAD, "threads": N_THREADS, "memories": N_MEMORIES,
-                                  "db_mb": round(db.stat().st_size / 1e6, 1), "build_s": build_s},
-                     "runs": a.runs, "first_paint_ms": {"memapp_p50": paint, "minimal_p50": base, "ratio": ratio,
-                                                        "memapp_all": [round(float(r["first_paint_s"]) * 1000, 1)
-                                                                       for r in runs["memapp"]],  # type: ignore[arg-type]
-                                                        "minimal_all": [round(float(r["first_paint_s"]) * 1000, 1)
-                                                                        for r in runs["minimal"]]},  # type: ignore[arg-type]
-                     "threads_listed_ms_p50": listed, "threads_listed_vs_minimal_paint": listed_ratio,
-                     "threads_listed_all": [round(float(r["threads_listed_s"]) * 1000, 1)  # type: ignore[arg-type]
-                                            for r in runs["memapp"]],
-                     "model_modules_at_first_paint": loaded_early,
-                     "idle_with_model": {"model_ready_ms": round(float(idle["model_ready_s"]) * 1000),  # type: ignore[arg-type]
-                                         "rss_mib": idle_rss, "peak_rss_mib": round(float(idle["peak_rss_mib"]), 1),  # type: ignore[arg-type]
-                                         "torch_imported": idle.get("torch_imported"),
-                                         "embedder_backend": idle.get("embedder_backend"),
-                                         "held_vector_bytes": idle.get("held_vector_bytes")},
-                     "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
-                     "targets": targets}, summary)
+    targets = {
+        "first_paint_le_1.5x_minimal": ratio <= 1.5,
+        "model_not_loaded_before_paint": not loaded_early,
+        "idle_rss_le_400MiB_no_torch": idle_rss <= 400 and not idle.get("torch_imported"),
+    }
+    summary = (
+        f"startup: memapp first paint {paint:.0f} ms vs minimal Textual app {base:.0f} ms ({ratio:.2f}x), "
+        f"threads listed at {listed:.0f} ms ({listed_ratio:.2f}x), model modules at paint: {loaded_early or 'none'}; idle with the "
+        f"model loaded {idle_rss:.0f} MiB RSS; targets "
+        f"{'met' if all(targets.values()) else 'MISSED: ' + ', '.join(k for k, v in targets.items() if not v)}"
+    )
+    emit(
+        "startup",
+        {
+            "database": {
+                "messages": N_THREADS * PER_THREAD,
+                "threads": N_THREADS,
+                "memories": N_MEMORIES,
+                "db_mb": round(db.stat().st_size / 1e6, 1),
+                "build_s": build_s,
+            },
+            "runs": a.runs,
+            "first_paint_ms": {
+                "memapp_p50": paint,
+                "minimal_p50": base,
+                "ratio": ratio,
+                "memapp_all": [round(float(r["first_paint_s"]) * 1000, 1) for r in runs["memapp"]],  # type: ignore[arg-type]
+                "minimal_all": [round(float(r["first_paint_s"]) * 1000, 1) for r in runs["minimal"]],
+            },  # type: ignore[arg-type]
+            "threads_listed_ms_p50": listed,
+            "threads_listed_vs_minimal_paint": listed_ratio,
+            "threads_listed_all": [
+                round(float(r["threads_listed_s"]) * 1000, 1)  # type: ignore[arg-type]
+                for r in runs["memapp"]
+            ],
+            "model_modules_at_first_paint": loaded_early,
+            "idle_with_model": {
+                "model_ready_ms": round(float(idle["model_ready_s"]) * 1000),  # type: ignore[arg-type]
+                "rss_mib": idle_rss,
+                "peak_rss_mib": round(float(idle["peak_rss_mib"]), 1),  # type: ignore[arg-type]
+                "torch_imported": idle.get("torch_imported"),
+                "embedder_backend": idle.get("embedder_backend"),
+                "held_vector_bytes": idle.get("held_vector_bytes"),
+            },
+            "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
+            "targets": targets,
+        },
+        summary,
+    )
 
 
 if __name__ == "__main__":

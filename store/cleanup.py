@@ -18,7 +18,7 @@ from typing import Any
 
 from store.config import CleanupConfig
 from store.errors import InvalidInputError
-from store.memories import MEMORY_COLUMNS, _row_to_memory
+from store.memories import MEMORY_COLUMNS, memory_from_row
 from store.records import Memory, iso, now
 from store.store import Store
 
@@ -107,7 +107,7 @@ def find_candidates(
         "ORDER BY coalesce(last_accessed, created_at), id",
         (t.max_importance, t.min_access, at - t.older_than_days * DAY),
     )
-    return [Candidate(m, reason(m, t, at)) for m in map(_row_to_memory, rows)]
+    return [Candidate(m, reason(m, t, at)) for m in map(memory_from_row, rows)]
 
 
 def apply_cleanup(

@@ -18,7 +18,9 @@ import functools
 import importlib.util
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import apsw
 
@@ -108,3 +110,29 @@ def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> a
     except BaseException:
         con.close()
         raise
+
+
+def scalar(con: apsw.Connection, sql: str, args: Sequence[Any] = ()) -> Any:
+    """The first column of the first row of `sql`, or None when it returns no row."""
+    row = con.execute(sql, args).fetchone()
+    return None if row is None else row[0]
+
+
+def json_ids(ids: Sequence[int]) -> str:
+    """Ids as a JSON array, for `IN (SELECT value FROM json_each(?))`: one bound parameter for any count."""
+    return "[" + ",".join(str(int(i)) for i in ids) + "]"
+
+
+class read_snapshot:  # noqa: N801 - used like a function: `with read_snapshot(con):`
+    """A read transaction: one consistent view across several queries, without taking the write lock
+    (`with con:` is IMMEDIATE for writers, which would block imports during an export)."""
+
+    def __init__(self, con: apsw.Connection) -> None:
+        self.con = con
+
+    def __enter__(self) -> apsw.Connection:
+        self.con.execute("BEGIN DEFERRED")
+        return self.con
+
+    def __exit__(self, *exc: object) -> None:
+        self.con.execute("COMMIT" if exc[0] is None else "ROLLBACK")

@@ -28,7 +28,3 @@ class DuplicateMemoryError(StoreError):
         super().__init__(message)
         self.existing_id = existing_id
         self.similarity = similarity
-
-
-class EmbeddingMismatchError(StoreError):
-    """The database's vectors were made by another model (or dimension) than the configured one."""

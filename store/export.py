@@ -17,11 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from store.base import fts_put, read_snapshot
+from store.db import read_snapshot
 from store.errors import StoreError
 from store.migrations import LATEST, current_version
 from store.records import CATEGORIES, iso
 from store.store import Store
+from store.text import fts_put
 
 FORMAT = "memapp-export"
 # Parents before children, so foreign keys hold while restoring row by row.
@@ -159,7 +160,7 @@ def restore_json(store: Store, data: dict[str, Any]) -> dict[str, int]:
     for name, rows in tables.items():
         if name not in known or not isinstance(rows, list):
             raise StoreError(f"the export has an unknown table {name!r}; nothing was restored")
-    non_empty = [t for t in known if store._scalar(f"SELECT count(*) FROM {t}")]
+    non_empty = [t for t in known if store.scalar(f"SELECT count(*) FROM {t}")]
     if non_empty:
         raise StoreError(
             f"{store.path} is not empty ({', '.join(non_empty)}); restore a memapp export into a "
@@ -196,7 +197,7 @@ def _restore_vectors(store: Store, emb: Any) -> None:
         return
     if (emb.get("model"), emb.get("dimension")) != (store.embedder.name, store.embedder.dimension):
         return
-    store._ensure_vector_tables()
+    store.ensure_vector_tables()
     for mid, b64 in emb.get("memories", {}).items():
         m = store.get_memory(int(mid))
         vec = np.frombuffer(base64.b64decode(b64), dtype=np.float32)

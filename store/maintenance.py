@@ -25,9 +25,10 @@ BATCH = 256
 def doctor(store: Store, *, load_model: bool = True) -> dict[str, Any]:
     integrity = store.integrity_check()
     problems = store.check_indexes()
+    embedder = store.embedder
     model: dict[str, Any] = {
-        "name": getattr(store.embedder, "name", None),
-        "dimension": getattr(store.embedder, "dimension", None),
+        "name": embedder.name if embedder else None,
+        "dimension": embedder.dimension if embedder else None,
     }
     if load_model and not store.vector_problem:
         t0 = time.monotonic()
@@ -36,7 +37,7 @@ def doctor(store: Store, *, load_model: bool = True) -> dict[str, Any]:
     model["state"] = store.semantic_state
     rec = store.vectors.recorded_model()
     model["recorded_in_database"] = None if rec is None else {"name": rec[0], "dimension": rec[1]}
-    missing_messages = store._scalar(
+    missing_messages = store.scalar(
         "SELECT count(*) FROM messages m WHERE trim(content) != '' AND NOT EXISTS "
         "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
     )
@@ -63,7 +64,7 @@ def embed_missing(store: Store, *, progress: Progress = None) -> dict[str, Any]:
     if store.vector_problem:
         return {"messages": 0, "memories": 0, "error": store.vector_problem}
     total = int(
-        store._scalar(
+        store.scalar(
             "SELECT count(*) FROM messages m WHERE trim(content) != '' AND NOT EXISTS "
             "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
         )

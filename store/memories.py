@@ -20,10 +20,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from store.base import StoreBase, fts_delete, fts_put, json_dumps, json_loads
+from store.core import StoreCore
 from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError
-from store.records import CATEGORIES, HistoryEvent, Memory, now
-from store.text import unpaired_surrogate
+from store.records import CATEGORIES, HistoryEvent, Memory, json_dumps, json_loads, now
+from store.text import fts_delete, fts_put, unpaired_surrogate
 
 MEMORY_COLUMNS = (
     "id, category, content, importance, access_count, last_accessed, pinned, user_edited, origin, "
@@ -36,7 +36,7 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(_WS.sub(" ", text.strip()).casefold().encode("utf-8")).hexdigest()
 
 
-def _row_to_memory(row: Sequence[Any]) -> Memory:
+def memory_from_row(row: Sequence[Any]) -> Memory:
     return Memory(
         id=row[0],
         category=row[1],
@@ -79,7 +79,7 @@ class AddResult:
     similarity: float | None = None
 
 
-class MemoriesMixin(StoreBase):
+class MemoriesMixin(StoreCore):
     # -- reads ---------------------------------------------------------------------------------------
 
     def get_memory(self, memory_id: int) -> Memory:
@@ -88,7 +88,7 @@ class MemoriesMixin(StoreBase):
         ).fetchone()
         if row is None:
             raise NotFoundError(f"no memory with id {memory_id}")
-        return _row_to_memory(row)
+        return memory_from_row(row)
 
     def list_memories(
         self,
@@ -118,7 +118,7 @@ class MemoriesMixin(StoreBase):
             f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE {' AND '.join(where)} "
             f"ORDER BY {order} LIMIT ? OFFSET ?"
         )
-        return [_row_to_memory(r) for r in self.con.execute(sql, [*args, limit, offset])]
+        return [memory_from_row(r) for r in self.con.execute(sql, [*args, limit, offset])]
 
     def memory_history(self, memory_id: int) -> list[HistoryEvent]:
         rows = self.con.execute(
@@ -154,7 +154,7 @@ class MemoriesMixin(StoreBase):
     def _put_vector(self, memory: Memory, vec: Any) -> None:
         if vec is None:
             return
-        self._ensure_vector_tables()
+        self.ensure_vector_tables()
         self.vectors.put_memory(memory.id, vec, memory.category, memory.deleted_at is not None)
 
     # -- add / merge ---------------------------------------------------------------------------------
@@ -188,7 +188,7 @@ class MemoriesMixin(StoreBase):
             (digest, category),
         ).fetchone()
         if same is not None and not force:
-            return AddResult(_row_to_memory(same), "exists", 1.0)
+            return AddResult(memory_from_row(same), "exists", 1.0)
 
         vec = self.embed_texts([content]) if embed else None
         vec0 = None if vec is None else vec[0]
@@ -405,7 +405,7 @@ class MemoriesMixin(StoreBase):
         rows = self.con.execute(
             f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE {missing} ORDER BY id LIMIT ?", (limit,)
         )
-        return [_row_to_memory(r) for r in rows]
+        return [memory_from_row(r) for r in rows]
 
     def embed_memories(self, memories: Sequence[Memory]) -> int:
         """Embed and store vectors for these memories (one transaction). Returns how many were written."""

@@ -26,6 +26,25 @@ def now() -> float:
     return dt.datetime.now(tz=dt.UTC).timestamp()
 
 
+def json_dumps(value: Any) -> str:
+    """Compact JSON as stored in metadata and history columns (non-ASCII kept, unknown types as str)."""
+    import json
+
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def json_loads(text: str | None) -> Any:
+    """A stored JSON column back; {} for empty or unreadable text (a row never fails to load over it)."""
+    import json
+
+    if not text:
+        return {}
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {}
+
+
 @dataclass(frozen=True, slots=True)
 class Memory:
     id: int

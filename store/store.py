@@ -1,244 +1,45 @@
 """`Store`: the one object that owns chat.db.
 
 Public methods are transactions (a method that writes does all of it, canonical rows, FTS rows and
-vectors, in one `with con:` block, or none of it). Each thread gets its own connection (apsw connections
-must not be shared across threads), opened on first use through `store.db.connect`, so TUI workers,
-the MCP server and scripts can all call the same Store.
-
-Embedding happens *before* a write transaction begins (seconds of model work must never hold the write
-lock), and a Store with no usable model still works: rows are written without vectors and `memapp
-embed` fills them in later.
+vectors, in one `with con:` block, or none of it). The connections, the embedding model and the helpers
+the parts share live in store.core (`StoreCore`), under the mixins: memories, threads and search. What
+is left here are the facts about the whole database (counts, integrity, the indexes in step).
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import threading
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import apsw
-import numpy as np
-
-from embeddings import Embedder, TokenCounter
-from embeddings.onnx_embedder import make_embedder
-from store import db, migrations
-from store.config import Config
+from store import migrations
 from store.memories import MemoriesMixin
 from store.search.engine import SearchMixin
 from store.threads import ThreadsMixin
-from store.vectors import codes
-from store.vectors.codes import CodeTable
-from store.vectors.rows import VectorIndex
-
-log = logging.getLogger(__name__)
-
-EmbedderArg = Embedder | None | Literal["auto"]
 
 
 class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
-    def __init__(
-        self,
-        path: str | Path,
-        *,
-        config: Config | None = None,
-        embedder: EmbedderArg = "auto",
-        tokens: TokenCounter | None = None,
-        create: bool = True,
-    ) -> None:
-        self.path = Path(path)
-        self.config = config or Config()
-        self._local = threading.local()
-        self._all: list[apsw.Connection] = []
-        self._all_lock = threading.Lock()
-        self._create = create
-        self.tokens = tokens or TokenCounter(
-            self.config.tokenizer.encoding, self.config.tokenizer.bpe_file or None
-        )
-        self.embedder_problem: str | None = None
-        self.embedder: Embedder | None
-        if embedder == "auto":
-            self.embedder = self._default_embedder()
-        else:
-            self.embedder = embedder
-            if embedder is None:
-                self.embedder_problem = "semantic search is off (no embedding model)"
-        # Long-lived processes (TUI, MCP server) set this: vector search then scans codes held in memory
-        # (store.vectors.codes), loaded on the first search and kept in step with chat.db.
-        self.in_memory_vectors = False
-        self._code_tables: dict[str, CodeTable] = {}
-        self._code_lock = threading.Lock()
-        _ = self.con  # open now: a bad path or newer schema fails here, with a clear message
-
-    def _default_embedder(self) -> Embedder | None:
-        cfg = self.config.embedding
-        if not cfg.enabled:
-            self.embedder_problem = "semantic search is disabled in config (embedding.enabled = false)"
-            return None
-        try:
-            return make_embedder(
-                cfg.model_path or None,
-                backend=cfg.backend,
-                batch_size=cfg.batch_size,
-                chunk_tokens=cfg.chunk_tokens,
-                chunk_overlap=cfg.chunk_overlap,
-            )
-        except Exception as exc:
-            self.embedder_problem = str(exc)
-            return None
-
-    # -- connections ---------------------------------------------------------------------------------
-
-    @property
-    def con(self) -> apsw.Connection:
-        con: apsw.Connection | None = getattr(self._local, "con", None)
-        if con is None:
-            con = db.connect(self.path, create=self._create)
-            self._local.con = con
-            self._local.vectors = VectorIndex(con)
-            with self._all_lock:
-                self._all.append(con)
-        return con
-
-    def code_table(self, name: str) -> CodeTable | None:
-        """The in-memory copy of vector table `name` ("memories" or "chunks") when in_memory_vectors is
-        on and the database has the current layout, else None (vec0 searches instead)."""
-        if not self.in_memory_vectors or self.embedder is None:
-            return None
-        facts = self.vectors.facts()
-        if not facts.tables_exist or facts.legacy:
-            return None
-        with self._code_lock:
-            table = self._code_tables.get(name)
-            if table is None or table.dim != self.embedder.dimension:
-                spec = codes.MEMORIES if name == "memories" else codes.CHUNKS
-                table = self._code_tables[name] = CodeTable(spec, self.embedder.dimension)
-        return None if table.too_big else table
-
-    def hold_vectors(self, *, load: bool = True) -> None:
-        """Search vectors in process from now on (long-lived processes: the TUI, the MCP server); `load`
-        reads the held copies now (e.g. in a worker after the model loaded) instead of on the first search."""
-        self.in_memory_vectors = True
-        if load and self.vector_problem is None:
-            for name in ("memories", "chunks"):
-                table = self.code_table(name)
-                if table is not None:
-                    table.current(self.con)
-
-    def vector_memory_bytes(self) -> int:
-        """Bytes held by the in-memory vector copies (0 when none is loaded)."""
-        return sum(t.nbytes for t in self._code_tables.values())
-
-    @property
-    def vectors(self) -> VectorIndex:
-        """The vector tables as seen from this thread's connection (their layout read once per write)."""
-        _ = self.con
-        index: VectorIndex = self._local.vectors
-        return index
-
-    def close(self) -> None:
-        with self._all_lock:
-            for con in self._all:
-                with contextlib.suppress(apsw.Error):  # closing is best effort
-                    con.close()
-            self._all.clear()
-        self._local = threading.local()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    # -- embedding state -----------------------------------------------------------------------------
-
-    @property
-    def vector_problem(self) -> str | None:
-        """Why vectors cannot be written or searched right now, or None when they can."""
-        if self.embedder is None:
-            return self.embedder_problem or "no embedding model"
-        if self.embedder_problem:
-            return self.embedder_problem
-        return self.vectors.mismatch(self.embedder.name, self.embedder.dimension)
-
-    @property
-    def semantic_state(self) -> str:
-        """'ready', 'not loaded' (will load on first use) or 'unavailable: why'."""
-        problem = self.vector_problem
-        if problem:
-            return f"unavailable: {problem}"
-        assert self.embedder is not None
-        return "ready" if self.embedder.loaded else "not loaded"
-
-    def load_model(self) -> bool:
-        """Load the embedding model now (for workers). False, with the reason recorded, on failure."""
-        return not self.vector_problem and self._load_model()
-
-    def _load_model(self) -> bool:
-        assert self.embedder is not None
-        try:
-            self.embedder.load()  # idempotent: cheap once loaded
-            return True
-        except Exception as exc:
-            log.warning("embedding model failed to load: %s", exc)
-            self.embedder_problem = f"the embedding model failed to load: {exc}"
-            return False
-
-    def embed_texts(self, texts: Sequence[str], *, checked: bool = False) -> np.ndarray | None:
-        """Vectors for `texts`, or None when no model is usable (the rows are written without them); a
-        failure is recorded in `embedder_problem`. `checked`: the caller has just found `vector_problem`
-        empty (saves reading the database's recorded model again)."""
-        if not texts or not (self._load_model() if checked and self.embedder else self.load_model()):
-            return None
-        assert self.embedder is not None
-        try:
-            return self.embedder.embed_documents(list(texts))
-        except Exception as exc:
-            log.warning("embedding failed: %s", exc)
-            self.embedder_problem = f"embedding failed: {exc}"
-            return None
-
-    def embed_query(self, text: str) -> np.ndarray | None:
-        if not self.load_model():
-            return None
-        assert self.embedder is not None
-        try:
-            return self.embedder.embed_query(text)
-        except Exception as exc:
-            self.embedder_problem = f"embedding failed: {exc}"
-            return None
-
-    def _ensure_vector_tables(self) -> None:
-        assert self.embedder is not None
-        self.vectors.ensure_tables(self.embedder.name, self.embedder.dimension)
+    """chat.db: memories, threads and their messages, search over them (README "Python API")."""
 
     # -- whole-database facts -------------------------------------------------------------------------
 
     def schema_version(self) -> int:
         return migrations.current_version(self.con)
 
-    def _scalar(self, sql: str, args: Sequence[Any] = ()) -> Any:
-        row = self.con.execute(sql, args).fetchone()
-        return None if row is None else row[0]
-
     def stats(self) -> dict[str, Any]:
         has_vec = self.vectors.tables_exist()
         return {
-            "threads": self._scalar("SELECT count(*) FROM threads"),
-            "messages": self._scalar("SELECT count(*) FROM messages"),
+            "threads": self.scalar("SELECT count(*) FROM threads"),
+            "messages": self.scalar("SELECT count(*) FROM messages"),
             "memories": {
-                "active": self._scalar("SELECT count(*) FROM long_term_memories WHERE deleted_at IS NULL"),
-                "pinned": self._scalar(
+                "active": self.scalar("SELECT count(*) FROM long_term_memories WHERE deleted_at IS NULL"),
+                "pinned": self.scalar(
                     "SELECT count(*) FROM long_term_memories WHERE deleted_at IS NULL AND pinned"
                 ),
-                "trash": self._scalar("SELECT count(*) FROM long_term_memories WHERE deleted_at IS NOT NULL"),
+                "trash": self.scalar("SELECT count(*) FROM long_term_memories WHERE deleted_at IS NOT NULL"),
             },
-            "summaries": self._scalar("SELECT count(*) FROM thread_summaries"),
-            "embedded_chunks": self._scalar("SELECT count(*) FROM vec_chunks") if has_vec else 0,
-            "embedded_memories": self._scalar("SELECT count(*) FROM vec_memories") if has_vec else 0,
-            "tokens": self._scalar("SELECT coalesce(sum(token_count), 0) FROM messages"),
+            "summaries": self.scalar("SELECT count(*) FROM thread_summaries"),
+            "embedded_chunks": self.scalar("SELECT count(*) FROM vec_chunks") if has_vec else 0,
+            "embedded_memories": self.scalar("SELECT count(*) FROM vec_memories") if has_vec else 0,
+            "tokens": self.scalar("SELECT coalesce(sum(token_count), 0) FROM messages"),
         }
 
     def integrity_check(self) -> str:
@@ -254,24 +55,24 @@ class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
             ("fts_summaries", "thread_summaries"),
         ]
         for fts, table in pairs:
-            n_fts = self._scalar(f"SELECT count(*) FROM {fts}")
-            n_rows = self._scalar(f"SELECT count(*) FROM {table}")
+            n_fts = self.scalar(f"SELECT count(*) FROM {fts}")
+            n_rows = self.scalar(f"SELECT count(*) FROM {table}")
             if n_fts != n_rows:
                 problems.append(f"{fts} has {n_fts} rows, {table} has {n_rows}")
         if self.vectors.tables_exist():
-            orphans = self._scalar(
+            orphans = self.scalar(
                 "SELECT count(*) FROM vec_memories WHERE memory_id NOT IN (SELECT id FROM long_term_memories)"
             )
             if orphans:
                 problems.append(f"{orphans} memory vectors have no memory")
-            stale = self._scalar(
+            stale = self.scalar(
                 "SELECT count(*) FROM vec_memories v JOIN long_term_memories m ON m.id = v.memory_id "
                 "WHERE v.deleted != (m.deleted_at IS NOT NULL) OR v.category != m.category"
             )
             if stale:
                 problems.append(f"{stale} memory vectors disagree with their memory (category/trash)")
-            n_chunks = self._scalar("SELECT count(*) FROM message_chunks")
-            n_vec = self._scalar("SELECT count(*) FROM vec_chunks")
+            n_chunks = self.scalar("SELECT count(*) FROM message_chunks")
+            n_vec = self.scalar("SELECT count(*) FROM vec_chunks")
             if n_chunks != n_vec:
                 problems.append(f"message_chunks has {n_chunks} rows, vec_chunks has {n_vec}")
             problems += self.vectors.check()

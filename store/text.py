@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import apsw
 
 # Han (incl. extensions and compatibility), Hiragana, Katakana, Hangul syllables, CJK punctuation-free.
 _CJK = (
@@ -105,3 +109,20 @@ def fts_query(text: str, *, mode: str = "and", prefix_last: bool = False) -> str
     if prefix_last and not _CJK_CHAR.search(terms[-1]):
         quoted[-1] += "*"
     return (" OR " if mode == "or" else " AND ").join(quoted)
+
+
+# -- writing keyword-index rows (inside the caller's transaction) --------------------------------------
+
+FTS_TABLES = ("fts_messages", "fts_memories", "fts_summaries")
+
+
+def fts_put(con: apsw.Connection, table: str, rowid: int, text: str) -> None:
+    """(Re)index one row's text; call inside the transaction that writes the row."""
+    assert table in FTS_TABLES
+    con.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+    con.execute(f"INSERT INTO {table}(rowid, body) VALUES (?, ?)", (rowid, index_text(text)))
+
+
+def fts_delete(con: apsw.Connection, table: str, rowid: int) -> None:
+    assert table in FTS_TABLES
+    con.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))

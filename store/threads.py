@@ -25,10 +25,21 @@ from typing import Any
 
 import numpy as np
 
-from store.base import StoreBase, fts_put, json_dumps, json_loads
+from store.core import StoreCore
 from store.errors import InvalidInputError, NotFoundError
-from store.records import ROLES, Message, MessageIn, Summary, Thread, ThreadIn, ThreadWrite, now
-from store.text import index_text, unpaired_surrogate
+from store.records import (
+    ROLES,
+    Message,
+    MessageIn,
+    Summary,
+    Thread,
+    ThreadIn,
+    ThreadWrite,
+    json_dumps,
+    json_loads,
+    now,
+)
+from store.text import fts_put, index_text, unpaired_surrogate
 
 THREAD_COLUMNS = (
     "id, source, external_id, title, created_at, updated_at, message_count, token_count, metadata"
@@ -127,7 +138,7 @@ class PreparedChunks:
     vectors: np.ndarray | None  # all chunks of all messages, in order
 
 
-class ThreadsMixin(StoreBase):
+class ThreadsMixin(StoreCore):
     # -- reads ---------------------------------------------------------------------------------------
 
     def get_thread(self, thread_id: int) -> Thread:
@@ -175,9 +186,9 @@ class ThreadsMixin(StoreBase):
     def count_threads(self, *, text: str | None = None) -> int:
         if text:
             return int(
-                self._scalar("SELECT count(*) FROM threads WHERE instr(lower(title), lower(?)) > 0", (text,))
+                self.scalar("SELECT count(*) FROM threads WHERE instr(lower(title), lower(?)) > 0", (text,))
             )
-        return int(self._scalar("SELECT count(*) FROM threads"))
+        return int(self.scalar("SELECT count(*) FROM threads"))
 
     def get_messages(self, thread_id: int, *, offset: int = 0, limit: int = 200) -> list[Message]:
         """Messages of a thread in order, a page at a time (seq-ordered, by index on (thread_id, seq))."""
@@ -199,9 +210,7 @@ class ThreadsMixin(StoreBase):
         """0-based position of a message in its thread (to open a thread at that message)."""
         m = self.get_message(message_id)
         return int(
-            self._scalar(
-                "SELECT count(*) FROM messages WHERE thread_id = ? AND seq < ?", (m.thread_id, m.seq)
-            )
+            self.scalar("SELECT count(*) FROM messages WHERE thread_id = ? AND seq < ?", (m.thread_id, m.seq))
         )
 
     def get_summary(self, thread_id: int) -> Summary | None:
@@ -242,9 +251,6 @@ class ThreadsMixin(StoreBase):
     def new_message_positions(self, thread: ThreadIn) -> list[int]:
         """Where in `thread.messages` the messages a write would add now are (a read: no lock taken)."""
         return self.stored_thread(thread).new_positions(thread)
-
-    def _new_messages(self, thread: ThreadIn) -> list[MessageIn]:
-        return [thread.messages[i] for i in self.new_message_positions(thread)]
 
     def prepare_chunks(self, messages: Sequence[MessageIn | Message]) -> PreparedChunks | None:
         """Split and embed message texts (slow; outside any transaction). None when no model is usable."""
@@ -333,7 +339,7 @@ class ThreadsMixin(StoreBase):
             existing = self._existing_external_ids(thread_id)
             title_changed = title != found.title
             next_seq = int(
-                self._scalar(
+                self.scalar(
                     "SELECT coalesce(max(seq), -1) + 1 FROM messages WHERE thread_id = ?", (thread_id,)
                 )
             )
@@ -381,7 +387,7 @@ class ThreadsMixin(StoreBase):
                 missing, self.tokens.count_many([messages[n].content for n in missing]), strict=True
             ):
                 counts[n] = c
-        first_id = int(self._scalar("SELECT coalesce(max(id), 0) + 1 FROM messages"))
+        first_id = int(self.scalar("SELECT coalesce(max(id), 0) + 1 FROM messages"))
         ids = range(first_id, first_id + len(messages))
         self.con.executemany(
             "INSERT INTO messages(id, thread_id, seq, role, content, token_count, external_id, created_at, "
@@ -409,7 +415,7 @@ class ThreadsMixin(StoreBase):
         )
         if prepared is None or prepared.vectors is None:
             return
-        self._ensure_vector_tables()
+        self.ensure_vector_tables()
         for mid, m, (k, _, first) in zip(ids, messages, chosen, strict=True):
             spans = prepared.spans[k]
             if spans:
@@ -454,7 +460,7 @@ class ThreadsMixin(StoreBase):
             return 0
         cursor = 0
         with self.con:
-            self._ensure_vector_tables()
+            self.ensure_vector_tables()
             for m, spans in zip(messages, prepared.spans, strict=True):
                 vecs = prepared.vectors[cursor : cursor + len(spans)]
                 cursor += len(spans)

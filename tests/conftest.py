@@ -12,10 +12,11 @@ import pytest
 from embeddings import FakeEmbedder, SentenceTransformerEmbedder
 from store import Store
 
-
 # The ONNX copy of the model (embeddings.onnx_export) is made once and kept beside the test run, not in
 # the user's cache; it survives between runs, as it would for a user.
-os.environ.setdefault("MEMAPP_CACHE_DIR", str(Path(__file__).resolve().parent.parent / ".pytest_cache" / "memapp"))
+os.environ.setdefault(
+    "MEMAPP_CACHE_DIR", str(Path(__file__).resolve().parent.parent / ".pytest_cache" / "memapp")
+)
 
 
 class NetworkRefused(OSError):

@@ -3,23 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-from app.cli.common import Context, one_line
+from app.cli.common import Context, int_arg, one_line
 from store import cleanup
-
-
-def _int(name: str) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
-        if value < 0:
-            raise argparse.ArgumentTypeError(f"{name} must be 0 or more, got {value}")
-        return value
-
-    return parse
 
 
 def _days(text: str) -> float:
@@ -103,13 +89,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--apply", action="store_true", help="move the candidates to the trash (one transaction)")
     p.add_argument(
         "--min-access",
-        type=_int("--min-access"),
+        type=int_arg("--min-access", 0),
         metavar="N",
         help="candidates were accessed fewer than N times (config cleanup.min_access, default 2)",
     )
     p.add_argument(
         "--max-importance",
-        type=_int("--max-importance"),
+        type=int_arg("--max-importance", 0),
         metavar="N",
         help="candidates have importance below N (config cleanup.max_importance, default 3)",
     )
@@ -131,7 +117,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     ls.set_defaults(handler=cmd_trash_list)
     rs = tsub.add_parser("restore", help="bring memories back exactly as they were")
-    rs.add_argument("ids", type=_int("ID"), nargs="+", metavar="ID")
+    rs.add_argument("ids", type=int_arg("ID", 0), nargs="+", metavar="ID")
     rs.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     rs.set_defaults(handler=cmd_trash_restore)
     pg = tsub.add_parser("purge", help="delete for good what has been in the trash longer than the retention")

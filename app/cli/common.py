@@ -126,12 +126,26 @@ def report_duplicate(ctx: Context, exc: DuplicateMemoryError) -> int:
     return EXIT_FAILED
 
 
-def importance_arg(text: str) -> int:
-    """argparse type for --importance: a whole number 1-10 (else exit 2 with one line)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"importance must be a whole number 1-10, got {text!r}") from None
-    if not 1 <= value <= 10:
-        raise argparse.ArgumentTypeError(f"importance must be 1-10, got {value}")
-    return value
+def int_arg(name: str, lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number within [lo, hi] (either end open), else exit 2 with one line
+    naming the option (`int_arg("--importance", 1, 10)`)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            if hi is None:
+                want = f"{lo} or more"
+            elif lo is None:
+                want = f"{hi} or less"
+            else:
+                want = f"{lo}-{hi}"
+            raise argparse.ArgumentTypeError(f"{name} must be {want}, got {value}")
+        return value
+
+    return parse
+
+
+importance_arg = int_arg("importance", 1, 10)

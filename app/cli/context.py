@@ -4,18 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli.common import Context
+from app.cli.common import Context, int_arg
 from store.context.builder import ContextResult, build_context
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
 
 
 def _print(r: ContextResult, thread_id: int) -> None:
@@ -65,13 +55,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("thread", type=int, metavar="THREAD", help="thread id")
     p.add_argument(
-        "--budget", "-b", type=_positive, required=True, metavar="N", help="token budget (tiktoken)"
+        "--budget",
+        "-b",
+        type=int_arg("--budget", 0),
+        required=True,
+        metavar="N",
+        help="token budget (tiktoken)",
     )
     p.add_argument("--query", "-q", help="retrieve memories for this text (default: the latest user message)")
     p.add_argument("--system", help="system prompt to put first")
     p.add_argument(
         "--output-reserve",
-        type=_positive,
+        type=int_arg("--output-reserve", 0),
         metavar="N",
         help="tokens kept free for the reply (default: context.output_reserve)",
     )

@@ -5,17 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.cli.common import Context, UsageError, importance_arg, one_line, report_duplicate
+from app.cli.common import Context, UsageError, importance_arg, int_arg, one_line, report_duplicate
 from store import CATEGORIES, Memory
 from store.errors import DuplicateMemoryError
 from store.records import iso
 
-
-def _id(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a memory id: {text!r}") from None
+MEMORY_ID = int_arg("memory id")
 
 
 def _print_memory_line(m: Memory) -> None:
@@ -128,12 +123,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.set_defaults(handler=cmd_list)
 
     show = msub.add_parser("show", help="one memory with its history")
-    show.add_argument("id", type=_id)
+    show.add_argument("id", type=MEMORY_ID)
     show.add_argument("--json", action="store_true")
     show.set_defaults(handler=cmd_show)
 
     edit = msub.add_parser("edit", help="change text, category or importance")
-    edit.add_argument("id", type=_id)
+    edit.add_argument("id", type=MEMORY_ID)
     edit.add_argument("--text", "-t")
     edit.add_argument("--category", "-c", choices=CATEGORIES)
     edit.add_argument("--importance", "-i", type=importance_arg)
@@ -147,6 +142,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         ("restore", "bring a memory back from the trash"),
     ):
         sp = msub.add_parser(name, help=help_)
-        sp.add_argument("id", type=_id)
+        sp.add_argument("id", type=MEMORY_ID)
         sp.add_argument("--json", action="store_true")
         sp.set_defaults(handler=_simple(name))

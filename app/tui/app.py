@@ -20,13 +20,12 @@ search runs keyword-only and the status line says semantic search is warming up.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -36,6 +35,7 @@ from textual.screen import Screen
 from app.text import short_path
 from app.tui.commands import MemappCommands
 from app.tui.messages import CountsChanged, ModelStateChanged
+from app.tui.modes import FIRST_MODE, PLACES, mode_screen_class
 from app.tui.widgets.status_line import AppStatus
 from app.tui.work import run_in_thread
 from store.errors import StoreError
@@ -46,21 +46,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 GLOBAL_ACTIONS = {"go", "help", "new_memory", "load_demo"}
-
-MODE_SCREENS: dict[str, tuple[str, str]] = {
-    "threads": ("app.tui.screens.threads", "ThreadsScreen"),
-    "memories": ("app.tui.screens.memories", "MemoriesScreen"),
-    "search": ("app.tui.screens.search", "SearchScreen"),
-    "cleanup": ("app.tui.screens.cleanup", "CleanupScreen"),
-    "import": ("app.tui.screens.import_screen", "ImportScreen"),
-}
-"""Each mode's base screen, as (module, class): imported when the mode is first shown."""
-FIRST_MODE = "threads"
-
-
-def mode_screen_class(mode: str) -> type[Screen[Any]]:
-    module, name = MODE_SCREENS[mode]
-    return cast("type[Screen[Any]]", getattr(importlib.import_module(module), name))
 
 
 class _OnFirstUse:
@@ -93,51 +78,12 @@ class MemApp(App[None]):
     COMMANDS = App.COMMANDS | {MemappCommands}
     DEFAULT_MODE = FIRST_MODE
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
-        mode: _OnFirstUse(mode) for mode in MODE_SCREENS if mode != FIRST_MODE
+        place.mode: _OnFirstUse(place.mode) for place in PLACES if place.mode != FIRST_MODE
     }
     """The default mode's screen comes from `get_default_screen` and joins the modes in `on_mount`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "1",
-            "go('threads')",
-            "Threads",
-            show=False,
-            id="go-threads",
-            tooltip="Browse imported conversations",
-        ),
-        Binding(
-            "2",
-            "go('memories')",
-            "Memories",
-            show=False,
-            id="go-memories",
-            tooltip="See, edit, pin and delete long-term memories",
-        ),
-        Binding(
-            "3",
-            "go('search')",
-            "Search",
-            show=False,
-            id="go-search",
-            tooltip="Search memories, messages and summaries",
-        ),
-        Binding(
-            "4",
-            "go('cleanup')",
-            "Cleanup",
-            show=False,
-            id="go-cleanup",
-            tooltip="Review unused memories, apply cleanup, restore from the trash",
-        ),
-        Binding(
-            "5",
-            "go('import')",
-            "Import",
-            show=False,
-            id="go-import",
-            tooltip="Import a chat export (ChatGPT, Claude, llm, Open WebUI, JSON)",
-        ),
+        *(place.binding() for place in PLACES),
         Binding("question_mark", "help", "Help", show=False, id="help", tooltip="List every key"),
         Binding(
             "f1",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from app.tui.widgets.nav_bar import PLACES
+from app.tui.modes import PLACES
 
 if TYPE_CHECKING:
     from app.tui.app import MemApp
@@ -26,8 +26,9 @@ class MemappCommands(Provider):
 
     def _commands(self) -> Iterator[Command]:
         app = cast("MemApp", self.app)
-        for mode, _key, label in PLACES:
-            yield f"Go to {label}", f"Switch to the {label} screen", partial(app.action_go, mode)
+        for place in PLACES:
+            label = place.label
+            yield f"Go to {label}", f"Switch to the {label} screen", partial(app.action_go, place.mode)
         yield (
             "New memory",
             "Write a long-term memory (preference, project, skill or fact)",

@@ -82,7 +82,7 @@ def retrieve_memories(
     depth = k * 4
     kw = store.keyword_candidates(text, kinds, Filters(), depth)
     if qvec is None and store.vector_problem is None and store.vectors.tables_exist() and text.strip():
-        qvec = store._query_vector(text)  # the search engine's cache: a preview repeats its query
+        qvec = store.query_vector(text)  # the search engine's cache: a preview repeats its query
     sem = (
         [(key, s) for key, s, _ in store.semantic_candidates(qvec, kinds, Filters(), depth)]
         if qvec is not None

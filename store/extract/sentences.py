@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -172,12 +172,3 @@ def tfidf_vectors(texts: Sequence[str]) -> np.ndarray:
             mat[row, vocab[term]] = (1.0 + math.log(tf)) * (math.log((1 + n) / (1 + df[term])) + 1.0)
     norms = np.linalg.norm(mat, axis=1, keepdims=True)
     return np.asarray(mat / np.maximum(norms, 1e-12), dtype=np.float32)
-
-
-def word_probabilities(texts: Iterable[str]) -> dict[str, float]:
-    """Each content term's share of all content terms (SumBasic's word probability)."""
-    counts: Counter[str] = Counter()
-    for t in texts:
-        counts.update(features(t))
-    total = sum(counts.values()) or 1
-    return {w: c / total for w, c in counts.items()}

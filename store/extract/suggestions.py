@@ -22,11 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from store.base import json_dumps
 from store.errors import InvalidInputError, NotFoundError, StoreError
 from store.extract.patterns import Candidate, find_candidates
 from store.memories import AddResult, content_hash, validate
-from store.records import Memory, iso, now
+from store.records import Memory, iso, json_dumps, now
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -168,9 +167,9 @@ def list_suggestions(
 
 def count_pending(store: Store, thread_id: int | None = None) -> int:
     if thread_id is None:
-        return int(store._scalar("SELECT count(*) FROM memory_suggestions WHERE status = 'pending'"))
+        return int(store.scalar("SELECT count(*) FROM memory_suggestions WHERE status = 'pending'"))
     return int(
-        store._scalar(
+        store.scalar(
             "SELECT count(*) FROM memory_suggestions WHERE status = 'pending' AND thread_id = ?", (thread_id,)
         )
     )

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from store.base import fts_put, json_dumps, json_loads
 from store.extract import sentences, topics
-from store.records import Summary, iso, now
+from store.records import Summary, iso, json_dumps, json_loads, now
+from store.text import fts_put
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -321,7 +321,7 @@ def unsummarised_count(store: Store, thread_id: int) -> int:
     summary = store.get_summary(thread_id)
     last = -1 if summary is None else summary.last_message_seq
     return int(
-        store._scalar("SELECT count(*) FROM messages WHERE thread_id = ? AND seq > ?", (thread_id, last))
+        store.scalar("SELECT count(*) FROM messages WHERE thread_id = ? AND seq > ?", (thread_id, last))
     )
 
 

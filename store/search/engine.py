@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from store.base import StoreBase
+from store.core import StoreCore
+from store.db import json_ids
 from store.errors import InvalidInputError
 from store.records import CATEGORIES, ROLES
 from store.search.rank import (
@@ -135,10 +136,8 @@ class Filters:
 # -- the Store mixin -----------------------------------------------------------------------------------
 
 
-class SearchMixin(StoreBase):
+class SearchMixin(StoreCore):
     if TYPE_CHECKING:
-
-        def embed_query(self, text: str) -> np.ndarray | None: ...
 
         def touch_memories(self, memory_ids: Sequence[int]) -> None: ...
 
@@ -174,7 +173,7 @@ class SearchMixin(StoreBase):
         if semantic:
             problem = self._semantic_problem()
             if problem is None:
-                qvec = self._query_vector(query) if query_vector is None else query_vector
+                qvec = self.query_vector(query) if query_vector is None else query_vector
                 if qvec is None:
                     problem = self.vector_problem or "the query could not be embedded"
                 else:
@@ -212,7 +211,7 @@ class SearchMixin(StoreBase):
     def vector_helper(self) -> vectors.Helper | None:
         """Lets store.vectors split a KNN over two connections (two cores); None where `_keyword_soon`
         would not run in the background either."""
-        if self.con.in_transaction or str(getattr(self, "path", ":memory:")) == ":memory:":
+        if self.con.in_transaction or str(self.path) == ":memory:":
             return None
         return lambda fn: _pool().submit(lambda: fn(self.con))
 
@@ -265,7 +264,7 @@ class SearchMixin(StoreBase):
                     best[mid] = (chunk_id, sim)
             span_rows = self.con.execute(
                 "SELECT id, start_char, end_char FROM message_chunks WHERE id IN (SELECT value FROM json_each(?))",
-                (_json_ids([c for c, _ in best.values()]),),
+                (json_ids([c for c, _ in best.values()]),),
             )
             spans = {int(i): (int(a), int(b)) for i, a, b in span_rows}
             out += [(("message", mid), sim, spans.get(cid)) for mid, (cid, sim) in best.items()]
@@ -291,7 +290,7 @@ class SearchMixin(StoreBase):
             problem = "nothing has been embedded yet (run `memapp embed`)"
         return problem
 
-    def _query_vector(self, query: str) -> np.ndarray | None:
+    def query_vector(self, query: str) -> np.ndarray | None:
         """The query's embedding, remembered for the last few queries (typing repeats them)."""
         assert self.embedder is not None
         key = (self.embedder.name, query)
@@ -335,7 +334,7 @@ class SearchMixin(StoreBase):
             "SELECT m.id, n.id FROM messages m JOIN messages n ON n.thread_id = m.thread_id "
             "AND n.seq IN (m.seq - 1, m.seq + 1) WHERE m.id IN (SELECT value FROM json_each(?)) "
             f"AND {' AND '.join(where)}",
-            [_json_ids(message_ids), *args],
+            [json_ids(message_ids), *args],
         )
         out: dict[int, list[int]] = {}
         for mid, nid in rows:
@@ -357,7 +356,7 @@ class SearchMixin(StoreBase):
             if ids[kind]:
                 id_col = "thread_id" if kind == "summary" else "id"
                 for row in self.con.execute(
-                    f"{sql} WHERE {id_col} IN (SELECT value FROM json_each(?))", (_json_ids(ids[kind]),)
+                    f"{sql} WHERE {id_col} IN (SELECT value FROM json_each(?))", (json_ids(ids[kind]),)
                 ):
                     rows[(kind, int(row[0]))] = row
         out = []
@@ -382,10 +381,6 @@ class SearchMixin(StoreBase):
 
 
 # -- SQL builders -------------------------------------------------------------------------------------
-
-
-def _json_ids(ids: Sequence[int]) -> str:
-    return "[" + ",".join(str(int(i)) for i in ids) + "]"
 
 
 def _message_where(f: Filters, alias: str = "m") -> tuple[list[str], list[Any]]:

@@ -6,7 +6,6 @@ until a write converts it) and an exact scan (a dimension that is not a whole nu
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -14,6 +13,8 @@ from typing import Any
 
 import apsw
 import numpy as np
+
+from store.db import json_ids, scalar
 
 K_MAX = 4096
 Helper = Callable[[Callable[[apsw.Connection], Any]], "Future[Any]"]  # runs a query on another connection
@@ -23,15 +24,6 @@ MIN_CANDIDATES = 256  # coarse candidates re-scored: at least this many, or OVER
 OVERSAMPLE = 2  # for, or one per ROWS_PER_CANDIDATE rows in the table, whichever is most: recall@10
 ROWS_PER_CANDIDATE = 160  # of the re-scored top-10 is >= 0.97 at 10k, 100k and 200k rows (README)
 PROBE_SLACK = 1.5  # the radius estimate aims at this many times the candidates wanted
-
-
-def scalar(con: apsw.Connection, sql: str, args: Sequence[Any] = ()) -> Any:
-    row = con.execute(sql, args).fetchone()
-    return None if row is None else row[0]
-
-
-def json_ids(ids: Sequence[int]) -> str:
-    return json.dumps([int(i) for i in ids])
 
 
 def legacy(layout: dict[str, str]) -> bool:

@@ -43,7 +43,8 @@ from dataclasses import dataclass
 
 import apsw
 
-from store.vectors.knn import BIT_TABLES, SHARDS, has_bits, legacy, scalar
+from store.db import scalar
+from store.vectors.knn import BIT_TABLES, SHARDS, has_bits, legacy
 
 VEC_TABLES = ("vec_memories", "vec_chunks")
 BIT_CHUNK = 1024  # rows per vec0 chunk (vec0 merges each chunk's top-k into the result: fewer is faster)

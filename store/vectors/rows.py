@@ -25,8 +25,9 @@ from typing import Any
 import apsw
 import numpy as np
 
+from store.db import json_ids
 from store.vectors.codes import bump_generation
-from store.vectors.knn import BIT_TABLES, K_MAX, SHARDS, Helper, json_ids, search
+from store.vectors.knn import BIT_TABLES, K_MAX, SHARDS, Helper, search
 from store.vectors.layout import (
     VEC_TABLES,
     Facts,

@@ -64,6 +64,7 @@ def test_helper_counts_exactly_like_this_process_and_ends_on_close(counter: Toke
     assert helper.submit(["after close"]) is None
 
 
+@pytest.mark.serial  # a time limit
 def test_a_helper_that_does_not_start_in_time_is_given_up(
     counter: TokenCounter, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -33,10 +33,11 @@ from typing import Any
 
 
 def _patch_fake_embedder() -> None:
-    import store.store
+    import store.core
     from embeddings import FakeEmbedder
 
-    store.store.SentenceTransformerEmbedder = lambda *a, **k: FakeEmbedder()  # type: ignore[misc,assignment]
+    assert hasattr(store.core, "SentenceTransformerEmbedder")  # else the patch below would do nothing
+    store.core.SentenceTransformerEmbedder = lambda *a, **k: FakeEmbedder()  # type: ignore[misc,assignment]
 
 
 def _edit_loop(

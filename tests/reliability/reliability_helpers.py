@@ -125,7 +125,7 @@ def conversation_texts(seed: int, n_threads: int, per_thread: int) -> ExportSpec
 
 def write_chatgpt(path: Path, spec: ExportSpec) -> Path:
     """A ChatGPT `conversations.json`: each conversation a linear mapping tree, user/assistant turns."""
-    convs = []
+    convs = []  # type: ignore[var-annotated]
     for conv_id, texts in spec.threads:
         mapping: dict[str, Any] = {"root": {"id": "root", "message": None, "parent": None, "children": []}}
         parent = "root"
@@ -228,7 +228,7 @@ class Killable:
                     con = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
                     con.set_busy_timeout(5000)
                 try:
-                    value = con.execute(sql).fetchone()[0] if con is not None else None
+                    value = con.execute(sql).fetchone()[0] if con is not None else None  # type: ignore[index]
                 except apsw.SQLError:  # the table is not there yet
                     value = None
                 if value is not None and value >= target:
@@ -390,19 +390,19 @@ def database_problems(store: Store) -> list[str]:
         ("fts_memories", "long_term_memories", "id"),
         ("fts_summaries", "thread_summaries", "thread_id"),
     ):
-        stray = store.con.execute(
+        stray = store.con.execute(  # type: ignore[index]
             f"SELECT count(*) FROM {fts} WHERE rowid NOT IN (SELECT {key} FROM {table})"
         ).fetchone()[0]
         if stray:
             problems.append(f"{fts} has {stray} rows for no {table} row")
-    if store._scalar("SELECT count(*) FROM sqlite_master WHERE name = 'vec_chunks'"):
-        odd = store.con.execute(
+    if store.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'vec_chunks'"):
+        odd = store.con.execute(  # type: ignore[index]
             "SELECT (SELECT count(*) FROM vec_chunks WHERE chunk_id NOT IN (SELECT id FROM message_chunks)) + "
             "(SELECT count(*) FROM message_chunks WHERE id NOT IN (SELECT chunk_id FROM vec_chunks))"
         ).fetchone()[0]
         if odd:
             problems.append(f"{odd} chunk rows and chunk vectors do not pair up")
-    unchunked = store.con.execute(
+    unchunked = store.con.execute(  # type: ignore[index]
         "SELECT count(*) FROM message_chunks c LEFT JOIN messages m ON m.id = c.message_id WHERE m.id IS NULL"
     ).fetchone()[0]
     if unchunked:

@@ -197,7 +197,7 @@ def test_cli_preview_apply_restore_purge(tmp_path: Path) -> None:
     assert [m["id"] for m in trash] == [kept] and trash[0]["purge_after"] is None
     with Store(db, embedder=None) as store:
         assert [h.event for h in store.memory_history(faded[4])] == ["add", "cleanup", "purge"]
-        assert store.memory_history(faded[4])[-1].old["content"] == "faded 4"  # what was purged, kept
+        assert store.memory_history(faded[4])[-1].old["content"] == "faded 4"  # type: ignore[index]  # what was purged, kept
         assert history_problems(store) == []
 
 

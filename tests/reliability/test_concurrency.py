@@ -45,7 +45,8 @@ from tests.reliability.reliability_helpers import (
     write_generic,
 )
 
-pytestmark = pytest.mark.soak
+# serial: several processes on one chat.db, with busy timeouts
+pytestmark = [pytest.mark.soak, pytest.mark.serial]
 
 QUERIES = ["garden", "sqlite backup", "rust", "tea coffee", "marathon", "memory", "note", "timer"]
 TOPICS = ["garden", "sqlite backup", "rust borrow checker", "tea over coffee", "marathon training", "timer"]
@@ -136,8 +137,8 @@ def _editor(app: Memapp, ids: list[int], deadline: float, expected: dict[int, di
             n += 1
             continue
         else:
-            value = f"edited while busy, step {n}: {TOPICS[n % len(TOPICS)]} note"
-            shown = app.run("memory", "edit", str(mid), "--text", value, "--json")
+            value = f"edited while busy, step {n}: {TOPICS[n % len(TOPICS)]} note"  # type: ignore[assignment]
+            shown = app.run("memory", "edit", str(mid), "--text", value, "--json")  # type: ignore[arg-type]
             key = "content"
         if shown is None:
             return
@@ -186,7 +187,7 @@ def test_search_import_and_edits_at_once(tmp_path: Path, soak: bool) -> None:
     done = [s["done"] for s in steps if "done" in s]
     assert len(done) == len(steps) / 2 > 20, f"the edit loop made only {len(done)} edits"
     for step in done:
-        loop_model[step["id"]] = apply_edit(loop_model[step["id"]], step["op"], step["value"])
+        loop_model[step["id"]] = apply_edit(loop_model[step["id"]], step["op"], step["value"])  # type: ignore[arg-type]
     assert answers and answers[0] > 20, f"the reader answered only {answers} searches"
     assert imported, "no import finished"
     with Store(db, embedder=None) as store:

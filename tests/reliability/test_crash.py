@@ -47,7 +47,8 @@ from tests.reliability.reliability_helpers import (
 SEED = int(os.environ.get("MEMAPP_CRASH_SEED", "8008"))
 DAY = 86400.0
 
-pytestmark = pytest.mark.soak
+# serial: SIGKILL loops over child processes, each many seconds of both cores
+pytestmark = [pytest.mark.soak, pytest.mark.serial]
 
 
 def _check(db: Path) -> Store:
@@ -133,7 +134,7 @@ def _import_series(
                 assert job.poll() == 0 and job.stderr() == "", job.stderr()
             with _check(db) as store:
                 states = _thread_states(store, source, spec, before)
-                stored = store._scalar("SELECT count(*) FROM messages")
+                stored = store.scalar("SELECT count(*) FROM messages")
             _assert_in_order(states)
         finish = zygote.run(args, fake_embedder=fake_embedder, tag="finish")
         assert finish.wait() == 0, finish.stderr()
@@ -142,11 +143,11 @@ def _import_series(
     assert report_json["messages_added"] == spec.messages - stored  # exactly what the kills left undone
     with _check(db) as store:
         assert _thread_states(store, source, spec, before) == ["new"] * n_threads
-        assert store._scalar("SELECT count(*) FROM threads") == n_threads
-        assert store._scalar("SELECT count(*) FROM messages") == spec.messages
+        assert store.scalar("SELECT count(*) FROM threads") == n_threads
+        assert store.scalar("SELECT count(*) FROM messages") == spec.messages
         if fake_embedder:
             assert (
-                store._scalar(
+                store.scalar(
                     "SELECT count(*) FROM messages m WHERE NOT EXISTS "
                     "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
                 )
@@ -202,7 +203,7 @@ def test_import_with_the_real_model_killed_then_completes(tmp_path: Path, soak: 
     finish.go()
     assert finish.wait(timeout=900) == 0, finish.stderr()
     with _check(db) as store:
-        assert store._scalar("SELECT count(*) FROM messages") == spec.messages
+        assert store.scalar("SELECT count(*) FROM messages") == spec.messages
         assert store.stats()["embedded_chunks"] >= spec.messages
 
 
@@ -233,7 +234,12 @@ def test_memory_edit_loop_killed(tmp_path: Path, soak: bool) -> None:
             ["@edit-loop", str(db), str(tmp_path / "absent.toml"), str(journal), str(SEED + 100 + n)],
             fake_embedder=True,
         )
-        assert job.kill_after(rng.uniform(0.1, 0.6)), job.stderr()
+        # Killed at a point of progress, not at a wall-clock moment (on a loaded machine the child may
+        # barely have started by then): once 3-8 more edits are in memory_history (so at least two are
+        # acknowledged per run), plus up to 30 ms, which lands the kill anywhere in the next edit.
+        target = events_expected + rng.randint(3, 8)
+        edits = "SELECT count(*) FROM memory_history WHERE event != 'add'"
+        assert job.kill_when(db, edits, target, extra=rng.uniform(0.0, 0.03)), job.stderr()
         lines = [json.loads(x) for x in journal.read_text().splitlines()]
         journal.write_text("")
         begun = [x["begin"] for x in lines if "begin" in x]
@@ -242,14 +248,14 @@ def test_memory_edit_loop_killed(tmp_path: Path, soak: bool) -> None:
         with _check(db) as store:
             for rec in begun:
                 old = model[rec["id"]]
-                new = apply_edit(old, rec["op"], rec["value"])
+                new = apply_edit(old, rec["op"], rec["value"])  # type: ignore[arg-type]
                 actual = memory_state(store, rec["id"])
                 if rec in done or (actual == new and actual != old):
                     model[rec["id"]] = new
                     events_expected += new != old
             for mid, state in model.items():
                 assert memory_state(store, mid) == state, f"memory {mid}: an acknowledged edit was lost"
-            changes = store._scalar("SELECT count(*) FROM memory_history WHERE event != 'add'")
+            changes = store.scalar("SELECT count(*) FROM memory_history WHERE event != 'add'")
             assert changes == events_expected
         acknowledged += len(done)
     zygote.close()
@@ -312,7 +318,7 @@ def test_cleanup_apply_killed_is_all_or_nothing(tmp_path: Path, soak: bool) -> N
         assert applied == expected - trashed
         with _check(db) as store:
             assert {m.id for m in store.list_memories(trash=True, limit=10**6)} == expected
-            assert store._scalar("SELECT count(*) FROM memory_history WHERE event = 'cleanup'") == len(
+            assert store.scalar("SELECT count(*) FROM memory_history WHERE event = 'cleanup'") == len(
                 expected
             )
     zygote.close()
@@ -331,11 +337,11 @@ def test_reindex_killed_then_completes(tmp_path: Path, soak: bool) -> None:
         with store.con:
             for i in range(200):
                 store.add_memory(f"memory {i} for the reindex", "fact", force=True)
-        chunks = store._scalar("SELECT count(*) FROM message_chunks")
+        chunks = store.scalar("SELECT count(*) FROM message_chunks")
         t0 = time.monotonic()
         maintenance.reindex(store)
         seconds = time.monotonic() - t0
-        assert store._scalar("SELECT count(*) FROM message_chunks") == chunks
+        assert store.scalar("SELECT count(*) FROM message_chunks") == chunks
     rng = random.Random(SEED + 6)
     runs = [["reindex", "--keyword-only", "--json"], ["reindex", "--json"]] * (6 if soak else 2)
     landed = 0
@@ -348,7 +354,7 @@ def test_reindex_killed_then_completes(tmp_path: Path, soak: bool) -> None:
         assert finish.wait() == 0, finish.stderr()
     assert landed >= 1
     with _check(db) as store:
-        assert store._scalar("SELECT count(*) FROM message_chunks") == chunks
-        assert store._scalar("SELECT count(*) FROM vec_memories") == 200
-        assert store._scalar("SELECT count(*) FROM fts_messages") == spec.messages
+        assert store.scalar("SELECT count(*) FROM message_chunks") == chunks
+        assert store.scalar("SELECT count(*) FROM vec_memories") == 200
+        assert store.scalar("SELECT count(*) FROM fts_messages") == spec.messages
         assert thread_contents(store, "generic") == spec.by_id()

@@ -204,9 +204,9 @@ def mutated(draw: st.DrawFn, doc: Any) -> Any:
         if choice == 0 and isinstance(parent, dict):
             del parent[key]
         elif choice == 1:
-            parent[key] = _deep(draw(st.sampled_from([50, 500])))
+            parent[key] = _deep(draw(st.sampled_from([50, 500])))  # type: ignore[index]
         else:
-            parent[key] = draw(_value)
+            parent[key] = draw(_value)  # type: ignore[index]
     return doc
 
 

@@ -57,7 +57,7 @@ FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
 @pytest.fixture
 def fake_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """CLI commands in this process get the fake embedder, so vectors are written without torch."""
-    monkeypatch.setattr("store.store.SentenceTransformerEmbedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr("store.core.SentenceTransformerEmbedder", lambda *a, **k: FakeEmbedder())
 
 
 def cli(db: Path, *args: str) -> tuple[int, str, str]:
@@ -149,6 +149,7 @@ def test_search_results_shown_literally(searchable: Path, fake_model: None) -> N
     assert code == 0 and "␛[1mthread" in out and not _CONTROL.search(out)
 
 
+@pytest.mark.serial  # a time limit
 def test_ten_megabyte_memory_and_query(tmp_path: Path, fake_model: None) -> None:
     db = tmp_path / "chat.db"
     text = ("ten megabytes of one memory " * 374_500)[: 10 * 1024**2]

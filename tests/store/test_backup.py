@@ -27,6 +27,7 @@ print(i)
 """
 
 
+@pytest.mark.serial  # another process writes for a fixed time
 def test_backup_while_another_process_writes(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     db = tmp_path / "chat.db"
     Store(db, embedder=None).close()
@@ -53,8 +54,8 @@ def test_backup_while_another_process_writes(tmp_path: Path, capsys) -> None:  #
     assert counts == sorted(counts) and counts[-1] <= written
     # Every copied memory is complete: history row and FTS row for each.
     s = Store(copies[-1], embedder=None)
-    n = s._scalar("SELECT count(*) FROM long_term_memories")
-    assert s._scalar("SELECT count(*) FROM memory_history WHERE event = 'add'") == n
+    n = s.scalar("SELECT count(*) FROM long_term_memories")
+    assert s.scalar("SELECT count(*) FROM memory_history WHERE event = 'add'") == n
     s.close()
 
 

@@ -185,8 +185,8 @@ def _snapshot(store: Store, mid: int) -> tuple[Any, ...]:
         m.user_edited,
         m.origin,
         m.token_count,
-        bytes(vec[0]),
-        vec[1],
+        bytes(vec[0]),  # type: ignore[index]
+        vec[1],  # type: ignore[index]
     )
 
 
@@ -235,7 +235,7 @@ def test_purge_removes_only_what_outlived_the_retention(store: Store) -> None:
     with pytest.raises(NotFoundError):
         store.get_memory(old)
     assert (
-        store.con.execute("SELECT count(*) FROM vec_memories WHERE memory_id = ?", (old,)).fetchone()[0] == 0
+        store.con.execute("SELECT count(*) FROM vec_memories WHERE memory_id = ?", (old,)).fetchone()[0] == 0  # type: ignore[index]
     )
     assert store.purge_trash(older_than_days=0) == [young]
     assert store.get_memory(pinned).deleted_at is not None  # pinned: never purged

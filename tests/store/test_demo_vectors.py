@@ -34,15 +34,13 @@ def test_load_demo_needs_no_model(db_path: Path) -> None:
         report = load_demo(store)
         assert report.ok and report.threads_added >= 5
         assert store.embedder is emb  # the shipped vectors were only borrowed
-        chunks = store.con.execute("SELECT count(*) FROM message_chunks").fetchone()[0]
-        assert chunks > 0 and store.con.execute("SELECT count(*) FROM vec_chunks").fetchone()[0] == chunks
-        memories = store.con.execute(
-            "SELECT count(*) FROM long_term_memories WHERE deleted_at IS NULL"
-        ).fetchone()[0]
-        assert store.con.execute("SELECT count(*) FROM vec_memories").fetchone()[0] == memories > 0
+        chunks = store.scalar("SELECT count(*) FROM message_chunks")
+        assert chunks > 0 and store.scalar("SELECT count(*) FROM vec_chunks") == chunks
+        memories = store.scalar("SELECT count(*) FROM long_term_memories WHERE deleted_at IS NULL")
+        assert store.scalar("SELECT count(*) FROM vec_memories") == memories > 0
         assert store.semantic_state == "not loaded"  # never touched
-        rows = store.con.execute("SELECT details FROM compression_history").fetchall()
-        assert rows and all('"embedding"' in r[0] for r in rows)  # summaries used the shipped vectors
+        details = [str(r[0]) for r in store.con.execute("SELECT details FROM compression_history")]
+        assert details and all('"embedding"' in d for d in details)  # summaries used the shipped vectors
 
 
 def test_shipped_vectors_are_ignored_for_another_model(db_path: Path) -> None:

@@ -48,8 +48,8 @@ def export(path: Path, n_threads: int, n_messages: int, *, title: str = "Thread"
 def assert_counts_exact(store: Store) -> int:
     """Every message's stored count is what the counter gives; thread totals add up; indexes in step."""
     rows = store.con.execute("SELECT content, token_count FROM messages").fetchall()
-    assert [n for _, n in rows] == [store.tokens.count(c) for c, _ in rows]
-    bad = store._scalar(
+    assert [n for _, n in rows] == [store.tokens.count(c) for c, _ in rows]  # type: ignore[arg-type]
+    bad = store.scalar(
         "SELECT count(*) FROM threads t WHERE token_count != "
         "(SELECT coalesce(sum(token_count), 0) FROM messages WHERE thread_id = t.id) "
         "OR message_count != (SELECT count(*) FROM messages WHERE thread_id = t.id)"

@@ -80,7 +80,7 @@ class ThreadCounter:
                     return 0
                 self.con = apsw.Connection(str(self.db), flags=apsw.SQLITE_OPEN_READWRITE)
                 self.con.set_busy_timeout(5000)
-            return int(self.con.execute("SELECT count(*) FROM threads").fetchall()[0][0])
+            return int(self.con.execute("SELECT count(*) FROM threads").fetchall()[0][0])  # type: ignore[arg-type]
         except apsw.SQLError:  # the schema is not there yet
             return 0
 
@@ -99,15 +99,16 @@ def check_intact(db: Path, expected: dict[str, int]) -> int:
             "coalesce(max(m.seq), -1) FROM threads t LEFT JOIN messages m ON m.thread_id = t.id GROUP BY t.id"
         ).fetchall()
         for ext, count, tokens, n_rows, n_tokens, max_seq in rows:
-            assert count == n_rows == expected[ext] == max_seq + 1, f"thread {ext} is partial"
+            assert count == n_rows == expected[ext] == max_seq + 1, f"thread {ext} is partial"  # type: ignore[index, operator]
             assert tokens == n_tokens
-        n_messages = s._scalar("SELECT count(*) FROM messages")
-        assert s._scalar("SELECT count(*) FROM fts_messages") == n_messages
-        assert n_messages == sum(expected[ext] for ext, *_ in rows)
+        n_messages = s.scalar("SELECT count(*) FROM messages")
+        assert s.scalar("SELECT count(*) FROM fts_messages") == n_messages
+        assert n_messages == sum(expected[ext] for ext, *_ in rows)  # type: ignore[index, misc]
         return len(rows)
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # kills a child process mid-import
 def test_sigkill_and_ctrl_c_mid_import_leave_whole_threads_and_a_rerun_completes(tmp_path: Path) -> None:
     seed = int(os.environ.get("MEMAPP_CRASH_SEED", random.randrange(1 << 30)))
     rng = random.Random(seed)

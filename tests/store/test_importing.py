@@ -73,7 +73,7 @@ def snapshot(store: Store) -> dict[str, Any]:
                 "SELECT id, message_id, chunk_index, start_char, end_char FROM message_chunks ORDER BY id"
             )
         ),
-        "history": store._scalar("SELECT count(*) FROM memory_history"),
+        "history": store.scalar("SELECT count(*) FROM memory_history"),
     }
 
 
@@ -89,10 +89,10 @@ def assert_vectors_match_their_messages(store: Store, embedder: FakeEmbedder) ->
             "ON v.chunk_id = c.id WHERE c.message_id = ? ORDER BY c.chunk_index",
             (mid,),
         ).fetchall()
-        assert [(a, b) for a, b, _ in rows] == embedder.chunk(content), f"message {mid} chunks"
+        assert [(a, b) for a, b, _ in rows] == embedder.chunk(content), f"message {mid} chunks"  # type: ignore[arg-type]
         for a, b, blob in rows:
-            want = embedder.embed_documents([content[a:b]])[0]
-            assert np.allclose(np.frombuffer(blob, dtype=np.float32), want, atol=1e-6), (
+            want = embedder.embed_documents([content[a:b]])[0]  # type: ignore[index]
+            assert np.allclose(np.frombuffer(blob, dtype=np.float32), want, atol=1e-6), (  # type: ignore[arg-type]
                 f"message {mid} vector"
             )
             checked += 1
@@ -250,7 +250,7 @@ def test_chunks_prepared_for_an_older_read_are_not_misaligned(
             [MessageIn("user", f"text number {i} about topic{i}", f"m{i}") for i in range(n)],
         )
 
-    stale = store.prepare_chunks(store._new_messages(t(4)))
+    stale = store.prepare_chunks([t(4).messages[i] for i in store.new_message_positions(t(4))])
     store.write_thread(t(2))
     res = store.write_thread(t(4), prepared=stale)
     assert res.messages_added == 2
@@ -293,7 +293,7 @@ def test_threads_that_grew_past_the_trigger_are_summarised_after_import(store: S
     summary = store.get_summary(long_t.id)
     assert summary is not None and summary.last_message_seq == 34
     assert store.get_summary(short_t.id) is None
-    assert store._scalar("SELECT count(*) FROM compression_history WHERE thread_id = ?", (long_t.id,)) == 1
+    assert store.scalar("SELECT count(*) FROM compression_history WHERE thread_id = ?", (long_t.id,)) == 1
 
 
 def test_no_embed_import_summarises_without_any_model(
@@ -305,10 +305,8 @@ def test_no_embed_import_summarises_without_any_model(
     assert fake_embedder.calls == 0  # --no-embed: the model is never asked, not even for the summary
     long_t = store.find_thread("jsonl", "long")
     assert long_t is not None
-    row = store.con.execute(
-        "SELECT details FROM compression_history WHERE thread_id = ?", (long_t.id,)
-    ).fetchone()
-    assert '"tfidf"' in row[0]
+    details = store.scalar("SELECT details FROM compression_history WHERE thread_id = ?", (long_t.id,))
+    assert '"tfidf"' in str(details)
 
 
 def test_no_summarize_leaves_summaries_for_later(store: Store, tmp_path: Path) -> None:
@@ -334,7 +332,7 @@ def test_malformed_inputs_are_reported_and_the_rest_imports(store: Store, tmp_pa
     with zipfile.ZipFile(empty_zip, "w") as z:
         z.writestr("chat.html", "<html></html>")
     report = import_paths(store, [good_and_bad, truncated, junk, empty_zip])
-    assert report.threads_added == 1 + store._scalar("SELECT count(*) FROM threads WHERE source = 'chatgpt'")
+    assert report.threads_added == 1 + store.scalar("SELECT count(*) FROM threads WHERE source = 'chatgpt'")
     assert store.find_thread("jsonl", "ok") is not None
     assert store.find_thread("jsonl", "bad-role") is None and store.find_thread("jsonl", "wrong-type") is None
     by_file: dict[str, list[Any]] = {}
@@ -434,10 +432,10 @@ def test_demo_import_with_the_real_model_finds_messages_by_meaning(db_path: Path
         assert "backup" in s.get_thread(s.get_message(message_id).thread_id).title.lower()
         # vectors computed in big mixed batches equal the vector of that chunk alone
         for mid, content in s.con.execute("SELECT id, content FROM messages ORDER BY id LIMIT 5").fetchall():
-            a, b, blob = s.con.execute(
+            a, b, blob = s.con.execute(  # type: ignore[misc]
                 "SELECT c.start_char, c.end_char, v.embedding FROM message_chunks c JOIN vec_chunks v "
                 "ON v.chunk_id = c.id WHERE c.message_id = ? AND c.chunk_index = 0",
                 (mid,),
             ).fetchone()
-            alone = real_embedder.embed_documents([content[a:b]])[0]
+            alone = real_embedder.embed_documents([content[a:b]])[0]  # type: ignore[index]
             assert float(np.dot(np.frombuffer(blob, dtype=np.float32), alone)) > 0.999

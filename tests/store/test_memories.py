@@ -96,7 +96,7 @@ def test_pinned_or_hand_edited_memory_is_never_merged_automatically(store: Store
 
 def test_edit_changes_fields_reindexes_and_records_each_change(store: Store) -> None:
     m = store.add_memory("Prefers light roast coffee", "preference").memory
-    old_vec = store.con.execute("SELECT embedding FROM vec_memories WHERE memory_id = ?", (m.id,)).fetchone()[
+    old_vec = store.con.execute("SELECT embedding FROM vec_memories WHERE memory_id = ?", (m.id,)).fetchone()[  # type: ignore[index]
         0
     ]
     e = store.edit_memory(m.id, content="Prefers dark roast espresso", category="fact", importance=8)
@@ -113,7 +113,7 @@ def test_edit_changes_fields_reindexes_and_records_each_change(store: Store) -> 
             "SELECT 1 FROM fts_memories WHERE fts_memories MATCH ?", (fts_query("light"),)
         )
     )
-    new_vec = store.con.execute("SELECT embedding FROM vec_memories WHERE memory_id = ?", (m.id,)).fetchone()[
+    new_vec = store.con.execute("SELECT embedding FROM vec_memories WHERE memory_id = ?", (m.id,)).fetchone()[  # type: ignore[index]
         0
     ]
     assert new_vec != old_vec
@@ -135,7 +135,7 @@ def test_trash_and_restore_keep_everything(store: Store) -> None:
     m = store.add_memory("Allergic to peanuts", "fact", importance=9, pinned=True).memory
     store.touch_memories([m.id])
     before = store.get_memory(m.id)
-    vec_before = store.con.execute(
+    vec_before = store.con.execute(  # type: ignore[index]
         "SELECT embedding FROM vec_memories WHERE memory_id = ?", (m.id,)
     ).fetchone()[0]
     trashed = store.delete_memory(m.id)
@@ -145,7 +145,7 @@ def test_trash_and_restore_keep_everything(store: Store) -> None:
     assert [x.id for x in store.list_memories(trash=True)] == [m.id]
     restored = store.restore_memory(m.id)
     assert restored == before
-    vec_after = store.con.execute(
+    vec_after = store.con.execute(  # type: ignore[index]
         "SELECT embedding FROM vec_memories WHERE memory_id = ?", (m.id,)
     ).fetchone()[0]
     assert vec_after == vec_before and vec_row(store, m.id) == ("fact", 0)
@@ -196,7 +196,7 @@ def test_bad_input_writes_nothing(store: Store, kwargs: dict, match: str) -> Non
     with pytest.raises(InvalidInputError, match=match):
         store.add_memory(content, category, **kwargs)
     assert store.stats()["memories"]["active"] == 0
-    assert store.con.execute("SELECT count(*) FROM memory_history").fetchone()[0] == 0
+    assert store.con.execute("SELECT count(*) FROM memory_history").fetchone()[0] == 0  # type: ignore[index]
 
 
 def test_markup_and_control_text_is_stored_literally(store: Store) -> None:

@@ -53,10 +53,10 @@ def test_new_database_is_private(db_path: Path) -> None:
 
 def test_connection_settings(store: Store) -> None:
     con = store.con
-    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert con.execute("PRAGMA foreign_keys").fetchone()[0] == 1
-    assert con.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
-    assert con.execute("SELECT vec_version()").fetchone()[0].startswith("v0.1")
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # type: ignore[index]
+    assert con.execute("PRAGMA foreign_keys").fetchone()[0] == 1  # type: ignore[index]
+    assert con.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000  # type: ignore[index]
+    assert con.execute("SELECT vec_version()").fetchone()[0].startswith("v0.1")  # type: ignore[index]
 
 
 def _digest(path: Path) -> str:

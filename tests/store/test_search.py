@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from embeddings import FakeEmbedder
 from store import MessageIn, Store, ThreadIn
-from store.base import fts_put
 from store.errors import InvalidInputError
 from store.search.engine import Filters, SearchResponse
 from store.search.rank import keyword_expression
+from store.text import fts_put
 
 RESULT_KEYS = {"kind", "id", "thread_id", "external_id", "role", "category", "content", "score", "matched"}
 NASTY = [
@@ -324,7 +324,7 @@ def test_long_message_is_found_through_its_chunks_and_returned_once(db_path: Pat
     with Store(db_path, embedder=FakeEmbedder(chunk_words=20)) as s:
         filler = " ".join(f"filler{i}" for i in range(200))
         s.write_thread(thread("long", [filler + " the zeppelin hangar is in Friedrichshafen", "short one"]))
-        assert s._scalar("SELECT count(*) FROM message_chunks") > 5
+        assert s.scalar("SELECT count(*) FROM message_chunks") > 5
         resp = s.search("zeppelin hangar Friedrichshafen", scope="messages")
         assert ids(resp).count(resp.results[0].id) == 1 and resp.results[0].external_id == "long-0"
         assert "zeppelin" in resp.results[0].content and len(resp.results[0].content) < 260

@@ -351,4 +351,4 @@ def test_topics_in_english_and_chinese(store: Store) -> None:
     assert topics_zh.get("红烧肉", 0) >= 3 and topics_zh.get("五花肉", 0) >= 3
     assert "五花" not in topics_zh and "烧肉" not in topics_zh  # fragments of longer terms
     rows = store.con.execute("SELECT count(*) FROM memory_topics WHERE thread_id = ?", (tid_zh,)).fetchone()
-    assert rows[0] == len(topics_zh)
+    assert rows[0] == len(topics_zh)  # type: ignore[index]

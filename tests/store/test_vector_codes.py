@@ -89,7 +89,7 @@ def exact(store: Store, q: np.ndarray, k: int, category: str | None = None) -> l
     )
     rows = store.con.execute(sql, (category,) if category else ()).fetchall()
     ids = np.array([r[0] for r in rows])
-    x = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+    x = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])  # type: ignore[arg-type]
     return ids[np.argsort(-(x @ q), kind="stable")[:k]].tolist()
 
 
@@ -175,15 +175,18 @@ def test_chunks_filters_in_process(db_path: Path) -> None:
         on = s.semantic_candidates(q, ("message",), f, 10)
         assert [k for k, _, _ in on] == [k for k, _, _ in off] and on
         ids = [k[1] for k, _, _ in on]
-        rows = s.con.execute(
-            "SELECT role, created_at FROM messages WHERE id IN (SELECT value FROM json_each(?))", (str(ids),)
-        ).fetchall()
-        assert all(r == "assistant" and 2000.0 <= c < 5000.0 for r, c in rows)
+        rows = [
+            (str(r), float(c))  # type: ignore[arg-type]
+            for r, c in s.con.execute(
+                "SELECT role, created_at FROM messages WHERE id IN (SELECT value FROM json_each(?))",
+                (str(ids),),
+            )
+        ]
+        assert rows and all(r == "assistant" and 2000.0 <= c < 5000.0 for r, c in rows)
         one = s.list_threads(limit=10)[0]
         hits = s.semantic_candidates(q, ("message",), Filters(thread_id=one.id), 50)
         assert len(hits) == 10 and all(
-            s.con.execute("SELECT thread_id FROM messages WHERE id = ?", (k[1],)).fetchone()[0] == one.id
-            for k, _, _ in hits
+            s.scalar("SELECT thread_id FROM messages WHERE id = ?", (k[1],)) == one.id for k, _, _ in hits
         )
 
 

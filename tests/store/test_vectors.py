@@ -51,13 +51,18 @@ def _exact(vecs: np.ndarray, q: np.ndarray, k: int, mask: np.ndarray | None = No
 def test_layout_is_float_rows_plus_bit_tables(store: Store) -> None:
     m = store.add_memory("I prefer tea over coffee", "preference").memory
     store.write_thread(ThreadIn("t", "1", "x", [MessageIn("user", "hello there, general kenobi", "a")]))
-    kinds = dict(store.con.execute("SELECT name, sql FROM sqlite_master WHERE name IN "
-                                   "('vec_memories', 'vec_chunks', 'vec_memories_bits', 'vec_chunks_bits')"))
+    kinds = dict(
+        store.con.execute(
+            "SELECT name, sql FROM sqlite_master WHERE name IN "
+            "('vec_memories', 'vec_chunks', 'vec_memories_bits', 'vec_chunks_bits')"
+        )
+    )
     assert kinds["vec_memories"].startswith("CREATE TABLE") and kinds["vec_chunks"].startswith("CREATE TABLE")
     assert "bit[64]" in kinds["vec_memories_bits"] and "bit[64]" in kinds["vec_chunks_bits"]
-    row = store.con.execute("SELECT embedding, category, deleted FROM vec_memories WHERE memory_id = ?",
-                            (m.id,)).fetchone()
-    assert len(row[0]) == 4 * DIM and row[1:] == ("preference", 0)
+    row = store.con.execute(
+        "SELECT embedding, category, deleted FROM vec_memories WHERE memory_id = ?", (m.id,)
+    ).fetchone()
+    assert len(row[0]) == 4 * DIM and row[1:] == ("preference", 0)  # type: ignore[index]
     assert store.check_indexes() == []
 
 
@@ -127,18 +132,31 @@ def test_trashed_memories_leave_the_search_and_restored_ones_return(store: Store
 
 
 def test_chunk_filters_match_exact_filtered_search(store: Store) -> None:
-    msgs = [MessageIn("user" if i % 2 else "assistant", f"message {i} about topic {i % 7} and more {i * 13}",
-                      f"m{i}", 1000.0 + i) for i in range(60)]
+    msgs = [
+        MessageIn(
+            "user" if i % 2 else "assistant",
+            f"message {i} about topic {i % 7} and more {i * 13}",
+            f"m{i}",
+            1000.0 + i,
+        )
+        for i in range(60)
+    ]
     tid = store.write_thread(ThreadIn("t", "1", "x", msgs)).thread_id
     store.write_thread(ThreadIn("t", "2", "y", [MessageIn("user", "topic 3 elsewhere", "z", 5000.0)]))
-    rows = store.con.execute("SELECT chunk_id, message_id, embedding, role, created_at, thread_id FROM vec_chunks "
-                             "ORDER BY chunk_id").fetchall()
-    mat = np.stack([np.frombuffer(r[2], np.float32) for r in rows])
+    rows = store.con.execute(
+        "SELECT chunk_id, message_id, embedding, role, created_at, thread_id FROM vec_chunks "
+        "ORDER BY chunk_id"
+    ).fetchall()
+    mat = np.stack([np.frombuffer(r[2], np.float32) for r in rows])  # type: ignore[arg-type]
     q = store.embed_query("topic 3")
     assert q is not None
-    for kwargs, keep in (({"role": "user"}, lambda r: r[3] == "user"),
-                         ({"thread_id": tid, "since": 1020.0, "until": 1040.0},
-                          lambda r: r[5] == tid and 1020.0 <= r[4] < 1040.0)):
+    for kwargs, keep in (
+        ({"role": "user"}, lambda r: r[3] == "user"),
+        (
+            {"thread_id": tid, "since": 1020.0, "until": 1040.0},
+            lambda r: r[5] == tid and 1020.0 <= r[4] < 1040.0,
+        ),
+    ):
         mask = np.array([keep(r) for r in rows])
         want = [rows[i - 1][0] for i in _exact(mat, q, 8, mask)]
         assert [c for c, _, _ in vectors.knn_chunks(store.con, q, 8, **kwargs)] == want
@@ -146,8 +164,10 @@ def test_chunk_filters_match_exact_filtered_search(store: Store) -> None:
 
 def test_a_dimension_without_whole_bytes_is_searched_exactly(db_path: Path) -> None:
     s = Store(db_path, embedder=FakeEmbedder(dimension=60))
-    ids = [s.add_memory(f"memory {i} about {w}", "fact").memory.id
-           for i, w in enumerate(["tea", "coffee", "deploys", "rust"])]
+    ids = [
+        s.add_memory(f"memory {i} about {w}", "fact").memory.id
+        for i, w in enumerate(["tea", "coffee", "deploys", "rust"])
+    ]
     names = {r[0] for r in s.con.execute("SELECT name FROM sqlite_master WHERE name LIKE 'vec_%bits'")}
     assert names == set()
     q = s.embed_query("memory 2 about deploys")
@@ -159,9 +179,13 @@ def test_a_dimension_without_whole_bytes_is_searched_exactly(db_path: Path) -> N
 def _legacy_database(path: Path, emb: FakeEmbedder) -> tuple[np.ndarray, list[int]]:
     """A chat.db as the first vector layout wrote it: float vec0 tables named vec_memories/vec_chunks."""
     s = Store(path, embedder=None)
-    ids = [s.add_memory(f"legacy memory {i} about {w}", c).memory.id
-           for i, (w, c) in enumerate([("tea", "preference"), ("deploys", "project"), ("rust", "skill")])]
-    s.write_thread(ThreadIn("t", "1", "x", [MessageIn("user", "an old message about deploys", "a")]), embed=False)
+    ids = [
+        s.add_memory(f"legacy memory {i} about {w}", c).memory.id
+        for i, (w, c) in enumerate([("tea", "preference"), ("deploys", "project"), ("rust", "skill")])
+    ]
+    s.write_thread(
+        ThreadIn("t", "1", "x", [MessageIn("user", "an old message about deploys", "a")]), embed=False
+    )
     vecs = emb.embed_documents([m.content for m in s.list_memories()])
     with s.con:
         s.con.execute(f"""
@@ -186,7 +210,7 @@ def test_first_layout_database_is_searched_then_converted(db_path: Path) -> None
     assert q is not None
     before = vectors.knn_memories(s.con, q, 3)
     assert before[0][0] == 2  # found by vec0's own float KNN: nothing converted yet
-    assert "VIRTUAL" in s.con.execute("SELECT sql FROM sqlite_master WHERE name = 'vec_memories'").fetchone()[0]
+    assert "VIRTUAL" in s.scalar("SELECT sql FROM sqlite_master WHERE name = 'vec_memories'")
     s.embed_messages(s.messages_missing_vectors())  # the next vector write converts, in its transaction
     sql = dict(s.con.execute("SELECT name, sql FROM sqlite_master WHERE name LIKE 'vec_%'"))
     assert sql["vec_memories"].startswith("CREATE TABLE") and "vec_memories_bits" in sql
@@ -207,7 +231,7 @@ def test_reindex_drops_every_vector_table(store: Store) -> None:
     store.add_memory("a memory", "fact")
     store.drop_vectors()
     con = db.connect(store.path)
-    assert con.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE 'vec_%'").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE 'vec_%'").fetchone()[0] == 0  # type: ignore[index]
     con.close()
 
 
@@ -228,7 +252,7 @@ def test_split_over_two_connections_gives_the_same_answer(store: Store) -> None:
     _fill_memories(store.con, vecs, ["fact" if i % 2 else "skill" for i in range(3000)])
     helper = store.vector_helper()
     assert helper is not None
-    recall = {True: [], False: []}
+    recall = {True: [], False: []}  # type: ignore[var-annotated]
     for q in vecs[rng.integers(0, 3000, 8)]:
         for split in (True, False):
             got = [m for m, _ in vectors.knn_memories(store.con, q, 10, helper=helper if split else None)]
@@ -245,5 +269,5 @@ def test_split_search_of_a_small_table_is_exact(store: Store) -> None:
     helper = store.vector_helper()
     for q in _unit(rng, 3):
         for kw, mask in (({}, None), ({"category": "fact"}, np.arange(150) % 2 == 1)):
-            assert [m for m, _ in vectors.knn_memories(store.con, q, 10, helper=helper, **kw)] == \
-                _exact(vecs, q, 10, mask)
+            got = [m for m, _ in vectors.knn_memories(store.con, q, 10, helper=helper, **kw)]  # type: ignore[arg-type]
+            assert got == _exact(vecs, q, 10, mask)

@@ -44,14 +44,14 @@ def binding_rows(app: MemApp, bindings: list[BindingType]) -> list[tuple[str, st
 
 def screen_sections(app: MemApp, current: Screen[object]) -> list[tuple[str, list[BindingType]]]:
     """The binding tables to list, the current screen's first."""
-    from app.tui.app import MODE_SCREENS, mode_screen_class
+    from app.tui.modes import PLACES
     from app.tui.screens.confirm import ConfirmScreen
     from app.tui.screens.memory_edit import MemoryEditScreen
     from app.tui.screens.suggestions import SuggestionsScreen
     from app.tui.screens.thread_view import ThreadViewScreen
     from app.tui.screens.welcome import WelcomeScreen
 
-    classes: list[type[Screen[Any]]] = [mode_screen_class(mode) for mode in MODE_SCREENS]
+    classes: list[type[Screen[Any]]] = [place.screen_class() for place in PLACES]
     classes += [ThreadViewScreen, SuggestionsScreen, MemoryEditScreen, ConfirmScreen, WelcomeScreen]
     first = [c for c in classes if isinstance(current, c)][:1]
     ordered = first + [c for c in classes if c not in first]

@@ -11,14 +11,7 @@ from typing import ClassVar
 from textual.content import Content
 from textual.widgets import Static
 
-# (mode, key, label): the same keys are bound in MemApp.BINDINGS.
-PLACES: tuple[tuple[str, str, str], ...] = (
-    ("threads", "1", "Threads"),
-    ("memories", "2", "Memories"),
-    ("search", "3", "Search"),
-    ("cleanup", "4", "Cleanup"),
-    ("import", "5", "Import"),
-)
+from app.tui.modes import PLACES
 
 
 class NavBar(Static):
@@ -40,7 +33,8 @@ class NavBar(Static):
     @staticmethod
     def _content(current: str) -> Content:
         parts: list[Content] = [Content.from_markup("[b] memapp [/b]")]
-        for mode, key, label in PLACES:
+        for place in PLACES:
+            mode, key, label = place.mode, place.key, place.label
             if mode == current:
                 parts.append(Content.from_markup("[reverse] $key $label [/reverse]", key=key, label=label))
             else:

@@ -26,10 +26,6 @@ class AppStatus:
     tokens_exact: bool = True
     semantic: str = "loading"
 
-    @property
-    def semantic_ready(self) -> bool:
-        return self.semantic == "ready"
-
 
 class StatusLine(Horizontal):
     """Database path on the left (cut first when narrow), counts and states on the right."""

@@ -103,7 +103,7 @@ def test_bad_arguments_exit_2_with_one_line_and_write_nothing(capsys, no_model_c
     if db_path.exists():
         s = Store(db_path, embedder=None)
         assert s.stats()["memories"]["active"] == 0
-        assert s.con.execute("SELECT count(*) FROM memory_history").fetchone()[0] == 0
+        assert s.con.execute("SELECT count(*) FROM memory_history").fetchone()[0] == 0  # type: ignore[index]
         s.close()
 
 

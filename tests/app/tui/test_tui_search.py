@@ -44,6 +44,7 @@ async def _type(pilot, text: str) -> SearchScreen:  # type: ignore[no-untyped-de
     return screen
 
 
+@pytest.mark.serial  # scroll position after a timed settle
 async def test_search_finds_and_opens_the_message(tui_store: Store) -> None:
     thread_id, message_id = _thread(tui_store)
     app = make_app(tui_store)

@@ -16,6 +16,9 @@ from typing import Any
 
 import pytest
 
+# serial: times the first frame and quitting
+pytestmark = pytest.mark.serial
+
 SCRIPT = r"""
 import asyncio, json, sys
 from textual import events
@@ -251,4 +254,4 @@ def test_quitting_while_the_model_loads_does_not_wait_for_it(tmp_path: Path) -> 
     assert quit_s < 3.0, f"quitting took {quit_s:.1f} s"
     with Store(db, embedder=None) as s:
         assert [m.content for m in s.list_memories()] == ["I prefer uv over pip"]
-        assert s.con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert s.con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"  # type: ignore[index]

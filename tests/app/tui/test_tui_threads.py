@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from textual.widgets import DataTable, Input
 
 from app.tui.screens.context_preview import ContextPreviewScreen
@@ -79,6 +80,7 @@ async def test_threads_page_in_and_filter_and_sort(tui_store: Store) -> None:
         assert isinstance(app.screen, ThreadViewScreen)
 
 
+@pytest.mark.serial  # a time limit
 async def test_a_5000_message_thread_opens_at_once_and_pages_in(tui_store: Store) -> None:
     tid = _long_thread(tui_store, 5000)
     tui_store.con.execute(

@@ -1,0 +1,82 @@
+"""The places of the TUI, in one table: each mode's key, label, tooltip and base screen.
+
+Why one table: the app's "1"-"5" bindings, the nav bar, the command palette and the help screen all list
+the places; generated from here they cannot disagree, and adding a place is one row. The screen is named
+as (module, class) and imported only when the mode is first shown (start-up time is tested), so this
+module imports nothing of Textual's but the Binding record.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from textual.binding import Binding
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
+
+
+@dataclass(frozen=True)
+class Place:
+    mode: str
+    key: str
+    label: str
+    tooltip: str
+    module: str  # the base screen, imported on first use
+    cls: str
+
+    def binding(self) -> Binding:
+        return Binding(
+            self.key, f"go('{self.mode}')", self.label, show=False, id=f"go-{self.mode}", tooltip=self.tooltip
+        )
+
+    def screen_class(self) -> type[Screen[Any]]:
+        return cast("type[Screen[Any]]", getattr(importlib.import_module(self.module), self.cls))
+
+
+PLACES: tuple[Place, ...] = (
+    Place(
+        "threads", "1", "Threads", "Browse imported conversations", "app.tui.screens.threads", "ThreadsScreen"
+    ),
+    Place(
+        "memories",
+        "2",
+        "Memories",
+        "See, edit, pin and delete long-term memories",
+        "app.tui.screens.memories",
+        "MemoriesScreen",
+    ),
+    Place(
+        "search",
+        "3",
+        "Search",
+        "Search memories, messages and summaries",
+        "app.tui.screens.search",
+        "SearchScreen",
+    ),
+    Place(
+        "cleanup",
+        "4",
+        "Cleanup",
+        "Review unused memories, apply cleanup, restore from the trash",
+        "app.tui.screens.cleanup",
+        "CleanupScreen",
+    ),
+    Place(
+        "import",
+        "5",
+        "Import",
+        "Import a chat export (ChatGPT, Claude, llm, Open WebUI, JSON)",
+        "app.tui.screens.import_screen",
+        "ImportScreen",
+    ),
+)
+BY_MODE: dict[str, Place] = {p.mode: p for p in PLACES}
+FIRST_MODE = "threads"
+
+
+def mode_screen_class(mode: str) -> type[Screen[Any]]:
+    """The base screen class of `mode` (importing its module on first use)."""
+    return BY_MODE[mode].screen_class()

@@ -1,0 +1,222 @@
+"""`StoreCore`: what every part of the Store stands on: the per-thread connections, the vector index of
+each, the embedding model and why it may be unusable, and a few small helpers for the feature modules.
+
+The Store is one object (README "Python API") assembled from mixins, one per kind of canonical row
+(memories.py, threads.py) plus search; each mixin inherits this core, so its calls go down to code it
+imports, never up to the class that combines them. Feature modules (summaries, suggestions, context,
+export, maintenance) use the same public members (`con`, `scalar()`, `embed_texts()`, `embed_query()`,
+`vectors`, `ensure_vector_tables()`), never a private one (ruff SLF001 is on).
+
+Each thread gets its own connection (apsw connections must not be shared across threads), opened on
+first use through `store.db.connect`, so TUI workers, the MCP server and scripts can all call the same
+Store. Embedding happens *before* a write transaction begins (seconds of model work must never hold the
+write lock), and a Store with no usable model still works: rows are written without vectors and
+`memapp embed` fills them in later.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal, Self
+
+import apsw
+import numpy as np
+
+from embeddings import Embedder, TokenCounter
+from embeddings.onnx_embedder import make_embedder
+from store import db
+from store.config import Config
+from store.vectors import codes
+from store.vectors.codes import CodeTable
+from store.vectors.rows import VectorIndex
+
+log = logging.getLogger("store.store")
+
+EmbedderArg = Embedder | None | Literal["auto"]
+
+
+class StoreCore:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        config: Config | None = None,
+        embedder: EmbedderArg = "auto",
+        tokens: TokenCounter | None = None,
+        create: bool = True,
+    ) -> None:
+        self.path = Path(path)
+        self.config = config or Config()
+        self._local = threading.local()
+        self._all: list[apsw.Connection] = []
+        self._all_lock = threading.Lock()
+        self._create = create
+        self.tokens = tokens or TokenCounter(
+            self.config.tokenizer.encoding, self.config.tokenizer.bpe_file or None
+        )
+        self.embedder_problem: str | None = None
+        self.embedder: Embedder | None
+        if embedder == "auto":
+            self.embedder = self._default_embedder()
+        else:
+            self.embedder = embedder
+            if embedder is None:
+                self.embedder_problem = "semantic search is off (no embedding model)"
+        # Long-lived processes (TUI, MCP server) turn this on (hold_vectors): vector search then scans codes
+        # held in memory (store.vectors.codes), loaded once and kept in step with chat.db.
+        self.in_memory_vectors = False
+        self._code_tables: dict[str, CodeTable] = {}
+        self._code_lock = threading.Lock()
+        _ = self.con  # open now: a bad path or newer schema fails here, with a clear message
+
+    def _default_embedder(self) -> Embedder | None:
+        cfg = self.config.embedding
+        if not cfg.enabled:
+            self.embedder_problem = "semantic search is disabled in config (embedding.enabled = false)"
+            return None
+        try:
+            return make_embedder(
+                cfg.model_path or None,
+                backend=cfg.backend,
+                batch_size=cfg.batch_size,
+                chunk_tokens=cfg.chunk_tokens,
+                chunk_overlap=cfg.chunk_overlap,
+            )
+        except Exception as exc:
+            self.embedder_problem = str(exc)
+            return None
+
+    # -- connections ---------------------------------------------------------------------------------
+
+    @property
+    def con(self) -> apsw.Connection:
+        con: apsw.Connection | None = getattr(self._local, "con", None)
+        if con is None:
+            con = db.connect(self.path, create=self._create)
+            self._local.con = con
+            self._local.vectors = VectorIndex(con)
+            with self._all_lock:
+                self._all.append(con)
+        return con
+
+    def code_table(self, name: str) -> CodeTable | None:
+        """The in-memory copy of vector table `name` ("memories" or "chunks") when in_memory_vectors is
+        on and the database has the current layout, else None (vec0 searches instead)."""
+        if not self.in_memory_vectors or self.embedder is None:
+            return None
+        facts = self.vectors.facts()
+        if not facts.tables_exist or facts.legacy:
+            return None
+        with self._code_lock:
+            table = self._code_tables.get(name)
+            if table is None or table.dim != self.embedder.dimension:
+                spec = codes.MEMORIES if name == "memories" else codes.CHUNKS
+                table = self._code_tables[name] = CodeTable(spec, self.embedder.dimension)
+        return None if table.too_big else table
+
+    def hold_vectors(self, *, load: bool = True) -> None:
+        """Search vectors in process from now on (long-lived processes: the TUI, the MCP server); `load`
+        reads the held copies now (e.g. in a worker after the model loaded) instead of on the first search."""
+        self.in_memory_vectors = True
+        if load and self.vector_problem is None:
+            for name in ("memories", "chunks"):
+                table = self.code_table(name)
+                if table is not None:
+                    table.current(self.con)
+
+    def vector_memory_bytes(self) -> int:
+        """Bytes held by the in-memory vector copies (0 when none is loaded)."""
+        return sum(t.nbytes for t in self._code_tables.values())
+
+    @property
+    def vectors(self) -> VectorIndex:
+        """The vector tables as seen from this thread's connection (their layout read once per write)."""
+        _ = self.con
+        index: VectorIndex = self._local.vectors
+        return index
+
+    def close(self) -> None:
+        with self._all_lock:
+            for con in self._all:
+                with contextlib.suppress(apsw.Error):  # closing is best effort
+                    con.close()
+            self._all.clear()
+        self._local = threading.local()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- embedding state -----------------------------------------------------------------------------
+
+    @property
+    def vector_problem(self) -> str | None:
+        """Why vectors cannot be written or searched right now, or None when they can."""
+        if self.embedder is None:
+            return self.embedder_problem or "no embedding model"
+        if self.embedder_problem:
+            return self.embedder_problem
+        return self.vectors.mismatch(self.embedder.name, self.embedder.dimension)
+
+    @property
+    def semantic_state(self) -> str:
+        """'ready', 'not loaded' (will load on first use) or 'unavailable: why'."""
+        problem = self.vector_problem
+        if problem:
+            return f"unavailable: {problem}"
+        assert self.embedder is not None
+        return "ready" if self.embedder.loaded else "not loaded"
+
+    def load_model(self) -> bool:
+        """Load the embedding model now (for workers). False, with the reason recorded, on failure."""
+        return not self.vector_problem and self._load_model()
+
+    def _load_model(self) -> bool:
+        assert self.embedder is not None
+        try:
+            self.embedder.load()  # idempotent: cheap once loaded
+            return True
+        except Exception as exc:
+            log.warning("embedding model failed to load: %s", exc)
+            self.embedder_problem = f"the embedding model failed to load: {exc}"
+            return False
+
+    def embed_texts(self, texts: Sequence[str], *, checked: bool = False) -> np.ndarray | None:
+        """Vectors for `texts`, or None when no model is usable (the rows are written without them); a
+        failure is recorded in `embedder_problem`. `checked`: the caller has just found `vector_problem`
+        empty (saves reading the database's recorded model again)."""
+        if not texts or not (self._load_model() if checked and self.embedder else self.load_model()):
+            return None
+        assert self.embedder is not None
+        try:
+            return self.embedder.embed_documents(list(texts))
+        except Exception as exc:
+            log.warning("embedding failed: %s", exc)
+            self.embedder_problem = f"embedding failed: {exc}"
+            return None
+
+    def embed_query(self, text: str) -> np.ndarray | None:
+        if not self.load_model():
+            return None
+        assert self.embedder is not None
+        try:
+            return self.embedder.embed_query(text)
+        except Exception as exc:
+            self.embedder_problem = f"embedding failed: {exc}"
+            return None
+
+    def ensure_vector_tables(self) -> None:
+        """Create (or complete) the vector tables for this store's model, inside the caller's write
+        transaction, before writing vectors (answered from `vectors` when nothing needs doing)."""
+        assert self.embedder is not None
+        self.vectors.ensure_tables(self.embedder.name, self.embedder.dimension)
+
+    def scalar(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        """The first column of the first row of `sql` on this thread's connection, or None."""
+        return db.scalar(self.con, sql, args)
