@@ -33,9 +33,11 @@ from store.vectors.knn import Hit, rescore
 
 EXACT_ROWS = 20_000  # below this many rows, hold the float32 rows and score every row exactly
 MAX_BYTES = 512 * 1024 * 1024  # never hold more than this per table (estimated before loading)
-MIN_CANDIDATES = 128  # codes re-scored exactly: at least this many,
-ROWS_PER_CANDIDATE = 250  # or one per this many rows (recall@10 >= 0.98 up to 1M rows, bench/search.py),
+MIN_CANDIDATES = 128  # rows re-scored exactly: at least this many,
+ROWS_PER_CANDIDATE = 500  # or one per this many rows (bench/search.py --scaling-only: recall@10),
 OVERSAMPLE = 4  # or this many per result asked for, whichever is most
+COARSE = 8  # rows ranked by the asymmetric score per row re-scored (picked first by Hamming distance)
+SPARSE = 8  # a filter passing fewer than 1/SPARSE of the rows scans only those rows
 GENERATION_KEY = "vector_generation"
 
 
@@ -201,29 +203,46 @@ class CodeTable:
             return None
         q = np.ascontiguousarray(query, dtype=np.float32)
         mask = _mask(snap, equal or {}, since, until)
-        if mask is None:
+        if mask is None or k <= 0:
             return []
-        rows = np.flatnonzero(mask) if mask is not True else None
-        n_rows = len(snap.ids) if rows is None else len(rows)
-        if n_rows == 0 or k <= 0:
-            return []
+        n_all = len(snap.ids)
+        rows: np.ndarray | None = None  # a sparse filter: work on these rows only
+        drop: np.ndarray | None = None  # a dense filter: score every row, then drop these
+        if mask is not True:
+            assert isinstance(mask, np.ndarray)
+            n_pass = int(np.count_nonzero(mask))
+            if n_pass == 0:
+                return []
+            if n_pass < n_all // SPARSE:
+                rows = np.flatnonzero(mask)
+            elif n_pass < n_all:
+                drop = ~mask
+        n_rows = n_all if rows is None else len(rows)
         if snap.floats is not None:
-            x = snap.floats if rows is None else snap.floats[rows]
-            sims = x @ q
-            top = _top(sims, k, largest=True)
+            sims = (snap.floats if rows is None else snap.floats[rows]) @ q
+            if drop is not None:
+                sims[drop] = -np.inf
+            top = _top(sims, min(k, n_rows if drop is None else n_pass), largest=True)
             pick = top if rows is None else rows[top]
             return [
                 (int(snap.ids[i]), int(snap.extra[i]), float(sims[t])) for i, t in zip(pick, top, strict=True)
             ]
         assert snap.codes is not None
-        n = min(n_rows, max(MIN_CANDIDATES, OVERSAMPLE * k, len(snap.ids) // ROWS_PER_CANDIDATE))
-        if n >= n_rows:
-            cand = np.arange(len(snap.ids)) if rows is None else rows
+        n_pass = n_rows if drop is None else n_rows - int(np.count_nonzero(drop))
+        n = min(n_pass, max(MIN_CANDIDATES, OVERSAMPLE * k, n_all // ROWS_PER_CANDIDATE))
+        if n >= n_pass:
+            cand = np.flatnonzero(mask) if isinstance(mask, np.ndarray) else np.arange(n_all)
         else:
-            qcode = _query_code(con, q, snap.codes.shape[1])
             codes = snap.codes if rows is None else snap.codes[rows]
-            dist = np.bitwise_count(codes ^ qcode).sum(axis=1, dtype=np.uint16)
-            best = np.argpartition(dist, n - 1)[:n]
+            dist = np.bitwise_count(codes ^ _query_code(q, codes.shape[1])).sum(axis=1, dtype=np.uint16)
+            if drop is not None:
+                dist[drop] = np.iinfo(np.uint16).max
+            # Hamming distance picks COARSE x n rows; the query's own floats against their sign bits (an
+            # asymmetric score, far closer to the cosine) picks the n re-scored exactly among them.
+            m = min(n_pass, COARSE * n)
+            coarse = np.argpartition(dist, m - 1)[:m] if m < len(dist) else np.arange(len(dist))
+            score = _asymmetric(q, codes[coarse])
+            best = coarse[np.argpartition(-score, n - 1)[:n]] if n < m else coarse
             cand = best if rows is None else rows[best]
         return rescore(con, self.spec.table, self.spec.pk, self.spec.extra, q, snap.ids[cand].tolist(), k)
 
@@ -263,11 +282,25 @@ def _top(scores: np.ndarray, k: int, *, largest: bool) -> np.ndarray:
     return part[np.lexsort((part, key[part]))]
 
 
-def _query_code(con: apsw.Connection, q: np.ndarray, words: int) -> np.ndarray:
-    """The query's sign bits, packed by sqlite-vec itself so that they match the held codes bit for bit."""
-    raw = bytes(_row(con, "SELECT vec_quantize_binary(?)", (q.tobytes(),))[0])
-    raw += b"\0" * (words * 8 - len(raw))
-    return np.frombuffer(raw, dtype=np.uint64)
+def _query_code(q: np.ndarray, words: int) -> np.ndarray:
+    """The query's sign bits packed as sqlite-vec's vec_quantize_binary packs them (bit t of byte j is
+    dimension 8j + t, set when > 0), so they match the held codes bit for bit."""
+    raw = np.packbits(q > 0, bitorder="little")
+    return np.concatenate([raw, np.zeros(words * 8 - len(raw), np.uint8)]).view(np.uint64)
+
+
+_BITS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float32) * 2 - 1  # byte -> 8 signs
+
+
+def _asymmetric(q: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """q . sign(x) for the given rows' codes: a table of 256 partial sums per code byte, then one lookup
+    per byte and row."""
+    nbytes = -(-len(q) // 8)
+    qb = np.zeros(nbytes * 8, np.float32)
+    qb[: len(q)] = q
+    lut = qb.reshape(nbytes, 8) @ _BITS.T  # (nbytes, 256)
+    b = codes.view(np.uint8)[:, :nbytes]
+    return np.asarray(lut[np.arange(nbytes), b].sum(axis=1), dtype=np.float32)
 
 
 def _row(con: apsw.Connection, sql: str, args: tuple[Any, ...]) -> Any:
