@@ -36,7 +36,11 @@ def cmd_doctor(ctx: Context) -> int | None:
             f"indexes:    {'in step' if not report['index_problems'] else '; '.join(report['index_problems'])}"
         )
         print(f"tokenizer:  {report['tokenizer']}")
-        print(f"model:      {report['model']['name'] or '-'}: {report['model']['state']}")
+        m = report["model"]
+        runtime = f" ({m['runtime']})" if m.get("runtime") else ""
+        print(f"model:      {m['name'] or '-'}: {m['state']}{runtime}")
+        if m.get("runtime_problem"):
+            print(f"            {m['runtime_problem']}")
         print(f"config:     {report['config'] or '(defaults)'}")
         print(
             f"counts:     {report['counts']['threads']} threads, {report['counts']['messages']} messages, "
