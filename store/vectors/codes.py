@@ -3,7 +3,8 @@ vector table held in numpy, scanned with a popcount, the nearest candidates re-s
 
 Why: sqlite-vec's vec0 scan of the bit tables costs 3x numpy's exact float scan at 10k rows and still
 0.6x at 1M (README "Benchmarks"), while the same algorithm in numpy — XOR the query's code against a
-packed (rows x dim/64) uint64 matrix, `np.bitwise_count`, argpartition — costs a fraction of it. chat.db
+packed uint64 matrix (stored word-major: one contiguous row per 64 dimensions, 4x faster to scan than
+row-major), `np.bitwise_count`, argpartition — costs a fraction of it. chat.db
 stays the truth: the matrix is a cache, loaded lazily (one read of the table, ids + codes + the filter
 columns, about 90 bytes a row), and each search first checks, in one tiny statement, whether it is
 current: `settings.vector_generation` (bumped by store.vectors.rows in the transaction of any change
@@ -38,7 +39,7 @@ from store.vectors.knn import Hit, rescore
 EXACT_ROWS = 8_000
 MAX_BYTES = 512 * 1024 * 1024  # never hold more than this per table (estimated before loading)
 MIN_CANDIDATES = 128  # rows re-scored exactly: at least this many,
-ROWS_PER_CANDIDATE = 500  # or one per this many rows (bench/search.py --scaling-only: recall@10),
+ROWS_PER_CANDIDATE = 300  # or one per this many rows (100k memories: recall@10 0.977 at 500, 0.992 at 300),
 OVERSAMPLE = 4  # or this many per result asked for, whichever is most
 COARSE = 8  # rows ranked by the asymmetric score per row re-scored (picked first by Hamming distance)
 SPARSE = 8  # a filter passing fewer than 1/SPARSE of the rows scans only those rows
@@ -65,7 +66,7 @@ CHUNKS = Spec("vec_chunks", "chunk_id", "message_id", ("thread_id",), ("role",),
 class Snapshot:
     ids: np.ndarray  # int64, ascending
     extra: np.ndarray  # int64
-    codes: np.ndarray | None  # (n, words) uint64 sign bits; None in exact mode
+    codes: np.ndarray | None  # (words, n) uint64 sign bits, word-major; None in exact mode
     floats: np.ndarray | None  # (n, dim) float32 in exact mode, else None
     cols: dict[str, np.ndarray]
     vocab: dict[str, dict[str, int]]  # text column -> {value: code}
@@ -177,7 +178,7 @@ class CodeTable:
             pad = (-nbytes) % 8
             if pad:
                 raw = np.concatenate([raw, np.zeros((n, pad), np.uint8)], axis=1)
-            codes_m = raw.copy().view(np.uint64)  # a fresh, aligned array
+            codes_m = np.ascontiguousarray(raw.view(np.uint64).T)  # word-major: each word's column contiguous
         if base is not None:
             ids = np.concatenate([base.ids, ids])
             extra = np.concatenate([base.extra, extra])
@@ -185,7 +186,7 @@ class CodeTable:
             if floats is not None and base.floats is not None:
                 floats = np.concatenate([base.floats, floats])
             if codes_m is not None and base.codes is not None:
-                codes_m = np.concatenate([base.codes, codes_m])
+                codes_m = np.concatenate([base.codes, codes_m], axis=1)
         else:
             self.loads += 1
         return Snapshot(ids, extra, codes_m, floats, new_cols, vocab, gen, int(ids[-1]) if len(ids) else 0)
@@ -239,15 +240,15 @@ class CodeTable:
         if n >= n_pass:
             cand = np.flatnonzero(mask) if isinstance(mask, np.ndarray) else np.arange(n_all)
         else:
-            codes = snap.codes if rows is None else snap.codes[rows]
-            dist = np.bitwise_count(codes ^ _query_code(q, codes.shape[1])).sum(axis=1, dtype=np.uint16)
+            codes = snap.codes if rows is None else snap.codes[:, rows]
+            dist = _hamming(codes, _query_code(q, codes.shape[0]))
             if drop is not None:
-                dist[drop] = np.iinfo(np.uint16).max
+                dist[drop] = np.iinfo(np.uint64).max
             # Hamming distance picks COARSE x n rows; the query's own floats against their sign bits (an
             # asymmetric score, far closer to the cosine) picks the n re-scored exactly among them.
             m = min(n_pass, COARSE * n)
             coarse = np.argpartition(dist, m - 1)[:m] if m < len(dist) else np.arange(len(dist))
-            score = _asymmetric(q, codes[coarse])
+            score = _asymmetric(q, np.ascontiguousarray(codes[:, coarse].T))
             best = coarse[np.argpartition(-score, n - 1)[:n]] if n < m else coarse
             cand = best if rows is None else rows[best]
         return rescore(con, self.spec.table, self.spec.pk, self.spec.extra, q, snap.ids[cand].tolist(), k)
@@ -286,6 +287,19 @@ def _top(scores: np.ndarray, k: int, *, largest: bool) -> np.ndarray:
     key = -scores if largest else scores
     part = np.argpartition(key, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
     return part[np.lexsort((part, key[part]))]
+
+
+def _hamming(codes: np.ndarray, qcode: np.ndarray) -> np.ndarray:
+    """Hamming distance of every row (codes word-major) to the query's code, word by word in place:
+    measured 0.7 ms for 100k rows of 384 bits, against 3 ms for the row-major one-liner."""
+    acc = np.bitwise_xor(codes[0], qcode[0])
+    np.bitwise_count(acc, out=acc)
+    buf = np.empty_like(acc)
+    for j in range(1, codes.shape[0]):
+        np.bitwise_xor(codes[j], qcode[j], out=buf)
+        np.bitwise_count(buf, out=buf)
+        acc += buf
+    return acc
 
 
 def _query_code(q: np.ndarray, words: int) -> np.ndarray:
