@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check lint types bench clean
+.PHONY: run test check lint types bench soak clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -48,8 +48,15 @@ bench: $(STAMP)
 	$(BIN)/python bench/startup.py $(BENCH_SIZE)
 	$(BIN)/python bench/cold.py $(BENCH_SIZE)
 	$(BIN)/python bench/context.py $(BENCH_SIZE)
+	$(BIN)/python bench/transcript.py $(if $(QUICK),--turns 100,)
 	$(BIN)/python bench/eval_search.py --out bench/out/eval_search.json
 	$(BIN)/python bench/report.py
+
+# The long reliability run (kills, disk full, fuzzing, concurrency at full size), then its table into
+# README "Reliability". Runs serially: the kill and concurrency tests own the machine.
+soak: $(STAMP)
+	start=$$(date +%s); MEMAPP_SOAK=1 $(BIN)/pytest -q -p no:cacheprovider -p no:xdist tests/reliability tests/store/test_files.py \
+		&& $(BIN)/python tests/reliability/soak_table.py --readme --minutes $$(( ($$(date +%s) - start) / 60 ))
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache

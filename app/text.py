@@ -54,6 +54,11 @@ def cell(text: str, width: int | None = None, style: str = "") -> Text:
     return Text(value, style=style, no_wrap=True, overflow="ellipsis")
 
 
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """ "1 memory", "2 memories", "0 threads": the count and the word that goes with it."""
+    return f"{number(n)} {one if n == 1 else (many or one + 's')}"
+
+
 def number(value: int, estimated: bool = False) -> str:
     """1234567 -> '1,234,567'; estimated token counts get a leading '~'."""
     return ("~" if estimated else "") + f"{value:,}"

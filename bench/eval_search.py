@@ -1,17 +1,21 @@
-"""Retrieval evaluation: keyword-only vs vector-only vs hybrid on bench/eval (prints JSON).
+"""Retrieval evaluation: our hybrid vs keyword-only vs vector-only vs plain BM25 (prints JSON).
 
-    .venv/bin/python bench/eval_search.py [--variants] [--out FILE]
+    .venv/bin/python bench/eval_search.py [--split tune|test|both] [--rebuild] [--per-question] [--out FILE]
+    .venv/bin/python bench/eval_search.py --set small [--variants] [--out FILE]
 
-Builds a temporary chat.db from bench/eval/conversations.jsonl with the REAL embedding model
-(all-MiniLM-L6-v2, offline), runs every question of bench/eval/questions.jsonl through the keyword
-retriever, the vector retriever and `Store.search` (the shipped hybrid), and reports recall@5,
-recall@10, hit@5, hit@10 and MRR for each, overall and per question type. `--variants` also scores the
-fusion variants we tried (plain RRF k=60, weighted RRF, convex combinations, neighbour-turn expansion),
-all on the same candidate lists, so the choice of default can be re-checked after any change. The last
-line on stderr is a one-line summary; stdout is JSON only.
+Default set, `longmem` (bench/eval/longmem, code in bench/eval_longmem.py): twelve long multi-session
+archives, 678 questions of nine kinds, a tuning half and a test half split by conversation. One chat.db
+per archive, built with the REAL model and cached in bench/.data/ (first run a few minutes, then
+seconds). Reports recall@5, recall@10 and MRR per retriever, per split, per kind and per language, and the
+no-answer false-hit rate. Tune only on `tune`; both halves are reported whenever both are run.
 
-recall@k: the share of a question's answer messages found in the top k, averaged over questions.
-hit@k: the share of questions with at least one answer in the top k. MRR: 1 / rank of the first answer.
+`--set small` is the original 86-question set (bench/eval): one temporary chat.db from
+bench/eval/conversations.jsonl, keyword / vector / hybrid, recall@5, recall@10, hit@5, hit@10 and MRR,
+overall and per question type. `--variants` also scores fusion variants on the same candidate lists.
+
+The last line on stderr is a one-line summary; stdout is JSON only. recall@k: the share of a question's
+answer messages found in the top k, averaged over questions. hit@k: the share of questions with at least
+one answer in the top k. MRR: 1 / rank of the first answer.
 """
 
 from __future__ import annotations
@@ -212,20 +216,36 @@ def summary_line(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None, *, emit: Callable[[str], None] = print) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variants", action="store_true", help="also score the fusion variants we tried")
+    parser.add_argument("--set", choices=("longmem", "small"), default="longmem", help="which evaluation set")
+    parser.add_argument(
+        "--split", choices=("tune", "test", "both"), default="both", help="longmem: which half"
+    )
+    parser.add_argument("--rebuild", action="store_true", help="longmem: rebuild the cached databases")
+    parser.add_argument(
+        "--per-question", action="store_true", help="longmem: include every question's top 10"
+    )
+    parser.add_argument(
+        "--variants", action="store_true", help="small: also score the fusion variants we tried"
+    )
     parser.add_argument("--out", help="also write the JSON to this file")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        t0 = time.monotonic()
-        store = build_store(Path(tmp) / "chat.db")
-        if store.vector_problem:
-            print(f"eval_search: no embedding model: {store.vector_problem}", file=sys.stderr)
-            return 1
-        build = time.monotonic() - t0
-        report = evaluate(store, with_variants=args.variants)
-        report["build_seconds"] = round(build, 1)
-        report["summary"] = summary_line(report)
-        store.close()
+    if args.set == "longmem":
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from eval_longmem import run
+
+        report = run(split=args.split, rebuild=args.rebuild, per_question=args.per_question)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.monotonic()
+            store = build_store(Path(tmp) / "chat.db")
+            if store.vector_problem:
+                print(f"eval_search: no embedding model: {store.vector_problem}", file=sys.stderr)
+                return 1
+            build = time.monotonic() - t0
+            report = {"set": "small", **evaluate(store, with_variants=args.variants)}
+            report["build_seconds"] = round(build, 1)
+            report["summary"] = summary_line(report)
+            store.close()
     text = json.dumps(report, ensure_ascii=False, indent=2)
     emit(text)
     if args.out:

@@ -223,6 +223,31 @@ def _reimport_rows(r: dict[str, Any]) -> list[list[str]]:
     ]
 
 
+def _transcript_rows(r: dict[str, Any]) -> list[list[str]]:
+    s, total = r["session"], r["import_and_summary_s"]
+    again = r["reimport_unchanged"]
+    load = r["load_avg_before"][0], r["load_avg_after"][0]
+    return [
+        [
+            f"Claude Code session, {s['turns']:,} turns / {s['tool_calls']:,} tool calls / "
+            f"{s['bytes'] / 1e6:.0f} MB: import with embeddings + summary",
+            f"{total:.0f} s ({r['import_and_summary_cpu_s']:.0f} CPU s; load {load[0]:.0f} -> {load[1]:.0f})",
+            f"the model alone on the same texts: {r['baseline_encode_alone_s']:.0f} s",
+            f"import alone {r['import_vs_encode_alone']:.2f}x",
+            f"< {r['target_s']} s",
+            _ok(total < r["target_s"]),
+        ],
+        [
+            "Same session re-imported unchanged",
+            f"{again['s'] * 1000:.1f} ms, {again['rows_written']} rows written",
+            f"parsing it again: {again['baseline_full_parse_s'] * 1000:.0f} ms",
+            "-",
+            "writes nothing",
+            _ok(again["rows_written"] == 0),
+        ],
+    ]
+
+
 def _startup_rows(t: dict[str, Any]) -> list[list[str]]:
     f, idle = t["first_paint_ms"], t["idle_with_model"]
     return [
@@ -264,6 +289,8 @@ def _context_rows(c: dict[str, Any]) -> list[list[str]]:
 
 
 def _quality_rows(q: dict[str, Any]) -> list[list[str]]:
+    if q.get("set") == "longmem":
+        return _longmem_rows(q)
     h, v, k = q["hybrid"], q["vector"], q["keyword"]
     return [
         [
@@ -325,6 +352,40 @@ def _cold_rows(c: dict[str, Any]) -> list[list[str]]:
                 "-",
             ]
         )
+
+
+def _longmem_rows(q: dict[str, Any]) -> list[list[str]]:
+    """bench/eval/longmem: the test half against issue 14's targets, the tuning half beside it."""
+    rows = []
+    for split in ("test", "tune"):
+        s = q["splits"].get(split)
+        if s is None:
+            continue
+        o = s["overall"]
+        h, k, v, b = (o[n]["recall@10"] for n in ("hybrid", "keyword", "vector", "bm25"))
+        worst = min(d["hybrid"]["recall@10"] - d["keyword"]["recall@10"] for d in s["by_kind"].values())
+        rows.append(
+            [
+                f"Search quality, longmem {split} half ({o['hybrid']['n']} answerable questions)",
+                f"hybrid recall@10 {h:.3f}, MRR {o['hybrid']['mrr']:.3f}",
+                f"keyword {k:.3f} / vector {v:.3f} / plain BM25 {b:.3f}",
+                f"{h - max(k, v):+.3f}",
+                ">= best single + 0.08, >= keyword on every kind" if split == "test" else "(tuning half)",
+                _ok(h >= max(k, v) + 0.08 and worst >= 0) if split == "test" else "-",
+            ]
+        )
+        if split == "test":
+            na = s["no_answer"]
+            rows.append(
+                [
+                    f"No-answer questions returning any result, longmem test half ({na['n']})",
+                    f"{na['false_hit_rate']:.2f}",
+                    f"keyword {na['false_hit_rate_by_retriever']['keyword']:.2f}",
+                    "-",
+                    "<= 0.10",
+                    _ok(na["false_hit_rate"] <= 0.10),
+                ]
+            )
     return rows
 
 
@@ -335,6 +396,7 @@ def table() -> str | None:
         ("search", _vector_rows),
         ("import", _import_rows),
         ("reimport", _reimport_rows),
+        ("transcript", _transcript_rows),
         ("startup", _startup_rows),
         ("cold", _cold_rows),
         ("context", _context_rows),

@@ -78,6 +78,36 @@ class Config:
     source: str = ""  # the file it came from, for `doctor`
 
 
+# Every number's allowed range ("section.key": (low, high), inclusive). A value outside it is refused with
+# the range in the message: merge_threshold = 0.2 once merged unrelated memories, and 0 or negative counts
+# made cleanup or summaries do nonsense instead of saying so.
+RANGES: dict[str, tuple[float, float]] = {
+    "embedding.batch_size": (1, 4096),
+    "embedding.chunk_tokens": (16, 8192),
+    "embedding.chunk_overlap": (0, 4096),
+    "memory.merge_threshold": (0.5, 1.0),
+    "cleanup.max_importance": (1, 11),
+    "cleanup.min_access": (0, 10**9),
+    "cleanup.older_than_days": (0, 36500),
+    "cleanup.trash_retention_days": (0, 36500),
+    "summary.trigger_messages": (1, 10**6),
+    "summary.max_tokens": (50, 10**6),
+    "context.safety_margin": (0.0, 0.9),
+    "context.output_reserve": (0, 10**7),
+    "context.recent_messages": (0, 10**4),
+    "context.tool_output_chars": (0, 10**6),
+    "search.rrf_k": (1, 10**4),
+}
+
+
+def _check_range(name: str, value: Any) -> None:
+    if name not in RANGES or not isinstance(value, int | float):
+        return
+    low, high = RANGES[name]
+    if not low <= value <= high:
+        raise StoreError(f"config: {name} must be between {low:g} and {high:g}, got {value!r}")
+
+
 def _fill(obj: Any, data: dict[str, Any], where: str) -> None:
     known = {f.name: f for f in fields(obj)}
     for key, value in data.items():
@@ -95,6 +125,7 @@ def _fill(obj: Any, data: dict[str, Any], where: str) -> None:
                 value = float(value)
             if not isinstance(value, want) or (want is int and isinstance(value, bool)):
                 raise StoreError(f"config: {where}.{key} must be {want.__name__}, got {value!r}")
+            _check_range(f"{where}.{key}".removeprefix("config."), value)
             setattr(obj, key, value)
 
 
@@ -108,5 +139,7 @@ def load_config(path: Path | None) -> Config:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise StoreError(f"cannot read config {path}: {exc}") from exc
     _fill(cfg, data, "config")
+    if cfg.embedding.chunk_overlap >= cfg.embedding.chunk_tokens:
+        raise StoreError("config: embedding.chunk_overlap must be smaller than embedding.chunk_tokens")
     cfg.source = str(path)
     return cfg

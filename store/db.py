@@ -28,6 +28,7 @@ from store import migrations
 from store.errors import NotADatabaseError, StoreError
 
 BUSY_TIMEOUT_MS = 15_000
+WAL_SIZE_LIMIT = 32 * 1024**2  # bytes a -wal file is cut back to once a checkpoint lets it
 
 _log = logging.getLogger("memapp.sqlite")
 _log.addHandler(logging.NullHandler())
@@ -64,9 +65,27 @@ def vec0_path() -> str:
 
 def _create_private(path: Path) -> None:
     """A new chat.db is readable by its owner only (0600), whatever the umask."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from store.files import private_dir
+
+    private_dir(path.parent)  # the folders made for it are 0700 too
     fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     os.close(fd)
+
+
+def _check_ours(con: apsw.Connection, path: Path) -> None:
+    """Refuse an SQLite file of another application before anything writes to it.
+
+    Only an empty database (a new chat.db) or one with memapp's bookkeeping table may be migrated or
+    switched to WAL: an older simonw/llm logs.db (user_version 0) opened by mistake was switched to WAL and
+    given memapp's 26 tables."""
+    names = {str(r[0]) for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not names or "schema_migrations" in names:
+        return
+    shown = ", ".join(sorted(names)[:5]) + (", …" if len(names) > 5 else "")
+    raise NotADatabaseError(
+        f"{path} is an SQLite database of another application (tables: {shown}), not a memapp chat.db; "
+        "it was left untouched (to import it, use `memapp import` on it instead)"
+    )
 
 
 def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> apsw.Connection:
@@ -74,6 +93,8 @@ def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> a
     _route_sqlite_log()
     path = Path(path)
     if str(path) != ":memory:":
+        if path.is_symlink() and not path.exists():
+            raise StoreError(f"{path} is a symbolic link to {os.readlink(path)}, which does not exist")
         if not path.exists():
             if not create:
                 raise StoreError(f"{path} does not exist")
@@ -96,6 +117,7 @@ def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> a
             raise NotADatabaseError(
                 f"{path} is not a memapp database (or it is corrupt); it was left untouched"
             ) from exc
+        _check_ours(con, path)
         migrations.check_not_newer(con, str(path))
         con.config(apsw.SQLITE_DBCONFIG_DQS_DML, 0)
         con.config(apsw.SQLITE_DBCONFIG_DQS_DDL, 0)
@@ -103,6 +125,10 @@ def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> a
         if str(path) != ":memory:":
             con.execute("PRAGMA journal_mode = WAL").fetchall()
             con.execute("PRAGMA synchronous = NORMAL")
+            # A reader holding a snapshot (the TUI, an MCP search) during a big import lets the WAL grow
+            # past any checkpoint (1.39 GB once), and SQLite keeps the file that big for as long as any
+            # connection is open; with a limit, the next checkpoint that completes shrinks it again.
+            con.execute(f"PRAGMA journal_size_limit = {int(WAL_SIZE_LIMIT)}").fetchall()
         con.transaction_mode = "IMMEDIATE"
         if migrate:
             migrations.migrate(con, str(path))

@@ -28,3 +28,11 @@ class DuplicateMemoryError(StoreError):
         super().__init__(message)
         self.existing_id = existing_id
         self.similarity = similarity
+
+
+class PinnedMemoryError(StoreError):
+    """A caller that may not touch pinned memories (the MCP tools) asked to change or trash one."""
+
+    def __init__(self, memory_id: int) -> None:
+        super().__init__(f"memory {memory_id} is pinned")
+        self.memory_id = memory_id

@@ -8,13 +8,16 @@ snapshot even while other processes write.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import apsw
+
+from store.checks import SAMPLE, content_problems
 from store.errors import StoreError
+from store.files import commit_partial, partial_file, refuse_database_paths
 from store.store import Store
 
 Progress = Callable[[int, int], None] | None
@@ -22,9 +25,22 @@ Progress = Callable[[int, int], None] | None
 BATCH = 256
 
 
-def doctor(store: Store, *, load_model: bool = True) -> dict[str, Any]:
-    integrity = store.integrity_check()
-    problems = store.check_indexes()
+def doctor(store: Store, *, load_model: bool = True, full: bool = False) -> dict[str, Any]:
+    """Everything `memapp doctor` reports. Never raises on a damaged file: a part that cannot be read is
+    reported as a problem (a corrupted page once crashed doctor itself). `full`: compare every row's
+    content, not a sample (store/checks.py)."""
+    problems: list[str] = []
+
+    def attempt(what: str, fn: Callable[[], Any], default: Any = None) -> Any:
+        try:
+            return fn()
+        except apsw.Error as exc:
+            problems.append(f"{what}: could not be read ({exc})")
+            return default
+
+    integrity = attempt("integrity check", store.integrity_check, "not checked")
+    index_problems = attempt("indexes", store.check_indexes, [])
+    content = content_problems(store.con, full=full)
     embedder = store.embedder
     model: dict[str, Any] = {
         "name": embedder.name if embedder else None,
@@ -38,27 +54,31 @@ def doctor(store: Store, *, load_model: bool = True) -> dict[str, Any]:
     # Which runtime encodes (onnx, or sentence-transformers as the fallback) and why it fell back.
     model["runtime"] = getattr(embedder, "backend", None)
     model["runtime_problem"] = getattr(embedder, "backend_problem", None)
-    rec = store.vectors.recorded_model()
+    rec = attempt("vector model", store.vectors.recorded_model)
     model["recorded_in_database"] = None if rec is None else {"name": rec[0], "dimension": rec[1]}
-    missing_messages = store.scalar(
-        "SELECT count(*) FROM messages m WHERE trim(content) != '' AND NOT EXISTS "
-        "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
+    missing_messages = attempt(
+        "missing vectors",
+        lambda: store.scalar(
+            "SELECT count(*) FROM messages m WHERE trim(content) != '' AND NOT EXISTS "
+            "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
+        ),
     )
+    missing_memories = attempt("missing vectors", lambda: len(store.memories_missing_vectors(limit=10**9)))
     return {
         "database": str(store.path),
         "schema_version": store.schema_version(),
         "integrity": integrity,
-        "index_problems": problems,
+        "index_problems": index_problems,
+        "content_problems": content,
+        "content_checked": "all rows" if full else f"a sample of up to {SAMPLE} rows per table",
+        "read_problems": problems,
         "tokenizer": store.tokens.status,
         "tokenizer_exact": store.tokens.exact,
         "model": model,
-        "missing_vectors": {
-            "messages": missing_messages,
-            "memories": len(store.memories_missing_vectors(limit=10**9)),
-        },
+        "missing_vectors": {"messages": missing_messages, "memories": missing_memories},
         "config": store.config.source or None,
-        "counts": store.stats(),
-        "ok": integrity == "ok" and not problems,
+        "counts": attempt("counts", store.stats, {}),
+        "ok": integrity == "ok" and not index_problems and not content and not problems,
     }
 
 
@@ -101,16 +121,16 @@ def reindex(store: Store, *, vectors: bool = True, progress: Progress = None) ->
 
 
 def backup(store: Store, dest: str | Path) -> Path:
-    """A consistent copy of the database at `dest` (created 0600; refuses to overwrite)."""
+    """A consistent copy of the database at `dest` (0600; refuses to overwrite).
+
+    VACUUM INTO writes a temporary file beside `dest`, which takes the name only once it is complete and
+    synced: an interrupted backup used to leave a partial file under the name, which memapp then opened as
+    a valid, empty database, and a re-run refused the name."""
     dest = Path(dest).expanduser().resolve()
     if dest.exists():
         raise StoreError(f"{dest} already exists; choose a new file name")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(dest, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    os.close(fd)
-    try:
-        store.con.execute("VACUUM INTO ?", (str(dest),))
-    except Exception:
-        dest.unlink(missing_ok=True)
-        raise
+    refuse_database_paths(dest, store.path)
+    with partial_file(dest, binary=True) as (tmp, _fh):  # synced (the same inode) when the block ends
+        store.con.execute("VACUUM INTO ?", (str(tmp),))
+    commit_partial(tmp, dest, replace=False)
     return dest

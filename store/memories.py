@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from store.core import StoreCore
-from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError
+from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError, PinnedMemoryError
 from store.records import CATEGORIES, HistoryEvent, Memory, json_dumps, json_loads, now
 from store.text import fts_delete, fts_put, unpaired_surrogate
 
@@ -30,6 +30,10 @@ MEMORY_COLUMNS = (
     "source_thread_id, token_count, created_at, updated_at, deleted_at"
 )
 _WS = re.compile(r"\s+")
+ORDERS = {
+    "list": "pinned DESC, category, importance DESC, updated_at DESC, id",
+    "standing": "pinned DESC, importance DESC, access_count DESC, updated_at DESC, id",
+}
 
 
 def content_hash(text: str) -> str:
@@ -99,8 +103,10 @@ class MemoriesMixin(StoreCore):
         text: str | None = None,
         limit: int = 1000,
         offset: int = 0,
+        order: str = "list",
     ) -> list[Memory]:
-        """Active memories (or the trash), pinned first, then by category and importance."""
+        """Active memories (or the trash), pinned first, then by category and importance; `order="standing"`:
+        pinned first, then by importance and use across categories (what a profile picks first)."""
         where = ["deleted_at IS NOT NULL" if trash else "deleted_at IS NULL"]
         args: list[Any] = []
         if category is not None:
@@ -113,12 +119,22 @@ class MemoriesMixin(StoreCore):
         if text:
             where.append("instr(lower(content), lower(?)) > 0")
             args.append(text)
-        order = "deleted_at DESC" if trash else "pinned DESC, category, importance DESC, updated_at DESC, id"
+        if order not in ORDERS:
+            raise InvalidInputError(f"unknown order {order!r}: use one of {', '.join(ORDERS)}")
+        sort = "deleted_at DESC, id" if trash else ORDERS[order]
         sql = (
             f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE {' AND '.join(where)} "
-            f"ORDER BY {order} LIMIT ? OFFSET ?"
+            f"ORDER BY {sort} LIMIT ? OFFSET ?"
         )
         return [memory_from_row(r) for r in self.con.execute(sql, [*args, limit, offset])]
+
+    def count_memories(self) -> tuple[int, int]:
+        """(active, of which pinned): one query."""
+        row = self.con.execute(
+            "SELECT count(*), coalesce(sum(pinned), 0) FROM long_term_memories WHERE deleted_at IS NULL"
+        ).fetchone()
+        assert row is not None  # an aggregate always has a row
+        return int(row[0]), int(row[1])
 
     def memory_history(self, memory_id: int) -> list[HistoryEvent]:
         rows = self.con.execute(
@@ -181,18 +197,23 @@ class MemoriesMixin(StoreCore):
         digest = content_hash(content)
         # An identical memory already there (or one the user threw away, for automatic sources): no-op,
         # so re-importing an export never duplicates or resurrects anything.
-        trash_clause = "" if origin == "manual" else " OR deleted_at IS NOT NULL"
-        same = self.con.execute(
+        same_sql = (
             f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE content_hash = ? AND category = ? "
-            f"AND (deleted_at IS NULL{trash_clause}) ORDER BY deleted_at IS NOT NULL, id LIMIT 1",
-            (digest, category),
-        ).fetchone()
+            f"AND (deleted_at IS NULL{'' if origin == 'manual' else ' OR deleted_at IS NOT NULL'}) "
+            "ORDER BY deleted_at IS NOT NULL, id LIMIT 1"
+        )
+        same = self.con.execute(same_sql, (digest, category)).fetchone()
         if same is not None and not force:
             return AddResult(memory_from_row(same), "exists", 1.0)
 
         vec = self.embed_texts([content]) if embed else None
         vec0 = None if vec is None else vec[0]
         with self.con:
+            # Again under the write lock: two processes adding the same text at once both passed the check
+            # above (6 copies from 6 concurrent `memory add`s); the second one now sees the first's row.
+            same = None if force else self.con.execute(same_sql, (digest, category)).fetchone()
+            if same is not None:
+                return AddResult(memory_from_row(same), "exists", 1.0)
             if vec0 is not None and not force:
                 nearest = self.vectors.knn_memories(vec0, 1, category=category)
                 if nearest and nearest[0][1] >= self.config.memory.merge_threshold:
@@ -267,17 +288,24 @@ class MemoriesMixin(StoreCore):
         category: str | None = None,
         importance: int | None = None,
         pinned: bool | None = None,
+        refuse_pinned: bool = False,
     ) -> Memory:
-        """Change any of the fields by hand. A content change marks the memory hand-edited."""
+        """Change any of the fields by hand. A content change marks the memory hand-edited.
+        `refuse_pinned`: raise PinnedMemoryError instead of changing a pinned memory (checked under the
+        write lock, so a pin made meanwhile in another process is respected)."""
         validate(content, category, importance)
         old = self.get_memory(memory_id)
         if old.deleted_at is not None:
             raise InvalidInputError(f"memory {memory_id} is in the trash: restore it first")
+        if refuse_pinned and old.pinned:
+            raise PinnedMemoryError(memory_id)
         content = content.strip() if content is not None else None
         new_content = content if content is not None and content != old.content else None
         vec = self.embed_texts([new_content]) if new_content is not None else None
         with self.con:
             old = self.get_memory(memory_id)  # re-read under the write lock
+            if refuse_pinned and old.pinned:
+                raise PinnedMemoryError(memory_id)
             sets: list[str] = []
             args: list[Any] = []
             events: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
@@ -328,12 +356,17 @@ class MemoriesMixin(StoreCore):
 
     # -- trash ---------------------------------------------------------------------------------------
 
-    def delete_memory(self, memory_id: int, *, event: str = "delete", reason: str | None = None) -> Memory:
-        """Move to the trash. `event` is 'cleanup' when the cleanup policy does it."""
+    def delete_memory(
+        self, memory_id: int, *, event: str = "delete", reason: str | None = None, refuse_pinned: bool = False
+    ) -> Memory:
+        """Move to the trash. `event` is 'cleanup' when the cleanup policy does it. `refuse_pinned`: raise
+        PinnedMemoryError for a pinned memory instead."""
         with self.con:
             old = self.get_memory(memory_id)
             if old.deleted_at is not None:
                 return old
+            if refuse_pinned and old.pinned:
+                raise PinnedMemoryError(memory_id)
             t = now()
             self.con.execute("UPDATE long_term_memories SET deleted_at = ? WHERE id = ?", (t, memory_id))
             self.vectors.update_memory_meta(memory_id, category=old.category, deleted=True)

@@ -175,9 +175,39 @@ def _m002_suggestions(con: apsw.Connection) -> None:
     )
 
 
+def _m003_import_files(con: apsw.Connection) -> None:
+    """Where each coding-agent session file was read up to, so a re-import reads only what was appended
+    (store.importing.sessions): an unchanged file (same size and mtime) is not even opened. The row goes
+    with its thread: a deleted thread is read again whole by the next import, as any export would be."""
+    con.execute(
+        """
+        CREATE TABLE import_files(
+            path TEXT PRIMARY KEY,
+            format TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            offset INTEGER NOT NULL,
+            head TEXT NOT NULL,
+            thread_id INTEGER REFERENCES threads(id) ON DELETE CASCADE,
+            imported_at REAL NOT NULL
+        );
+        CREATE INDEX import_files_thread ON import_files(thread_id);
+def _m004_thread_archive(con: apsw.Connection) -> None:
+    """Archived threads: hidden from the thread lists and from search unless asked for, but kept whole
+    (messages, summary, vectors), so unarchiving is instant. NULL = not archived."""
+    con.execute(
+        """
+        ALTER TABLE threads ADD COLUMN archived_at REAL;
+        CREATE INDEX threads_archived ON threads(archived_at) WHERE archived_at IS NOT NULL;
+        """
+    )
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial", _m001_initial),
     (2, "suggestions", _m002_suggestions),
+    (3, "import_files", _m003_import_files),
+    (4, "thread_archive", _m004_thread_archive),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -91,6 +91,7 @@ class Thread:
     message_count: int
     token_count: int
     metadata: dict[str, Any]
+    archived_at: float | None = None  # archived threads are hidden from lists and search by default
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -102,6 +103,7 @@ class Thread:
             "token_count": self.token_count,
             "created_at": iso(self.created_at),
             "updated_at": iso(self.updated_at),
+            "archived_at": iso(self.archived_at),
         }
 
 
@@ -206,6 +208,17 @@ class MemoryIn:
     origin: str = "import"
     created_at: float | None = None
     pinned: bool = False
+
+
+@dataclass(slots=True)
+class SuggestionIn:
+    """A memory proposed by an import (a pasted list of memories): stored as a pending suggestion, never
+    as a memory, until the person accepts it."""
+
+    category: str
+    content: str
+    importance: int = 5
+    origin: str = "import:text"
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,10 +13,11 @@ from typing import Any
 from store import migrations
 from store.memories import MemoriesMixin
 from store.search.engine import SearchMixin
+from store.thread_admin import ThreadAdminMixin
 from store.threads import ThreadsMixin
 
 
-class Store(MemoriesMixin, ThreadsMixin, SearchMixin):
+class Store(MemoriesMixin, ThreadsMixin, ThreadAdminMixin, SearchMixin):
     """chat.db: memories, threads and their messages, search over them (README "Python API")."""
 
     # -- whole-database facts -------------------------------------------------------------------------

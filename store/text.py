@@ -58,6 +58,11 @@ def unpaired_surrogate(text: str) -> int | None:
     return None if m is None else m.start()
 
 
+def printable(text: str) -> str:
+    """`text` with unpaired surrogates replaced by U+FFFD, so it can be shown or written as UTF-8."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def index_text(text: str) -> str:
     """The text written into the FTS tables for `text`."""
     if text.isascii():

@@ -41,9 +41,7 @@ from store.records import (
 )
 from store.text import fts_put, index_text, unpaired_surrogate
 
-THREAD_COLUMNS = (
-    "id, source, external_id, title, created_at, updated_at, message_count, token_count, metadata"
-)
+THREAD_COLUMNS = "id, source, external_id, title, created_at, updated_at, message_count, token_count, metadata, archived_at"
 MESSAGE_COLUMNS = "id, thread_id, seq, role, content, token_count, external_id, created_at, metadata"
 SORTS = {
     "updated": "updated_at DESC, id DESC",
@@ -56,7 +54,19 @@ SORTS = {
 
 
 def _thread(row: Sequence[Any]) -> Thread:
-    return Thread(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], json_loads(row[8]))
+    return Thread(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], json_loads(row[8]), row[9])
+
+
+def thread_where(text: str | None, archived: bool | None) -> tuple[list[str], list[Any]]:
+    """WHERE terms for a title filter and the archive state (shared by listing and counting)."""
+    where: list[str] = ["1"]
+    args: list[Any] = []
+    if text:
+        where.append("instr(lower(title), lower(?)) > 0")
+        args.append(text)
+    if archived is not None:
+        where.append("archived_at IS NOT NULL" if archived else "archived_at IS NULL")
+    return where, args
 
 
 def _message(row: Sequence[Any]) -> Message:
@@ -162,17 +172,28 @@ class ThreadsMixin(StoreCore):
         sort: str = "updated",
         limit: int = 100,
         offset: int = 0,
+        archived: bool | None = False,
+        since: float | None = None,
+        until: float | None = None,
     ) -> list[Thread]:
-        """A page of threads; `text` filters on the title (case-insensitive substring)."""
+        """A page of threads; `text` filters on the title (case-insensitive substring). `archived`:
+        False (the default) hides archived threads, True shows only them, None shows both. `since`/`until`
+        (epoch seconds, half-open) keep the threads active in that span: begun before `until` and last
+        active at or after `since`."""
         if sort not in SORTS:
             raise InvalidInputError(f"unknown sort {sort!r}: use one of {', '.join(SORTS)}")
-        where, args = ["1"], []
-        if text:
-            where.append("instr(lower(title), lower(?)) > 0")
-            args.append(text)
+        if since is not None and until is not None and since >= until:
+            raise InvalidInputError("since must be before until")
+        where, args = thread_where(text, archived)
         if source:
             where.append("source = ?")
             args.append(source)
+        if since is not None:
+            where.append("updated_at >= ?")
+            args.append(since)
+        if until is not None:
+            where.append("created_at < ?")
+            args.append(until)
         sql = (
             f"SELECT {THREAD_COLUMNS} FROM threads WHERE {' AND '.join(where)} ORDER BY {SORTS[sort]} "
             "LIMIT ? OFFSET ?"
@@ -182,13 +203,6 @@ class ThreadsMixin(StoreCore):
     def thread_ids(self) -> list[int]:
         """Every thread id, oldest first (for `--all` commands)."""
         return [int(r[0]) for r in self.con.execute("SELECT id FROM threads ORDER BY id")]
-
-    def count_threads(self, *, text: str | None = None) -> int:
-        if text:
-            return int(
-                self.scalar("SELECT count(*) FROM threads WHERE instr(lower(title), lower(?)) > 0", (text,))
-            )
-        return int(self.scalar("SELECT count(*) FROM threads"))
 
     def get_messages(self, thread_id: int, *, offset: int = 0, limit: int = 200) -> list[Message]:
         """Messages of a thread in order, a page at a time (seq-ordered, by index on (thread_id, seq))."""
@@ -445,11 +459,13 @@ class ThreadsMixin(StoreCore):
 
     # -- vectors after the fact ---------------------------------------------------------------------
 
-    def messages_missing_vectors(self, limit: int = 256) -> list[Message]:
+    def messages_missing_vectors(self, limit: int = 256, *, thread_id: int | None = None) -> list[Message]:
+        """Messages with text but no chunk vectors yet (of one thread when `thread_id` is given)."""
         rows = self.con.execute(
             f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE trim(content) != '' AND NOT EXISTS "
-            "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id) ORDER BY id LIMIT ?",
-            (limit,),
+            "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id) "
+            "AND (?1 IS NULL OR thread_id = ?1) ORDER BY id LIMIT ?2",
+            (thread_id, limit),
         )
         return [_message(r) for r in rows]
 

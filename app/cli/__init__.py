@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "threads",
     "admin",
     "importing",
+    "agents",
     "search",
     "cleanup",
     "export",
@@ -33,6 +34,7 @@ COMMAND_MODULES = [
     "summarize",
     "extract",
     "context",
+    "profile",
 ]
 
 
@@ -77,11 +79,45 @@ def _tui_args(argv: list[str]) -> argparse.Namespace | None:
     return args
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="memapp", description="Offline personal memory for AI conversations.")
+class _Version(argparse.Action):
+    """`--version`: the installed package's version, looked up only when asked (importlib.metadata is not
+    free, and `memapp mcp` must start fast)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("memapp")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            found = "unknown (not installed)"
+        print(f"memapp {found}")
+        parser.exit(0)
+
+
+def command_in(argv: list[str]) -> str | None:
+    """The subcommand named in `argv` when it is one of ours, else None."""
+    parser = _QuietParser(prog="memapp", add_help=False)
     _add_global_options(parser)
+    try:
+        _, rest = parser.parse_known_args(argv)
+    except _NotJustOptions:
+        return None
+    first = next((a for a in rest if not a.startswith("-")), None)
+    return first if first in COMMAND_MODULES else None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser, or (`only`) one with just that subcommand: its module alone is imported, so a
+    command does not pay for every other command's imports (`memapp mcp` must answer `initialize` fast)."""
+    parser = _Parser(
+        prog="memapp",
+        description="Offline personal memory for AI conversations. Run `memapp` with no command to open the "
+        "TUI (threads, memories, search, cleanup, import); the commands below do the same from a shell.",
+    )
+    _add_global_options(parser)
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
+    for name in [only] if only else COMMAND_MODULES:
         importlib.import_module(f"app.cli.{name}").register(sub)
     return parser
 
@@ -93,10 +129,11 @@ def main(argv: list[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    args = _tui_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = _tui_args(argv)
     if args is None:
         try:
-            args = build_parser().parse_args(argv)
+            args = build_parser(command_in(argv)).parse_args(argv)
         except SystemExit as exc:  # --help, or a usage error already printed on one line
             return int(exc.code or 0)
     logging.basicConfig(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from typing import Any
 
-from app.cli.common import EXIT_FAILED, Context
+from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError
 from store import maintenance
 from store.migrations import LATEST
 
@@ -26,7 +27,7 @@ def cmd_stats(ctx: Context) -> None:
 
 
 def cmd_doctor(ctx: Context) -> int | None:
-    report = maintenance.doctor(ctx.store)
+    report = maintenance.doctor(ctx.store, full=ctx.args.full)
 
     def human() -> None:
         print(f"database:   {report['database']}")
@@ -35,6 +36,12 @@ def cmd_doctor(ctx: Context) -> int | None:
         print(
             f"indexes:    {'in step' if not report['index_problems'] else '; '.join(report['index_problems'])}"
         )
+        content = report["content_problems"]
+        print(
+            f"content:    {'consistent' if not content else str(len(content)) + ' problems'} ({report['content_checked']})"
+        )
+        for line in [*content, *report["read_problems"]]:
+            print(f"  - {line}")
         print(f"tokenizer:  {report['tokenizer']}")
         m = report["model"]
         runtime = f" ({m['runtime']})" if m.get("runtime") else ""
@@ -42,10 +49,12 @@ def cmd_doctor(ctx: Context) -> int | None:
         if m.get("runtime_problem"):
             print(f"            {m['runtime_problem']}")
         print(f"config:     {report['config'] or '(defaults)'}")
-        print(
-            f"counts:     {report['counts']['threads']} threads, {report['counts']['messages']} messages, "
-            f"{report['counts']['memories']['active']} memories"
-        )
+        counts = report["counts"]
+        if counts:
+            print(
+                f"counts:     {counts['threads']} threads, {counts['messages']} messages, "
+                f"{counts['memories']['active']} memories"
+            )
         print("status:     " + ("ok" if report["ok"] else "PROBLEMS FOUND"))
 
     ctx.emit(report, human)
@@ -119,17 +128,22 @@ def cmd_reindex(ctx: Context) -> int | None:
 
 
 def cmd_backup(ctx: Context) -> None:
+    if Path(ctx.args.path).expanduser().exists():
+        raise UsageError(
+            f"{ctx.args.path} already exists; choose a new file name (a backup never overwrites)"
+        )
     dest = maintenance.backup(ctx.store, ctx.args.path)
     ctx.emit({"backup": str(dest)}, lambda: print(f"backed up to {dest}"))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("stats", help="counts of threads, messages, memories and vectors")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_stats)
 
     p = sub.add_parser("doctor", help="check the database, tokenizer and model")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--full", action="store_true", help="compare every row's content, not a sample")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_doctor)
 
     p = sub.add_parser("embed", help="embed whatever has no vector yet (resumable)")
@@ -138,15 +152,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="only make the model's ONNX copy (once) and load it; no vectors",
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_embed)
 
     p = sub.add_parser("reindex", help="rebuild the keyword index and all vectors from the canonical rows")
     p.add_argument("--keyword-only", action="store_true", help="rebuild only the keyword (FTS) index")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_reindex)
 
     p = sub.add_parser("backup", help="write a consistent copy of chat.db (safe while other writers run)")
     p.add_argument("path", help="file to write (must not exist)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_backup)

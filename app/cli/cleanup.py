@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli.common import Context, int_arg, one_line
+from app.cli.common import JSON_HELP, Context, int_arg, one_line
 from store import cleanup
 
 
@@ -105,20 +105,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="DAYS",
         help="candidates were untouched for more than DAYS (config cleanup.older_than_days, default 90)",
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_cleanup)
 
     t = sub.add_parser("trash", help="list, restore or purge memories in the trash")
-    t.add_argument("--json", action="store_true")
+    t.add_argument("--json", action="store_true", help=JSON_HELP)
     t.set_defaults(handler=cmd_trash_list)
     tsub = t.add_subparsers(dest="trash_command", metavar="ACTION")
     # default=SUPPRESS: `memapp trash --json list` keeps the --json given before the action.
     ls = tsub.add_parser("list", help="what is in the trash, and when purge may remove it")
-    ls.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    ls.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=JSON_HELP)
     ls.set_defaults(handler=cmd_trash_list)
     rs = tsub.add_parser("restore", help="bring memories back exactly as they were")
     rs.add_argument("ids", type=int_arg("ID", 0), nargs="+", metavar="ID")
-    rs.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    rs.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=JSON_HELP)
     rs.set_defaults(handler=cmd_trash_restore)
     pg = tsub.add_parser("purge", help="delete for good what has been in the trash longer than the retention")
     pg.add_argument(
@@ -127,5 +127,5 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="DAYS",
         help="retention in days (config cleanup.trash_retention_days, default 30)",
     )
-    pg.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    pg.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=JSON_HELP)
     pg.set_defaults(handler=cmd_trash_purge)

@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from store.store import Store
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+JSON_HELP = "print the result as JSON (for scripts) instead of text"
 
 
 class UsageError(Exception):
@@ -39,8 +41,20 @@ class Context:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.json: bool = bool(getattr(args, "json", False))
-        self.db_path = Path(args.db).expanduser() if getattr(args, "db", None) else default_db_path()
-        cfg = Path(args.config).expanduser() if getattr(args, "config", None) else config_path()
+        db, cfg_arg = getattr(args, "db", None), getattr(args, "config", None)
+        if db is not None and not db.strip():  # `--db ""` (an unset shell variable) once meant the default
+            raise InvalidInputError(
+                "--db is empty: give the path of a chat.db, or leave --db out for the default"
+            )
+        self.db_path = Path(db).expanduser() if db else default_db_path()
+        if cfg_arg is not None:
+            cfg = Path(cfg_arg).expanduser()
+            if not cfg.is_file():  # a typo here used to run on the defaults without a word
+                raise InvalidInputError(
+                    f"--config {cfg}: no such file (leave --config out to use {config_path()})"
+                )
+        else:
+            cfg = config_path()
         self.config: Config = load_config(cfg)
         self._store: Store | None = None
 
@@ -51,6 +65,22 @@ class Context:
 
             self._store = Store(self.db_path, config=self.config)
         return self._store
+
+    def require_database(self) -> None:
+        """A command that only reads (or changes what is there) refuses a chat.db that does not exist:
+        a mistyped --db or MEMAPP_DB must not silently create an empty database and answer "nothing".
+        Commands that create one (import, memory add, the TUI) set `creates=True` and skip this."""
+        if getattr(self.args, "creates", False) or self.db_path.exists() or self.db_path.is_symlink():
+            return  # (a dangling symlink gets the store's own one-line explanation)
+        where = (
+            "--db" if getattr(self.args, "db", None) else "MEMAPP_DB" if os.environ.get("MEMAPP_DB") else ""
+        )
+        raise UsageError(
+            f"there is no database at {self.db_path}"
+            + (f" (from {where}: check the path)" if where else "")
+            + ". Create one with `memapp import EXPORT`, `memapp memory add TEXT -c fact`, or by opening "
+            "`memapp` (the TUI)"
+        )
 
     def check_database(self) -> None:
         """Open, check and migrate chat.db without building a Store (no numpy, no tokenizer, no model):
@@ -87,10 +117,14 @@ def run_command(handler: Callable[[Context], int | None], args: argparse.Namespa
     ctx: Context | None = None
     try:
         ctx = Context(args)
+        ctx.require_database()
         code = handler(ctx)
         return EXIT_OK if code is None else code
     except (UsageError, InvalidInputError, NotFoundError) as exc:
         fail(str(exc))
+        return EXIT_USAGE
+    except OverflowError:  # an id or count past SQLite's 64-bit integers: nothing can match it
+        fail("a number in the arguments is out of range (ids and counts fit in 64 bits)")
         return EXIT_USAGE
     except StoreError as exc:
         fail(str(exc))
@@ -102,6 +136,9 @@ def run_command(handler: Callable[[Context], int | None], args: argparse.Namespa
             "run it again"
         )
         return EXIT_FAILED
+    except apsw.Error as exc:  # storage faults: one line that says what to do, never a traceback
+        fail(storage_error(exc, ctx.db_path if ctx else None))
+        return EXIT_FAILED
     except KeyboardInterrupt:
         fail("interrupted")
         return 130
@@ -110,6 +147,41 @@ def run_command(handler: Callable[[Context], int | None], args: argparse.Namespa
     finally:
         if ctx is not None:
             ctx.close()
+
+
+_STORAGE_FAULTS = (
+    apsw.FullError,
+    apsw.ReadOnlyError,
+    apsw.CorruptError,
+    apsw.NotADBError,
+    apsw.CantOpenError,
+    apsw.IOError,
+)
+
+
+def storage_error(exc: apsw.Error, db: Path | None) -> str:
+    """What a storage fault means for the person at the keyboard. Every write is one transaction, so
+    whatever a command had finished is saved and nothing half-written is kept; say so."""
+    where = str(db) if db else "chat.db"
+    kept = "what had finished is saved, nothing half-written was kept"
+    # SQLite rolls a transaction back by itself on SQLITE_FULL; apsw's `with con:` then fails to roll back
+    # again ("no transaction is active"), and that second error hides the first one in its context.
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, _STORAGE_FAULTS):
+        cause = cause.__context__
+    if isinstance(cause, apsw.Error):
+        exc = cause
+    if isinstance(exc, apsw.FullError):
+        return f"the disk holding {where} is full; {kept}: free some space and run the command again"
+    if isinstance(exc, apsw.ReadOnlyError):
+        return f"{where} cannot be written (a read-only file, folder or disk); {kept}"
+    if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
+        return f"{where} is damaged ({exc}); run `memapp doctor`, or restore a backup"
+    if isinstance(exc, apsw.CantOpenError):
+        return f"cannot open {where} ({exc}): check that the file and its folder exist and are readable"
+    if isinstance(exc, apsw.IOError):
+        return f"a disk error while using {where} ({exc}); {kept}"
+    return f"SQLite error while using {where}: {exc}"
 
 
 def one_line(text: str, width: int = 80) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli.common import Context, int_arg
+from app.cli.common import JSON_HELP, Context, int_arg
 from store.context.builder import ContextResult, build_context
 
 
@@ -50,8 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "context",
         help="build the message list for a chat model within a token budget",
-        description="Tier 1: pinned and relevant memories, the thread summary and topics (~10%%); tier 2: older "
-        "messages condensed (~35%%); tier 3: the last messages verbatim (~55%%). Never over budget.",
+        description="Tier 1: pinned and relevant memories, the thread summary and topics (~10%); tier 2: older "
+        "messages condensed (~35%); tier 3: the last messages verbatim (~55%). Never over budget.",
     )
     p.add_argument("thread", type=int, metavar="THREAD", help="thread id")
     p.add_argument(
@@ -71,5 +71,5 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="tokens kept free for the reply (default: context.output_reserve)",
     )
     p.add_argument("--no-touch", action="store_true", help="do not count the included memories as accessed")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_context)

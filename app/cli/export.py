@@ -3,43 +3,69 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
+import sys
 from pathlib import Path
 
 from app.cli.common import Context, UsageError
 from store import CATEGORIES
-from store.export import export_json, write_markdown
+from store.errors import StoreError
+from store.export import save_export, write_export, write_markdown
+from store.files import atomic_write, refuse_database_paths
 
 
-def _write_private(path: Path, text: str) -> None:
-    """Exports hold the user's private conversations: 0600, like chat.db."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
+def _export_prompt(ctx: Context) -> None:
+    from store.prompt_export import prompt_block
+
+    a = ctx.args
+    if a.budget < 1:
+        raise UsageError("--budget must be at least 1 token")
+    block = prompt_block(ctx.store, a.budget)
+    path = None
+    if a.output not in (None, "-"):
+        path = Path(a.output).expanduser()
+        _refuse_database(path, ctx)
+        with atomic_write(path) as fh:  # private (0600), whole or absent, never over chat.db
+            fh.write(block.text)
+    note = (
+        f"{len(block.included)} memories, {block.tokens}/{block.budget} tokens"
+        + (f", {block.left_out} left out (raise --budget to include them)" if block.left_out else "")
+        + ("" if block.exact else " (estimated)")
+    )
+    if ctx.json:
+        ctx.emit({**block.to_json(), "file": None if path is None else str(path)})
+    elif path is None:
+        sys.stdout.write(block.text)
+        print(f"memapp: {note}", file=sys.stderr)
+    else:
+        print(f"wrote {note} to {path}")
 
 
 def cmd_export(ctx: Context) -> None:
     a = ctx.args
+    if a.format == "prompt":
+        _export_prompt(ctx)
+        return
     scope = {"thread": a.thread, "category": a.category}
     if a.format == "markdown":
         out_dir = Path(a.output or "memapp-markdown").expanduser()
         if out_dir.exists() and not out_dir.is_dir():
             raise UsageError(f"{out_dir} is a file; Markdown export writes a folder")
+        _refuse_database(out_dir, ctx)
         files = write_markdown(ctx.store, out_dir, **scope)
         ctx.emit(
             {"files": [str(f) for f in files]}, lambda: print(f"wrote {len(files)} files under {out_dir}")
         )
         return
-    data = export_json(ctx.store, include_embeddings=a.include_embeddings, **scope)
-    text = json.dumps(data, ensure_ascii=False, indent=1)
     if a.output in (None, "-"):
-        print(text)
+        write_export(ctx.store, sys.stdout, include_embeddings=a.include_embeddings, **scope)
         return
     path = Path(a.output).expanduser()
-    _write_private(path, text)
-    counts = {t: len(rows) for t, rows in data["tables"].items()}
+    if path.is_dir():
+        raise UsageError(
+            f"{path} is a folder; JSON export writes a file (e.g. {path / 'memapp-export.json'})"
+        )
+    _refuse_database(path, ctx)
+    counts = save_export(ctx.store, path, include_embeddings=a.include_embeddings, **scope)
     ctx.emit(
         {"file": str(path), "rows": counts},
         lambda: print(
@@ -49,9 +75,30 @@ def cmd_export(ctx: Context) -> None:
     )
 
 
+def _refuse_database(path: Path, ctx: Context) -> None:
+    try:
+        refuse_database_paths(path, ctx.db_path)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("export", help="export everything as JSON (lossless) or Markdown (for reading)")
-    p.add_argument("--format", choices=["json", "markdown"], default="json")
+    p = sub.add_parser(
+        "export", help="export everything as JSON (lossless) or Markdown, or memories as a paste-ready prompt"
+    )
+    p.add_argument(
+        "--format",
+        choices=["json", "markdown", "prompt"],
+        default="json",
+        help="json (lossless), markdown (for reading), prompt (memories to paste into another assistant)",
+    )
+    p.add_argument(
+        "--budget",
+        type=int,
+        default=1500,
+        metavar="TOKENS",
+        help="prompt: the most tokens the block may have (default 1500); the best memories that fit",
+    )
     p.add_argument(
         "-o",
         "--output",

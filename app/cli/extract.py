@@ -15,7 +15,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.cli.common import EXIT_FAILED, Context, UsageError, fail, importance_arg, one_line, report_duplicate
+from app.cli.common import (
+    EXIT_FAILED,
+    JSON_HELP,
+    Context,
+    UsageError,
+    fail,
+    importance_arg,
+    one_line,
+    report_duplicate,
+)
 from store import CATEGORIES
 from store.errors import DuplicateMemoryError
 from store.extract.suggestions import (
@@ -175,5 +184,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--force", action="store_true", help="accept: add even next to a pinned or hand-edited near-duplicate"
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_extract)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,11 +18,32 @@ from typing import Any
 from app.cli.common import EXIT_FAILED, Context, UsageError
 from store.importing.formats import FORMATS
 from store.importing.pipeline import ImportProgress, ImportReport, ImportTotals, count_export, import_paths
+from store.importing.sessions import is_session_path
 
 
 def cmd_import(ctx: Context) -> int | None:
     args = ctx.args
-    paths = [Path(p).expanduser() for p in args.paths]
+    with _stdin_as_file(args.paths) as names:
+        return _import(ctx, names)
+
+
+@contextmanager
+def _stdin_as_file(names: list[str]) -> Iterator[list[str]]:
+    """`-` reads standard input (a pasted list of memories): kept in a private temporary file, so every
+    reader sees a path, and removed afterwards."""
+    if "-" not in names:
+        yield names
+        return
+    data = sys.stdin.buffer.read()
+    with tempfile.TemporaryDirectory(prefix="memapp-stdin-") as tmp:
+        path = Path(tmp) / "stdin.txt"
+        path.write_bytes(data)
+        yield [str(path) if n == "-" else n for n in names]
+
+
+def _import(ctx: Context, names: list[str]) -> int | None:
+    args = ctx.args
+    paths = [Path(p).expanduser() for p in names]
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         raise UsageError(f"no such file or directory: {', '.join(missing)}")
@@ -29,7 +51,9 @@ def cmd_import(ctx: Context) -> int | None:
     embed = not args.no_embed
     show = not ctx.json and sys.stderr.isatty()
     with _progress_display(show) as (count, update):
-        totals = count(lambda: count_export(paths, args.format)) if show else None
+        sessions = any(is_session_path(p, args.format) for p in paths)
+        # Session logs are not counted first: that would read every session, also the unchanged ones.
+        totals = count(lambda: count_export(paths, args.format)) if show and not sessions else None
         report = import_paths(
             store,
             paths,
@@ -49,6 +73,13 @@ def _print_report(report: ImportReport, embed: bool) -> None:
     print(f"threads:  {r.threads_added} new, {r.threads_updated} updated, {r.threads_unchanged} unchanged")
     print(f"messages: {r.messages_added} new")
     print(f"memories: {r.memories_added} new, {r.memories_existing} already known")
+    if r.suggestions_added or r.suggestions_known:
+        print(
+            f"suggestions: {r.suggestions_added} new, {r.suggestions_known} already known "
+            "(review: memapp extract list, then accept or reject)"
+        )
+    if r.files_read or r.files_unchanged:
+        print(f"sessions: {r.files_read} read, {r.files_unchanged} unchanged")
     if r.summaries_updated:
         print(f"summaries: {r.summaries_updated} threads summarised")
     if not embed:
@@ -110,6 +141,17 @@ def _progress_display(show: bool) -> Iterator[tuple[Counter, Updater]]:
         return totals
 
     def update(p: ImportProgress) -> None:
+        if p.phase == "summarising":
+            progress.update(
+                task,
+                description="summarising",
+                total=max(1, p.threads_total or 1),
+                completed=p.threads_done,
+                threads=f"{p.threads_done}/{p.threads_total}",
+                messages="-",
+                rate="grown threads",
+            )
+            return
         fields: dict[str, Any] = {
             "threads": f"{p.threads_done}/{p.threads_total}"
             if p.threads_total is not None
@@ -128,11 +170,13 @@ def _progress_display(show: bool) -> Iterator[tuple[Counter, Updater]]:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "import",
-        help="import chat exports (ChatGPT, Claude, llm logs.db, Open WebUI, generic JSON/JSONL)",
+        help="import chat exports (ChatGPT, Claude, llm, Open WebUI, Claude Code, Codex, generic; text lists)",
         description="Import conversations and memories. Re-importing the same file changes nothing; a newer "
         "export adds only new threads and messages. Exit 1 if anything was skipped.",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="export file, folder or .zip")
+    p.add_argument(
+        "paths", nargs="+", metavar="PATH", help="export file, folder or .zip; - reads standard input"
+    )
     p.add_argument(
         "--format",
         choices=["auto", *FORMATS],
@@ -148,4 +192,4 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="do not update thread summaries and topics afterwards (`memapp summarize` does it later)",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON, no progress")
-    p.set_defaults(handler=cmd_import)
+    p.set_defaults(handler=cmd_import, creates=True)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
-from app.cli.common import Context, UsageError, importance_arg, int_arg, one_line, report_duplicate
+from app.cli.common import JSON_HELP, Context, UsageError, importance_arg, int_arg, one_line, report_duplicate
 from store import CATEGORIES, Memory
 from store.errors import DuplicateMemoryError
 from store.records import iso
@@ -34,8 +35,13 @@ def _print_memory(m: Memory) -> None:
 
 def cmd_add(ctx: Context) -> int | None:
     a = ctx.args
+    text = sys.stdin.read() if a.text == "-" else a.text
+    if not text.strip():
+        raise UsageError("the memory text is empty" + (" (nothing came on stdin)" if a.text == "-" else ""))
     try:
-        res = ctx.store.add_memory(a.text, a.category, importance=a.importance, pinned=a.pin, force=a.force)
+        res = ctx.store.add_memory(
+            text.strip(), a.category, importance=a.importance, pinned=a.pin, force=a.force
+        )
     except DuplicateMemoryError as exc:
         return report_duplicate(ctx, exc)
     data = {**res.memory.to_json(), "action": res.action}
@@ -104,27 +110,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     msub = p.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
 
     add = msub.add_parser("add", help="add a memory (merges into a near-duplicate)")
-    add.add_argument("text")
+    add.add_argument("text", help="the memory; - reads it from stdin (e.g. a long text from a file)")
     add.add_argument("--category", "-c", required=True, choices=CATEGORIES)
     add.add_argument("--importance", "-i", type=importance_arg, default=5)
     add.add_argument("--pin", action="store_true", help="pin it (never cleaned up)")
     add.add_argument(
         "--force", action="store_true", help="add even next to a pinned/hand-edited near-duplicate"
     )
-    add.add_argument("--json", action="store_true")
-    add.set_defaults(handler=cmd_add)
+    add.add_argument("--json", action="store_true", help=JSON_HELP)
+    add.set_defaults(handler=cmd_add, creates=True)
 
     ls = msub.add_parser("list", help="list memories, pinned first")
     ls.add_argument("--category", "-c", choices=CATEGORIES)
     ls.add_argument("--pinned", action="store_true", help="only pinned memories")
     ls.add_argument("--trash", action="store_true", help="list the trash instead")
     ls.add_argument("--limit", type=int, default=1000)
-    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--json", action="store_true", help=JSON_HELP)
     ls.set_defaults(handler=cmd_list)
 
     show = msub.add_parser("show", help="one memory with its history")
     show.add_argument("id", type=MEMORY_ID)
-    show.add_argument("--json", action="store_true")
+    show.add_argument("--json", action="store_true", help=JSON_HELP)
     show.set_defaults(handler=cmd_show)
 
     edit = msub.add_parser("edit", help="change text, category or importance")
@@ -132,7 +138,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     edit.add_argument("--text", "-t")
     edit.add_argument("--category", "-c", choices=CATEGORIES)
     edit.add_argument("--importance", "-i", type=importance_arg)
-    edit.add_argument("--json", action="store_true")
+    edit.add_argument("--json", action="store_true", help=JSON_HELP)
     edit.set_defaults(handler=cmd_edit)
 
     for name, help_ in (
@@ -143,5 +149,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     ):
         sp = msub.add_parser(name, help=help_)
         sp.add_argument("id", type=MEMORY_ID)
-        sp.add_argument("--json", action="store_true")
+        sp.add_argument("--json", action="store_true", help=JSON_HELP)
         sp.set_defaults(handler=_simple(name))

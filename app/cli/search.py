@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from app.cli.common import EXIT_FAILED, Context, UsageError, fail, one_line
+from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError, fail, one_line
 from store import CATEGORIES, ROLES, Store
 from store.errors import StoreError
 from store.search.engine import SCOPES, Filters, SearchResponse
@@ -29,7 +29,10 @@ def parse_date(text: str, *, end: bool = False) -> float:
         if len(value) == 10:
             day = dt.date.fromisoformat(value)
             start = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
-            return (start + dt.timedelta(days=1 if end else 0)).timestamp()
+            try:
+                return (start + dt.timedelta(days=1 if end else 0)).timestamp()
+            except OverflowError:  # the end of 9999-12-31: after every date there is
+                return dt.datetime.max.replace(tzinfo=dt.UTC).timestamp()
         moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         raise UsageError(f"not a date: {text!r} (use YYYY-MM-DD or an ISO date-time)") from None
@@ -62,6 +65,8 @@ def _run(
     pinned: bool | None,
     keyword_only: bool,
     touch: bool,
+    include_archived: bool = False,
+    source: str | None = None,
 ) -> SearchResponse:
     if thread is not None:
         store.get_thread(thread)  # an unknown thread is an error, not an empty result
@@ -72,6 +77,8 @@ def _run(
         since=None if since is None else parse_date(since),
         until=None if until is None else parse_date(until, end=True),
         pinned=pinned,
+        include_archived=include_archived,
+        source=source,
     )
     return store.search(query, scope=scope, k=k, filters=filters, keyword_only=keyword_only, touch=touch)
 
@@ -112,6 +119,8 @@ def cmd_search(ctx: Context) -> int | None:
         pinned=True if a.pinned else None,
         keyword_only=a.keyword_only,
         touch=not a.no_touch,
+        include_archived=a.include_archived,
+        source=a.source,
     )
     ctx.emit(resp.to_json(), lambda: _print_human(resp))
     return None
@@ -169,7 +178,9 @@ def _batch(ctx: Context) -> int | None:
             continue
         try:
             out: dict[str, Any] = _batch_one(ctx, json.loads(line)).to_json()
-        except (ValueError, UsageError, StoreError) as exc:  # JSONDecodeError is a ValueError
+        # One bad line is answered with its error and the next lines still run: JSONDecodeError is a
+        # ValueError, a huge integer an OverflowError, absurdly deep JSON a RecursionError.
+        except (ValueError, OverflowError, RecursionError, UsageError, StoreError) as exc:
             out, failed = {"line": n, "error": str(exc)}, True
         print(json.dumps(out, ensure_ascii=False), flush=True)
     return EXIT_FAILED if failed else None
@@ -190,6 +201,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--since", metavar="DATE", help="created on or after (YYYY-MM-DD or ISO date-time, UTC)")
     p.add_argument("--until", metavar="DATE", help="created before the end of this day (or before this time)")
     p.add_argument("--pinned", action="store_true", help="only pinned memories")
+    p.add_argument("--source", help="only threads imported from this source (chatgpt, claude, llm, …)")
+    p.add_argument(
+        "--include-archived", action="store_true", help="also search archived threads (left out by default)"
+    )
     p.add_argument("--keyword-only", action="store_true", help="skip the embedding model (fast, exact words)")
     p.add_argument(
         "--batch",
@@ -198,5 +213,5 @@ def register(sub: argparse._SubParsersAction) -> None:
         '"category"?, ...} from FILE or - (stdin); one JSON line out each',
     )
     p.add_argument("--no-touch", action="store_true", help="do not count the memories returned as accessed")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_search)

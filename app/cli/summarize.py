@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli.common import EXIT_FAILED, Context, UsageError, fail
+from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError, fail
 from store.errors import StoreError
 from store.extract.summaries import SummaryResult, summarize_thread, threads_to_summarize
 
@@ -64,5 +64,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("thread", nargs="?", type=int, metavar="THREAD", help="thread id")
     p.add_argument("--all", action="store_true", help="every thread with messages not yet summarised")
     p.add_argument("--rebuild", action="store_true", help="summarise from the first message again")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_summarize)

@@ -45,6 +45,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+THEME_SETTING = "tui.theme"
+POLL_SECONDS = 0.5
+"""How often the app checks whether another process wrote to chat.db (the issue asks for ~1 s)."""
+
 GLOBAL_ACTIONS = {"go", "help", "new_memory", "load_demo"}
 
 
@@ -84,6 +88,7 @@ class MemApp(App[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *(place.binding() for place in PLACES),
+        *(place.anywhere_binding() for place in PLACES),
         Binding("question_mark", "help", "Help", show=False, id="help", tooltip="List every key"),
         Binding(
             "f1",
@@ -127,6 +132,8 @@ class MemApp(App[None]):
         self._load_model = load_model
         self._model_started = False
         self._greet = greet
+        self._seen_data_version: int | None = None
+        self._theme_restored = False
         if isinstance(store, StoreOpener):
             self._opener = store
             # Until the store is open: counts are being read, semantic search is warming up.
@@ -171,6 +178,8 @@ class MemApp(App[None]):
         self.add_mode(self.DEFAULT_MODE, _OnFirstUse(self.DEFAULT_MODE))  # its screen is already running
         if self.store_ready:
             self.refresh_counts()
+            self._watch_other_writers()
+            self._restore_theme()
 
     def on_ready(self) -> None:
         if self.store_ready:
@@ -192,6 +201,53 @@ class MemApp(App[None]):
     def _store_opened(self, store: Store) -> None:
         self.status = self._store_status(self.status, store)
         self.data_changed()  # the screens read what they show now, and the status line counts
+        self._watch_other_writers()
+        self._restore_theme()
+
+    def _watch_other_writers(self) -> None:
+        """Poll SQLite's data_version (microseconds, on the UI thread's own connection) to notice writes
+        by other processes (the CLI, the MCP server) and refresh the counts and the visible screen."""
+        self._seen_data_version = self._read_data_version()
+        self.set_interval(POLL_SECONDS, self._poll_data_version, name="data-version")
+
+    def _read_data_version(self) -> int | None:
+        try:
+            return self.store.data_version()
+        except Exception:  # closing down, or the file went away: the next poll tries again
+            return None
+
+    def _poll_data_version(self) -> None:
+        version = self._read_data_version()
+        if version is not None and version != self._seen_data_version:
+            self._seen_data_version = version
+            self.data_changed()
+
+    # -- the theme, saved per database -----------------------------------------------------------------
+
+    def _restore_theme(self) -> None:
+        """The theme chosen last time (ctrl+p → "Change theme"), from chat.db's settings."""
+        store = self.store
+
+        def read() -> str | None:
+            return store.get_setting(THEME_SETTING)
+
+        run_in_thread(self, read, self._apply_saved_theme, group="theme", description="reading the theme")
+
+    def _apply_saved_theme(self, name: str | None) -> None:
+        self._theme_restored = True
+        if name and name != self.theme and name in self.available_themes:
+            self.theme = name
+
+    def watch_theme(self, name: str) -> None:
+        if not self._theme_restored or not self.store_ready:
+            return  # the saved one is being put back, not chosen
+        store = self.store
+        run_in_thread(
+            self,
+            lambda: store.set_setting(THEME_SETTING, name),
+            group="theme",
+            description="saving the theme",
+        )
 
     def _store_failed(self, error: BaseException) -> None:
         self.exit(return_code=1, message=f"memapp: cannot open {self.status.database}: {error}")
@@ -265,6 +321,8 @@ class MemApp(App[None]):
         """Call after any write: screens reload what they show, the status line recounts."""
         self.data_version += 1
         self.refresh_counts()
+        if self._seen_data_version is not None:  # our own write: the poll need not report it again
+            self._seen_data_version = self._read_data_version()
 
     def show_error(self, error: BaseException, doing: str = "") -> None:
         """The one place a failed worker ends up: a notification, never a crash or a traceback."""
@@ -295,6 +353,12 @@ class MemApp(App[None]):
         from app.tui.screens.help import HelpScreen
 
         self.push_screen(HelpScreen(self.screen))
+
+    def action_imported_suggestions(self) -> None:
+        """Review the memory suggestions an imported text list made (they belong to no thread)."""
+        from app.tui.screens.suggestions import SuggestionsScreen
+
+        self.push_screen(SuggestionsScreen(None, "from imported lists"))
 
     def action_new_memory(self) -> None:
         from app.tui.screens.memory_edit import open_memory_editor

@@ -35,6 +35,11 @@ class MemappCommands(Provider):
             app.action_new_memory,
         )
         yield "Load the demo data", "Import a few realistic threads and memories", app.action_load_demo
+        yield (
+            "Review imported memory suggestions",
+            "Accept, edit or reject the memories an imported text list proposed",
+            app.action_imported_suggestions,
+        )
         yield "Help: all keys", "Every key on every screen", app.action_help
         screen = self.screen
         title = screen.TITLE or type(screen).__name__

@@ -1,6 +1,6 @@
 """The places of the TUI, in one table: each mode's key, label, tooltip and base screen.
 
-Why one table: the app's "1"-"5" bindings, the nav bar, the command palette and the help screen all list
+Why one table: the app's "1"-"5" (and alt+1-5) bindings, the nav bar, the command palette and the help screen all list
 the places; generated from here they cannot disagree, and adding a place is one row. The screen is named
 as (module, class) and imported only when the mode is first shown (start-up time is tested), so this
 module imports nothing of Textual's but the Binding record.
@@ -28,8 +28,21 @@ class Place:
     cls: str
 
     def binding(self) -> Binding:
+        """The digit, when no text box has the focus (in a box a digit is text), and alt+digit."""
         return Binding(
-            self.key, f"go('{self.mode}')", self.label, show=False, id=f"go-{self.mode}", tooltip=self.tooltip
+            f"{self.key},alt+{self.key}",
+            f"go('{self.mode}')",
+            self.label,
+            show=False,
+            id=f"go-{self.mode}",
+            tooltip=f"{self.tooltip} (alt+{self.key} also works while typing in a box)",
+        )
+
+    def anywhere_binding(self) -> Binding:
+        """alt+digit with priority: it reaches the app even from inside a text box (hidden from help: the
+        row above lists it)."""
+        return Binding(
+            f"alt+{self.key}", f"go('{self.mode}')", self.label, show=False, priority=True, system=True
         )
 
     def screen_class(self) -> type[Screen[Any]]:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from store.errors import InvalidInputError, NotFoundError, StoreError
 from store.extract.patterns import Candidate, find_candidates
 from store.memories import AddResult, content_hash, validate
-from store.records import Memory, iso, json_dumps, now
+from store.records import Memory, SuggestionIn, iso, json_dumps, now
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -165,6 +165,16 @@ def list_suggestions(
     return [_row(r) for r in rows]
 
 
+def imported_suggestions(store: Store, limit: int = 500) -> list[Suggestion]:
+    """Pending suggestions that belong to no thread (an imported text list of memories), oldest first."""
+    rows = store.con.execute(
+        f"SELECT {COLUMNS} FROM memory_suggestions WHERE status = 'pending' AND thread_id IS NULL "
+        "ORDER BY id LIMIT ?",
+        (limit,),
+    )
+    return [_row(r) for r in rows]
+
+
 def count_pending(store: Store, thread_id: int | None = None) -> int:
     if thread_id is None:
         return int(store.scalar("SELECT count(*) FROM memory_suggestions WHERE status = 'pending'"))
@@ -176,6 +186,17 @@ def count_pending(store: Store, thread_id: int | None = None) -> int:
 
 
 # -- finding -------------------------------------------------------------------------------------------
+
+
+def source_messages(store: Store, memory_ids: Sequence[int]) -> dict[int, int]:
+    """memory id -> the message it was accepted from, for the memories that came from a suggestion (the
+    others' source is only their thread, if any). For search results that say where a memory came from."""
+    rows = store.con.execute(
+        "SELECT memory_id, min(message_id) FROM memory_suggestions WHERE status = 'accepted' "
+        "AND message_id IS NOT NULL AND memory_id IN (SELECT value FROM json_each(?)) GROUP BY memory_id",
+        (json_dumps([int(i) for i in memory_ids]),),
+    )
+    return {int(mid): int(msg) for mid, msg in rows}
 
 
 def _known_hashes(store: Store, table: str, hashes: list[str]) -> set[str]:
@@ -246,6 +267,42 @@ def _near_duplicates(store: Store, found: list[Candidate]) -> list[tuple[int | N
         if nearest and nearest[0][1] >= threshold:
             out[i] = (nearest[0][0], round(float(nearest[0][1]), 4))
     return out
+
+
+def suggest_imported(store: Store, items: Sequence[SuggestionIn], *, embed: bool = True) -> tuple[int, int]:
+    """Store memories proposed by an import (a pasted list) as pending suggestions with no thread.
+
+    Returns (added, known): `known` counts texts that are already a memory or were suggested before
+    (pending, accepted or rejected: a rejected text is never offered again). `embed` looks for
+    near-duplicate memories to offer a merge, as suggestions found in threads do.
+    """
+    hashes = [content_hash(s.content) for s in items]
+    known = _known_hashes(store, "long_term_memories", hashes) | _known_hashes(
+        store, "memory_suggestions", hashes
+    )
+    fresh: list[tuple[SuggestionIn, str]] = []
+    for s, h in zip(items, hashes, strict=True):
+        try:
+            validate(s.content, s.category, s.importance)
+        except InvalidInputError:
+            continue  # not storable (empty, not valid Unicode): counted as not added
+        if h not in known:
+            known.add(h)
+            fresh.append((s, h))
+    candidates = [Candidate(s.content, s.category, s.importance, s.origin) for s, _ in fresh]
+    merges = _near_duplicates(store, candidates) if embed else [(None, None)] * len(fresh)
+    t = now()
+    added = 0
+    with store.con:
+        for (s, h), (merge_with, sim) in zip(fresh, merges, strict=True):
+            store.con.execute(
+                "INSERT INTO memory_suggestions(thread_id, message_id, category, content, content_hash, importance, "
+                "pattern, merge_with, similarity, created_at) VALUES (NULL, NULL, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(content_hash) DO NOTHING",
+                (s.category, s.content, h, s.importance, s.origin, merge_with, sim, t),
+            )
+            added += store.con.changes()
+    return added, len(items) - added
 
 
 # -- decisions -----------------------------------------------------------------------------------------

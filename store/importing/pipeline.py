@@ -31,7 +31,9 @@ import contextlib
 import json
 import os
 import re
+import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from embeddings.data_files import data_file
 from store.errors import StoreError
@@ -39,6 +41,7 @@ from store.export import restore_json
 from store.importing.formats import ImportFormatError, ImportProblem, read_export
 from store.importing.formats._common import describe
 from store.importing.run import BATCH_CHUNKS, ImportProgress, ImportReport, ImportTotals, ProgressFn, Run
+from store.importing.sessions import SessionImport, is_session_path
 from store.maintenance import embed_missing
 from store.records import ThreadIn
 from store.store import Store
@@ -50,6 +53,8 @@ def count_export(paths: Sequence[str | os.PathLike[str]], fmt: str = "auto") -> 
     """Threads and messages in the exports (a parse-only pass, for progress totals and ETA)."""
     threads = messages = 0
     for path in paths:
+        if is_session_path(path, fmt):
+            continue  # counting would read every session, also the unchanged ones
         try:
             items = read_export(path, fmt)
         except ImportFormatError:
@@ -95,12 +100,16 @@ def import_paths(
         overlap=overlap,
         count_process=count_process,
     )
+    sessions = SessionImport(store, run.feed, run.finish)
     try:
         for path in paths:
             label = str(path)
             if fmt == "auto" and is_memapp_export(path):
                 run.finish()
                 _restore(store, path, report, embed=embed)
+                continue
+            if is_session_path(path, fmt):
+                sessions.import_path(Path(path), fmt)
                 continue
             try:
                 items = read_export(path, fmt)
@@ -111,10 +120,34 @@ def import_paths(
         run.finish()
     finally:
         run.close()
+        report.files_unchanged += sessions.unchanged
+        report.files_read += sessions.read
     if summarize:
-        from store.extract.summaries import maybe_summarize
+        from store.extract.summaries import maybe_summarize, threads_to_summarize, unsummarised_count
 
-        for thread_id in dict.fromkeys(report.grown_threads):
+        # Not only the threads this run grew: a killed or --no-summarize import left threads whose summary
+        # is behind (derived from last_message_seq, so nothing else has to remember it), and re-running
+        # the import, which then writes no message, must still bring them up to date.
+        trigger = max(1, store.config.summary.trigger_messages)
+        behind = threads_to_summarize(store, min_new=trigger)
+        grown = [t for t in dict.fromkeys(report.grown_threads) if unsummarised_count(store, t) >= trigger]
+        due = list(dict.fromkeys([*grown, *behind]))
+        started = time.monotonic()
+        for done, thread_id in enumerate(due):
+            if progress is not None:  # a phase of its own: seconds on a big import, never a silent 100 %
+                progress(
+                    ImportProgress(
+                        "",
+                        done,
+                        len(due),
+                        0,
+                        None,
+                        report.messages_added,
+                        time.monotonic() - started,
+                        "summarising",
+                    )
+                )
+            # --no-embed: no model at all, the summaries use TF-IDF (README "Importing")
             if maybe_summarize(store, thread_id, use_model=embed) is not None:
                 report.summaries_updated += 1
     return report

@@ -18,8 +18,9 @@ from embeddings.token_worker import TokenCountProcess
 from embeddings.tokens import TokenCounter
 from store.errors import DuplicateMemoryError, StoreError
 from store.importing.formats import ImportProblem
-from store.records import MemoryIn, ThreadIn
+from store.records import MemoryIn, SuggestionIn, ThreadIn
 from store.store import Store
+from store.text import printable, unpaired_surrogate
 from store.threads import PreparedChunks, StoredThread
 
 BATCH_CHUNKS = 256  # chunks per model call: large enough to keep the model busy, small enough to resume
@@ -40,6 +41,10 @@ class ImportReport:
     messages_added: int = 0
     memories_added: int = 0
     memories_existing: int = 0
+    suggestions_added: int = 0  # pending memory suggestions (--format text), never memories
+    suggestions_known: int = 0  # already a memory, or suggested before (pending, accepted or rejected)
+    files_unchanged: int = 0  # session logs not read: same size and mtime as at the last import
+    files_read: int = 0  # session logs read (from where the last import stopped)
     errors: list[ImportProblem] = field(default_factory=list)
     vector_problem: str | None = None  # why threads were written without vectors, when embedding was asked
     grown_threads: list[int] = field(default_factory=list)  # threads that received messages (to summarise)
@@ -60,6 +65,9 @@ class ImportReport:
             "threads_updated": self.threads_updated,
             "messages_added": self.messages_added,
             "memories_added": self.memories_added,
+            "suggestions_added": self.suggestions_added,
+            "files_read": self.files_read,
+            "files_unchanged": self.files_unchanged,
             "skipped": self.skipped,
             "errors": [
                 {"file": e.file, "conversation": e.conversation, "error": e.error} for e in self.errors
@@ -78,6 +86,9 @@ class ImportProgress:
     messages_total: int | None
     messages_added: int
     elapsed: float
+    phase: str = "writing"
+    """'writing' (threads being embedded and written; the counts above), or 'summarising' (after every
+    thread is written: `threads_done` of `threads_total` grown threads have been looked at)."""
 
 
 @dataclass(frozen=True)
@@ -182,21 +193,31 @@ class Run:
 
     # -- input -------------------------------------------------------------------------------------
 
-    def feed(self, label: str, items: Iterable[ThreadIn | MemoryIn | ImportProblem]) -> None:
+    def feed(self, label: str, items: Iterable[ThreadIn | MemoryIn | SuggestionIn | ImportProblem]) -> None:
         """Import one file's items. Memories wait until its threads are written: adding one embeds it,
-        and the model must not be called from two threads at once (its tokenizer is not thread-safe)."""
+        and the model must not be called from two threads at once (its tokenizer is not thread-safe).
+        Suggestions (a text list of memories) are stored pending, for the person to accept or reject."""
         memories: list[MemoryIn] = []
+        suggestions: list[SuggestionIn] = []
         for item in items:
             if isinstance(item, ImportProblem):
                 self.report.errors.append(item)
             elif isinstance(item, MemoryIn):
                 memories.append(item)
+            elif isinstance(item, SuggestionIn):
+                suggestions.append(item)
             else:
                 self._thread(label, item)
-        if memories:
+        if memories or suggestions:
             self.finish()
             for memory in memories:
                 self._memory(label, memory)
+        if suggestions:
+            from store.extract.suggestions import suggest_imported
+
+            added, known = suggest_imported(self.store, suggestions, embed=self.embedding)
+            self.report.suggestions_added += added
+            self.report.suggestions_known += known
 
     def _memory(self, label: str, memory: MemoryIn) -> None:
         try:
@@ -223,6 +244,25 @@ class Run:
             self.report.memories_existing += 1
 
     def _thread(self, label: str, thread: ThreadIn) -> None:
+        bad = next(
+            (
+                n
+                for n, v in (("id", thread.external_id), ("source", thread.source))
+                if v and unpaired_surrogate(v) is not None
+            ),
+            None,
+        )
+        if bad is not None:
+            # Checked before the first lookup: SQLite cannot even be asked about such an id, and the
+            # UnicodeEncodeError used to end the whole import with nothing written.
+            self.report.errors.append(
+                ImportProblem(
+                    label,
+                    printable(thread.external_id or ""),
+                    f"the thread's {bad} is not valid Unicode text (an unpaired surrogate); the thread was not imported",
+                )
+            )
+            return
         key = (thread.source, thread.external_id) if thread.external_id is not None else None
         if key is not None and (key in self.batch.keys or any(key in b[0].keys for b in self.in_flight)):
             self.finish()  # the same thread again before it was written: write it before reading what is new

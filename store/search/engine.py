@@ -39,9 +39,17 @@ from store.search.rank import (
 )
 from store.vectors import rows as vectors
 
-SCOPES = ("all", "memories", "messages", "summaries")
+SCOPES = ("all", "memories", "messages", "summaries", "conversations")
 KINDS = ("memory", "message", "summary")
-_SCOPE_KIND = {"memories": "memory", "messages": "message", "summaries": "summary"}
+# "conversations" is messages and summaries together: searched as one, so k results come back when k
+# exist (searching "all" and dropping the memories afterwards returned fewer).
+_SCOPE_KINDS = {
+    "all": KINDS,
+    "memories": ("memory",),
+    "messages": ("message",),
+    "summaries": ("summary",),
+    "conversations": ("message", "summary"),
+}
 
 DEPTH = 100  # candidates fetched from each retriever before fusion
 _CACHE_LOCK = threading.Lock()
@@ -114,21 +122,24 @@ class Filters:
     since: float | None = None
     until: float | None = None
     pinned: bool | None = None
+    include_archived: bool = False  # messages and summaries of archived threads are left out unless True
+    source: str | None = None  # only messages and summaries of threads imported from this source
 
     def kinds(self, scope: str) -> tuple[str, ...]:
         if scope not in SCOPES:
             raise InvalidInputError(f"unknown scope {scope!r}: use one of {', '.join(SCOPES)}")
-        kinds = set(KINDS) if scope == "all" else {_SCOPE_KIND[scope]}
+        kinds = set(_SCOPE_KINDS[scope])
         if self.category is not None or self.pinned is not None:
             kinds &= {"memory"}
         if self.role is not None:
             kinds &= {"message"}
-        if self.thread_id is not None:
+        if self.thread_id is not None or self.source is not None:
             kinds &= {"message", "summary"}
         if not kinds:
             raise InvalidInputError(
                 f"no {scope if scope != 'all' else 'item'} can match these filters together "
-                "(--category/--pinned apply to memories, --role to messages, --thread to messages and summaries)"
+                "(--category/--pinned apply to memories, --role to messages, --thread and --source to messages "
+                "and summaries)"
             )
         return tuple(k for k in KINDS if k in kinds)
 
@@ -182,6 +193,8 @@ class SearchMixin(StoreCore):
             if problem is not None:
                 notice = f"semantic search unavailable: {problem}; keyword results only"
         kw = keyword()
+        if not filters.include_archived or filters.source is not None:
+            kw, sem = _thread_scoped(self.con, kw, filters), _thread_scoped(self.con, sem, filters)
         fused = fuse([(key, s) for key, s in kw], [(key, s) for key, s, _ in sem], fusion, query)
         if fusion.neighbours > 0 and "message" in kinds:
             top = [key[1] for key, _, _ in fused[:NEIGHBOUR_SOURCES] if key[0] == "message"]
@@ -381,6 +394,43 @@ class SearchMixin(StoreCore):
 
 
 # -- SQL builders -------------------------------------------------------------------------------------
+
+
+def _thread_scoped(con: Any, hits: list[Any], f: Filters) -> list[Any]:
+    """Drop from retriever hits ((kind, id), …) the messages and summaries of threads the filters leave
+    out: archived threads (unless `include_archived`) and, with `source`, threads from other sources.
+    Applied before fusion, so `k` results still come back; nothing to do in the common case (no thread
+    archived, no source asked for)."""
+    if not hits:
+        return hits
+    conditions = []
+    args: list[Any] = []
+    if (
+        not f.include_archived
+        and con.execute("SELECT 1 FROM threads WHERE archived_at IS NOT NULL LIMIT 1").fetchone() is not None
+    ):
+        conditions.append("archived_at IS NOT NULL")
+    if f.source is not None:
+        conditions.append("source != ?")
+        args.append(f.source)
+    if not conditions:
+        return hits
+    excluded = f"SELECT id FROM threads WHERE {' OR '.join(conditions)}"
+    hidden_threads = {int(r[0]) for r in con.execute(excluded, args)}
+    messages = [key[1] for key, *_ in hits if key[0] == "message"]
+    hidden_messages = {
+        int(r[0])
+        for r in con.execute(
+            f"SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?)) AND thread_id IN ({excluded})",
+            (json_ids(messages), *args),
+        )
+    }
+    return [
+        h
+        for h in hits
+        if not (h[0][0] == "message" and h[0][1] in hidden_messages)
+        and not (h[0][0] == "summary" and h[0][1] in hidden_threads)
+    ]
 
 
 def _message_where(f: Filters, alias: str = "m") -> tuple[list[str], list[Any]]:

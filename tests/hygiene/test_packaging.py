@@ -41,7 +41,7 @@ def test_clean_install_imports_ours(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     code = (
-        "import app, store, embeddings, app.cli, store.importing.formats, sys\n"
+        "import app, store, embeddings, app.cli, app.mcp.server, store.importing.formats, sys\n"
         "from embeddings import TokenCounter\n"
         "from embeddings.data_files import data_file\n"
         "print(app.__file__); print(store.__file__); print(embeddings.__file__)\n"

@@ -146,7 +146,7 @@ def _editor(app: Memapp, ids: list[int], deadline: float, expected: dict[int, di
         n += 1
 
 
-def test_search_import_and_edits_at_once(tmp_path: Path, soak: bool) -> None:
+def test_search_import_and_edits_at_once(tmp_path: Path, soak: bool, figures: dict[str, int]) -> None:
     db = tmp_path / "chat.db"
     config = no_embed_config(tmp_path)
     with Store(db, embedder=None) as store:
@@ -206,6 +206,13 @@ def test_search_import_and_edits_at_once(tmp_path: Path, soak: bool) -> None:
         for mid, state in loop_model.items():
             assert memory_state(store, mid) == state, f"memory {mid}: an edit of the loop was lost"
         assert thread_contents(store, "generic") == imported
+    figures["concurrent seconds (search + import + 2 editors)"] = figures.get(
+        "concurrent seconds (search + import + 2 editors)", 0
+    ) + int(seconds)
+    figures["concurrent edits and access increments checked"] = (
+        figures.get("concurrent edits and access increments checked", 0) + len(done) + sum(shown.values())
+    )
+    figures["lost updates"] = figures.get("lost updates", 0)  # every one is asserted above: 0 or a failure
 
 
 def test_a_lock_held_past_the_timeout_is_a_message_not_a_traceback(

@@ -227,11 +227,13 @@ def test_memory_edit_loop_killed(tmp_path: Path, soak: bool) -> None:
     kills = 20 if soak else 5
     acknowledged = 0
     events_expected = 0
+    defaults = tmp_path / "defaults.toml"  # an empty config: the defaults (a --config must exist)
+    defaults.write_text("")
     zygote = Zygote(tmp_path)
     for n in range(kills):
         # A new seed per run: each process makes its own edits (the runner reads the state from chat.db).
         job = zygote.run(
-            ["@edit-loop", str(db), str(tmp_path / "absent.toml"), str(journal), str(SEED + 100 + n)],
+            ["@edit-loop", str(db), str(defaults), str(journal), str(SEED + 100 + n)],
             fake_embedder=True,
         )
         # Killed at a point of progress, not at a wall-clock moment (on a loaded machine the child may

@@ -1,3 +1,5 @@
+-- index import_files_thread
+CREATE INDEX import_files_thread ON import_files(thread_id);
 -- index memories_active
 CREATE INDEX memories_active ON long_term_memories(deleted_at, category, pinned DESC);
 -- index memories_hash
@@ -19,6 +21,8 @@ CREATE INDEX messages_created ON messages(created_at);
 -- index messages_external
 CREATE UNIQUE INDEX messages_external ON messages(thread_id, external_id)
             WHERE external_id IS NOT NULL;
+-- index threads_archived
+CREATE INDEX threads_archived ON threads(archived_at) WHERE archived_at IS NOT NULL;
 -- index threads_updated
 CREATE INDEX threads_updated ON threads(updated_at DESC, id DESC);
 -- table compression_history
@@ -42,6 +46,17 @@ CREATE VIRTUAL TABLE fts_messages USING fts5(
 -- table fts_summaries
 CREATE VIRTUAL TABLE fts_summaries USING fts5(
             body, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2 categories 'L* N* Co So'");
+-- table import_files
+CREATE TABLE import_files(
+            path TEXT PRIMARY KEY,
+            format TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            offset INTEGER NOT NULL,
+            head TEXT NOT NULL,
+            thread_id INTEGER REFERENCES threads(id) ON DELETE CASCADE,
+            imported_at REAL NOT NULL
+        );
 -- table long_term_memories
 CREATE TABLE long_term_memories(
             id INTEGER PRIMARY KEY,
@@ -145,6 +160,6 @@ CREATE TABLE threads(
             updated_at REAL NOT NULL,
             message_count INTEGER NOT NULL DEFAULT 0,
             token_count INTEGER NOT NULL DEFAULT 0,
-            metadata TEXT NOT NULL DEFAULT '{}',
+            metadata TEXT NOT NULL DEFAULT '{}', archived_at REAL,
             UNIQUE(source, external_id)
         );

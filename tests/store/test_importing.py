@@ -124,6 +124,9 @@ def test_batched_import_keeps_every_vector_on_its_message(
         "threads_updated": 0,
         "messages_added": 13,
         "memories_added": 0,
+        "suggestions_added": 0,
+        "files_read": 0,
+        "files_unchanged": 0,
         "skipped": 0,
         "errors": [],
     }
@@ -211,6 +214,9 @@ def test_a_newer_export_adds_only_new_threads_and_messages_and_updates_titles(
         "threads_updated": 1,
         "messages_added": 5,
         "memories_added": 0,
+        "suggestions_added": 0,
+        "files_read": 0,
+        "files_unchanged": 0,
         "skipped": 0,
         "errors": [],
     }
@@ -313,6 +319,21 @@ def test_no_summarize_leaves_summaries_for_later(store: Store, tmp_path: Path) -
     path = write_jsonl(tmp_path / "t.jsonl", [thread("long", 35)])
     assert import_paths(store, [path], summarize=False).summaries_updated == 0
     assert store.stats()["summaries"] == 0
+
+
+def test_a_rerun_brings_summaries_left_behind_up_to_date(store: Store, tmp_path: Path) -> None:
+    """A kill between the messages' commit and the summaries (or --no-summarize) leaves exactly this state;
+    the re-run writes no message, and must still summarise (issue 20, D5: 22 of 30 killed imports never
+    got their summaries)."""
+    path = write_jsonl(tmp_path / "t.jsonl", [thread("long", 35, words=12), thread("short", 4)])
+    import_paths(store, [path], summarize=False)
+    again = import_paths(store, [path])
+    assert again.messages_added == 0 and again.summaries_updated == 1
+    long_t = store.find_thread("jsonl", "long")
+    assert long_t is not None
+    summary = store.get_summary(long_t.id)
+    assert summary is not None and summary.last_message_seq == 34
+    assert import_paths(store, [path]).summaries_updated == 0  # and nothing more to do after that
 
 
 # --- problems ----------------------------------------------------------------------------------------

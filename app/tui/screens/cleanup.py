@@ -17,7 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.widget import Widget
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
-from app.text import cell, literal, number, one_line, when
+from app.text import cell, literal, number, one_line, plural, when
 from app.tui.screens.base import MemappScreen
 from app.tui.screens.confirm import ConfirmScreen
 from app.tui.widgets.row_table import RowTable
@@ -30,6 +30,9 @@ CANDIDATE_FIXED = 6 + 10 + 3 + 4 + 16 + 6 * 2 + 2
 TRASH_FIXED = 6 + 10 + 16 + 16 + 5 * 2 + 2
 TAB_ACTIONS = {
     "apply": "tab-candidates",
+    "keep": "tab-candidates",
+    "pin": "tab-candidates",
+    "thresholds": "tab-candidates",
     "undo": "tab-candidates",
     "restore": "tab-trash",
     "purge_one": "tab-trash",
@@ -78,6 +81,27 @@ class CleanupScreen(MemappScreen):
         Binding(
             "t", "switch_tab", "Candidates/Trash", id="cleanup-tab", tooltip="Switch between the two tabs"
         ),
+        Binding(
+            "k",
+            "keep",
+            "Keep",
+            id="cleanup-keep",
+            tooltip="Keep the highlighted candidate: raise its importance to the threshold (no longer a candidate)",
+        ),
+        Binding(
+            "p",
+            "pin",
+            "Pin",
+            id="cleanup-pin",
+            tooltip="Pin the highlighted candidate (pinned memories are never cleaned up)",
+        ),
+        Binding(
+            "T",
+            "thresholds",
+            "Thresholds",
+            id="cleanup-thresholds",
+            tooltip="Change what counts as unused (importance, uses, days) for this session",
+        ),
     ]
 
     def __init__(self) -> None:
@@ -85,6 +109,7 @@ class CleanupScreen(MemappScreen):
         self.candidates: list[Candidate] = []
         self.trash: list[Memory] = []
         self.last_cleanup: list[int] = []
+        self.thresholds: Thresholds | None = None  # None: config.toml's [cleanup]
 
     def compose_body(self) -> list[Widget]:
         candidates: RowTable = RowTable(id="candidates-table")
@@ -132,8 +157,10 @@ class CleanupScreen(MemappScreen):
     def reload(self) -> None:
         store = self.store
 
+        thresholds = self.active_thresholds()
+
         def fetch() -> tuple[list[Candidate], list[Memory]]:
-            return find_candidates(store), store.list_memories(trash=True, limit=TRASH_LIMIT)
+            return find_candidates(store, thresholds), store.list_memories(trash=True, limit=TRASH_LIMIT)
 
         self.in_thread(
             fetch, self._show, group="cleanup-read", exclusive=True, description="finding candidates"
@@ -144,8 +171,11 @@ class CleanupScreen(MemappScreen):
         self._show_candidates()
         self._show_trash()
 
+    def active_thresholds(self) -> Thresholds:
+        return self.thresholds or Thresholds.from_config(self.store.config.cleanup)
+
     def _show_candidates(self) -> None:
-        t = Thresholds.from_config(self.store.config.cleanup)
+        t = self.active_thresholds()
         table = self.query_one("#candidates-table", DataTable)
         row = table.cursor_row
         width = max(20, self.size.width - CANDIDATE_FIXED)
@@ -171,10 +201,11 @@ class CleanupScreen(MemappScreen):
             table.move_cursor(row=min(row, len(self.candidates) - 1))
         rule = (
             f"Candidates: not pinned, importance below {t.max_importance}, used fewer than {t.min_access} "
-            f"times, untouched for over {t.older_than_days:g} days."
+            f"times, untouched for over {t.older_than_days:g} days{'' if self.thresholds is None else ' (set here)'}"
+            " (T changes this)."
         )
         self.query_one("#candidates-note", Static).update(
-            f"{rule} {len(self.candidates)} now; a moves them to the trash."
+            f"{rule} {len(self.candidates)} now; a moves them to the trash, k keeps one, p pins one."
             if self.candidates
             else f"{rule} Nothing to clean up now."
         )
@@ -257,15 +288,88 @@ class CleanupScreen(MemappScreen):
                 "" if len(moved) == previewed else f" ({previewed} were shown; the list changed meanwhile)"
             )
             self.notify(
-                f"Moved {len(moved)} memories to the trash{extra}. Press u to undo.",
+                f"Moved {plural(len(moved), 'memory', 'memories')} to the trash{extra}. Press u to undo.",
+                title="Cleanup",
+                markup=False,
+            )
+            self.memapp.data_changed()
+
+        thresholds = self.active_thresholds()
+        self.in_thread(
+            lambda: apply_cleanup(store, thresholds),
+            done,
+            group="cleanup-write",
+            description="applying cleanup",
+        )
+
+    def _candidate(self) -> Candidate | None:
+        table = self.query_one("#candidates-table", DataTable)
+        if not self.candidates or table.cursor_row >= len(self.candidates):
+            return None
+        return self.candidates[table.cursor_row]
+
+    def action_keep(self) -> None:
+        """Keep one candidate: its importance is raised to the threshold (a recorded history event), so
+        under these thresholds it is no longer a candidate. Pinning (p) keeps it whatever they are."""
+        c = self._candidate()
+        if c is None:
+            self.notify("No candidate to keep.", markup=False)
+            return
+        target = self.active_thresholds().max_importance
+        if target > 10:
+            self.notify(
+                "With importance below 11 every memory is a candidate: pin it (p) instead.", markup=False
+            )
+            return
+        store, m = self.store, c.memory
+
+        def done(kept: Memory) -> None:
+            self.notify(
+                f"Kept memory {kept.id}: importance {m.importance} → {kept.importance}, so it is no longer a "
+                "candidate.",
                 title="Cleanup",
                 markup=False,
             )
             self.memapp.data_changed()
 
         self.in_thread(
-            lambda: apply_cleanup(store), done, group="cleanup-write", description="applying cleanup"
+            lambda: store.change_importance(m.id, target - m.importance),
+            done,
+            group="cleanup-write",
+            description="keeping the memory",
         )
+
+    def action_pin(self) -> None:
+        c = self._candidate()
+        if c is None:
+            self.notify("No candidate to pin.", markup=False)
+            return
+        store, mid = self.store, c.memory.id
+
+        def done(m: Memory) -> None:
+            self.notify(f"Pinned memory {m.id}: it is never cleaned up.", title="Cleanup", markup=False)
+            self.memapp.data_changed()
+
+        self.in_thread(
+            lambda: store.pin_memory(mid, True), done, group="cleanup-write", description="pinning"
+        )
+
+    def action_thresholds(self) -> None:
+        from app.tui.screens.thresholds import ThresholdsScreen
+
+        def chosen(t: Thresholds | None) -> None:
+            if t is None:
+                return
+            self.thresholds = t
+            self.notify(
+                f"Candidates now: importance below {t.max_importance}, used fewer than {t.min_access} times, "
+                f"untouched for over {t.older_than_days:g} days.",
+                title="Cleanup",
+                markup=False,
+            )
+            self.reload()
+
+        self.app.push_screen(ThresholdsScreen(self.active_thresholds()), chosen)
 
     def action_undo(self) -> None:
         ids, self.last_cleanup = self.last_cleanup, []
@@ -275,7 +379,9 @@ class CleanupScreen(MemappScreen):
         store = self.store
 
         def done(result: tuple[list[Memory], list[int]]) -> None:
-            self.notify(f"Restored {len(result[0])} memories.", title="Undo", markup=False)
+            self.notify(
+                f"Restored {plural(len(result[0]), 'memory', 'memories')}.", title="Undo", markup=False
+            )
             self.memapp.data_changed()
 
         self.in_thread(

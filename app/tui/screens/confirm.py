@@ -20,6 +20,8 @@ from app.text import literal
 class ConfirmScreen(ModalScreen[bool]):
     """Ask before something that changes the database in bulk (apply cleanup, purge, add anyway)."""
 
+    TITLE = "Questions (yes/no)"
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes", id="confirm-yes"),
         Binding("n,escape", "answer(False)", "No", id="confirm-no"),

@@ -7,7 +7,9 @@ tier and token cost, so the user sees where the budget went.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.table import Table
@@ -64,8 +66,23 @@ def message_lines(result: ContextResult, count: Callable[[str, str], int]) -> li
 class ContextPreviewScreen(ModalScreen[None]):
     """Budget in, tiers and messages out; Enter in either box rebuilds."""
 
+    TITLE = "Context preview"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "close", "Close", id="context-close"),
+        Binding("escape", "close", "Close", id="context-close", tooltip="Back to the thread"),
+        Binding(
+            "ctrl+y",
+            "copy",
+            "Copy",
+            id="context-copy",
+            tooltip="Copy the built context to the clipboard (role headings, then each message's text)",
+        ),
+        Binding(
+            "ctrl+s",
+            "save",
+            "Save to file",
+            id="context-save",
+            tooltip="Write the built context to a file: .json gets the messages as JSON, any other name text",
+        ),
     ]
 
     def __init__(self, thread_id: int, title: str) -> None:
@@ -140,3 +157,56 @@ class ContextPreviewScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_copy(self) -> None:
+        if self.result is None:
+            self.notify("The context is still being built.", markup=False)
+            return
+        text = context_text(self.result)
+        self.app.copy_to_clipboard(text)
+        self.notify(
+            f"Copied the context ({len(self.result.messages)} messages, {len(text):,} characters).",
+            title="Copy",
+            markup=False,
+        )
+
+    def action_save(self) -> None:
+        from app.tui.screens.prompt import PromptScreen
+
+        result = self.result
+        if result is None:
+            self.notify("The context is still being built.", markup=False)
+            return
+
+        def chosen(name: str | None) -> None:
+            if not name or not name.strip():
+                return
+            path = Path(name.strip()).expanduser()
+            try:
+                if path.exists():
+                    raise FileExistsError(f"{path} already exists: choose a new name")
+                body = (
+                    json.dumps(result.to_json(), ensure_ascii=False, indent=2)
+                    if path.suffix.lower() == ".json"
+                    else context_text(result)
+                )
+                path.write_text(body + "\n", encoding="utf-8")
+            except OSError as exc:
+                self.notify(f"Not saved: {exc}", title="Save", severity="error", markup=False)
+                return
+            self.notify(f"Saved the context to {path.resolve()}.", title="Save", markup=False)
+
+        self.app.push_screen(
+            PromptScreen(
+                "Save the context",
+                "File name (.json: the messages as JSON; otherwise text):",
+                f"context-thread-{self.thread_id}.md",
+                ok="Save",
+            ),
+            chosen,
+        )
+
+
+def context_text(result: ContextResult) -> str:
+    """The built context as text for pasting into a chat: each message under a `## role` heading."""
+    return "\n\n".join(f"## {m['role']}\n\n{m['content']}" for m in result.messages)

@@ -4,6 +4,8 @@ use (so the help can never disagree with what the keys do), plus the state of th
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rich.table import Table
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
     from app.tui.app import MemApp
 
 MOVING = [
+    ("Esc", "Leave a text box (then the plain keys work), close a dialog, go back"),
     ("↑ ↓ PgUp PgDn", "Move in a list or scroll a thread"),
     ("Enter", "Open / choose"),
     ("Tab / shift+Tab", "Move between the parts of a screen"),
@@ -35,7 +38,9 @@ def binding_rows(app: MemApp, bindings: list[BindingType]) -> list[tuple[str, st
         if not b.description or b.system:
             continue
         key = (b.action, b.description)
-        rows.setdefault(key, []).append(app.get_key_display(b))
+        # The keys themselves, not the footer's shorthand: "+/-" in the footer is two rows here ("+ =" and
+        # "-"), so no key is listed twice.
+        rows.setdefault(key, []).append(app.get_key_display(replace(b, key_display=None)))
         tips.setdefault(key, b.tooltip)
     return [
         (" ".join(dict.fromkeys(keys)), desc, tips[(action, desc)]) for (action, desc), keys in rows.items()
@@ -46,16 +51,36 @@ def screen_sections(app: MemApp, current: Screen[object]) -> list[tuple[str, lis
     """The binding tables to list, the current screen's first."""
     from app.tui.modes import PLACES
     from app.tui.screens.confirm import ConfirmScreen
+    from app.tui.screens.context_preview import ContextPreviewScreen
     from app.tui.screens.memory_edit import MemoryEditScreen
+    from app.tui.screens.prompt import PromptScreen
     from app.tui.screens.suggestions import SuggestionsScreen
     from app.tui.screens.thread_view import ThreadViewScreen
+    from app.tui.screens.thresholds import ThresholdsScreen
     from app.tui.screens.welcome import WelcomeScreen
 
     classes: list[type[Screen[Any]]] = [place.screen_class() for place in PLACES]
-    classes += [ThreadViewScreen, SuggestionsScreen, MemoryEditScreen, ConfirmScreen, WelcomeScreen]
+    classes += [
+        ThreadViewScreen,
+        ContextPreviewScreen,
+        SuggestionsScreen,
+        MemoryEditScreen,
+        ThresholdsScreen,
+        ConfirmScreen,
+        PromptScreen,
+        WelcomeScreen,
+    ]
     first = [c for c in classes if isinstance(current, c)][:1]
     ordered = first + [c for c in classes if c not in first]
-    return [(c.TITLE or c.__name__, list(c.BINDINGS)) for c in ordered]
+    return [(section_title(c), list(c.BINDINGS)) for c in ordered]
+
+
+def section_title(screen: type[Screen[Any]]) -> str:
+    """A heading a person reads ("Memory editor"), never a class name."""
+    if screen.TITLE:
+        return screen.TITLE
+    words = re.sub(r"(?<!^)(?=[A-Z])", " ", screen.__name__.removesuffix("Screen"))
+    return words.capitalize()
 
 
 class HelpScreen(ModalScreen[None]):

@@ -20,11 +20,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.suggester import Suggester
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Button, DirectoryTree, Input, Label, ProgressBar, Select, Static, Switch
 from textual.worker import Worker, WorkerState
 
 from app.text import literal, number
+from app.tui.import_progress import DEFAULT_RATE, RATE_SETTING, ImportPhases
 from app.tui.screens.base import MemappScreen
 from store.importing.formats import FORMATS
 from store.importing.pipeline import (
@@ -75,6 +77,14 @@ class ImportScreen(MemappScreen):
         Binding("ctrl+r", "start", "Import", id="import-start", tooltip="Import the chosen file or folder"),
         Binding("ctrl+b", "browse", "Browse", id="import-browse", tooltip="Pick the file from a folder tree"),
         Binding("ctrl+t", "demo", "Demo data", id="import-demo", tooltip="Import the bundled demo data"),
+        Binding(
+            "escape",
+            "leave",
+            "Leave box",
+            show=False,
+            id="import-leave",
+            tooltip="Out of the path box (then 1-5 switch screens); from the folder tree, back to the box",
+        ),
     ]
 
     class Progressed(Message):
@@ -103,6 +113,8 @@ class ImportScreen(MemappScreen):
     def __init__(self) -> None:
         super().__init__()
         self.running = False
+        self.phases = ImportPhases(True, DEFAULT_RATE["embed"])
+        self._ticker: Timer | None = None
 
     def compose_body(self) -> list[Widget]:
         return [
@@ -117,6 +129,7 @@ class ImportScreen(MemappScreen):
                     placeholder="Path to a file or folder (→ completes)",
                     id="import-path",
                     suggester=PathSuggester(),
+                    select_on_focus=False,  # coming back from the tree, typing must add to the path
                 ),
                 Button("Import", id="import-go", variant="primary"),
                 classes="toolbar",
@@ -133,7 +146,7 @@ class ImportScreen(MemappScreen):
                 Switch(True, id="import-embed", tooltip="Off: faster import; run `memapp embed` later"),
                 classes="toolbar",
             ),
-            ProgressBar(id="import-progress", show_eta=True),
+            ProgressBar(id="import-progress", show_eta=False),
             Static("", id="import-progress-label", markup=False),
             VerticalScroll(Static("", id="import-report", markup=False), id="import-report-box"),
         ]
@@ -159,6 +172,21 @@ class ImportScreen(MemappScreen):
         tree.display = not tree.display
         if tree.display:
             tree.focus()
+        else:  # never leave the focus on a hidden widget: keys typed next go back to the path box
+            self.query_one("#import-path", Input).focus()
+
+    def action_leave(self) -> None:
+        """Esc: from the folder tree back to the path box (the tree hides); from the path box out of it;
+        elsewhere nothing."""
+        path_input = self.query_one("#import-path", Input)
+        tree = self.query("#import-tree")
+        if tree and tree.first().has_focus:
+            tree.first().display = False
+            path_input.focus()
+        elif path_input.has_focus:
+            self.query_one("#import-go", Button).focus()
+        # Anywhere else (the report, a button) Esc leaves the focus where it is: it never puts you into
+        # the box, where the screen keys would be typed as text.
 
     @on(DirectoryTree.FileSelected, "#import-tree")
     @on(DirectoryTree.DirectorySelected, "#import-tree")
@@ -186,15 +214,18 @@ class ImportScreen(MemappScreen):
             return
         fmt = str(self.query_one("#import-format", Select).value)
         embed = self.query_one("#import-embed", Switch).value
-        self._begin(f"Reading {path.name}…")
+        self.phases = ImportPhases(embed, DEFAULT_RATE["embed" if embed else "plain"])
+        self._begin(self.phases.reading(path.name))
         self.import_worker(str(path), fmt, embed)
 
     def action_demo(self) -> None:
         if self.running:
             self.notify("An import is already running.", markup=False)
             return
+        embed = self.query_one("#import-embed", Switch).value
+        self.phases = ImportPhases(embed, DEFAULT_RATE["embed" if embed else "plain"])
         self._begin("Loading the demo data…")
-        self.import_worker(None, "generic", self.query_one("#import-embed", Switch).value)
+        self.import_worker(None, "generic", embed)
 
     def _begin(self, label: str) -> None:
         if self.memapp.status.semantic == "loading" and self.query_one("#import-embed", Switch).value:
@@ -219,46 +250,67 @@ class ImportScreen(MemappScreen):
         started = time.monotonic()
         last = 0.0
 
+        phase = ""
+        written: float | None = None  # when the last thread was written (summarising starts)
+
         def progress(p: ImportProgress) -> None:
-            nonlocal last
+            nonlocal last, phase, written
             t = time.monotonic()
-            if t - last >= PROGRESS_EVERY or (
-                p.threads_total is not None and p.threads_done >= p.threads_total
-            ):
-                last = t
+            if p.phase == "summarising" and written is None:
+                written = t
+            finished = p.threads_total is not None and p.threads_done >= p.threads_total
+            if t - last >= PROGRESS_EVERY or finished or p.phase != phase:  # a new phase is always shown
+                last, phase = t, p.phase
                 self.post_message(self.Progressed(p))
 
+        mode = "embed" if embed else "plain"
         if path is None:
             report = load_demo(store, embed=embed, progress=progress)
             label = "the demo data"
         else:
+            saved = store.get_setting(RATE_SETTING.format(mode=mode))
+            self.phases.first_rate = float(saved) if saved else DEFAULT_RATE[mode]
             totals = count_export([path], fmt)
             self.post_message(self.Counted(totals))
+            writing = time.monotonic()
             report = import_paths(store, [path], fmt, embed=embed, progress=progress, totals=totals)
             label = path
+            # The rate of step 2 only (embedding and writing), which is what the next first estimate is of.
+            rate = self.phases.measured_rate(totals.messages, (written or time.monotonic()) - writing)
+            if rate is not None:  # the next import's first estimate
+                store.set_setting(RATE_SETTING.format(mode=mode), f"{rate:.1f}")
         self.post_message(self.Finished(label, report, time.monotonic() - started))
 
     def on_import_screen_counted(self, message: ImportScreen.Counted) -> None:
         bar = self.query_one("#import-progress", ProgressBar)
-        bar.update(total=max(1, message.totals.threads), progress=0)
-        self._say(
-            f"{number(message.totals.threads)} threads, {number(message.totals.messages)} messages to read…"
-        )
+        bar.update(total=max(1, message.totals.messages), progress=0)
+        self._say(self.phases.counted(message.totals))
+        self._ticker = self.set_interval(1.0, self._tick, name="import-progress")
+
+    def _tick(self) -> None:
+        text = self.phases.tick() if self.running else None
+        if text is not None:
+            self._say(text)
+
+    def _stop_ticking(self) -> None:
+        if self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
 
     def on_import_screen_progressed(self, message: ImportScreen.Progressed) -> None:
+        """The bar counts messages while writing (their cost, unlike threads', is even), grown threads
+        while summarising."""
         p = message.progress
         bar = self.query_one("#import-progress", ProgressBar)
-        if p.threads_total is not None:
-            bar.update(total=max(1, p.threads_total), progress=p.threads_done)
-        rate = p.messages_done / p.elapsed if p.elapsed > 0 else 0.0
-        of = f"/{number(p.threads_total)}" if p.threads_total is not None else ""
-        self._say(
-            f"{number(p.threads_done)}{of} threads · {number(p.messages_added)} new messages · "
-            f"{rate:,.0f} msg/s"
-        )
+        if p.phase == "summarising":
+            bar.update(total=max(1, p.threads_total or 1), progress=p.threads_done)
+        elif p.messages_total is not None:
+            bar.update(total=max(1, p.messages_total), progress=p.messages_done)
+        self._say(self.phases.progressed(p))
 
     def on_import_screen_finished(self, message: ImportScreen.Finished) -> None:
         self.running = False
+        self._stop_ticking()
         self.query_one("#import-go", Button).disabled = False
         r = message.report
         bar = self.query_one("#import-progress", ProgressBar)
@@ -286,6 +338,15 @@ class ImportScreen(MemappScreen):
             f"  memories added    {number(r.memories_added)}"
             f"{f' ({number(r.memories_existing)} already known)' if r.memories_existing else ''}\n"
         )
+        if r.suggestions_added or r.suggestions_known:
+            text.append(
+                f"  suggestions added {number(r.suggestions_added)} (ctrl+p › Review imported memory suggestions;"
+                " nothing becomes a memory until you accept it)\n"
+            )
+        if r.files_read or r.files_unchanged:
+            text.append(
+                f"  session files     {number(r.files_read)} read, {number(r.files_unchanged)} unchanged\n"
+            )
         if r.vector_problem:
             text.append(f"  no vectors written: {literal(r.vector_problem)} (run `memapp embed` later)\n")
         if r.errors:
@@ -303,5 +364,6 @@ class ImportScreen(MemappScreen):
         super().on_worker_state_changed(event)
         if event.worker.group == "import" and event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
             self.running = False
+            self._stop_ticking()
             self.query_one("#import-go", Button).disabled = False
             self._say("The import stopped. Threads written before that are complete.")

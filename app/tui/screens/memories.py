@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Input, Select, Static
 from app.text import cell, number, when
 from app.tui.screens.base import MemappScreen
 from app.tui.screens.memory_edit import open_memory_editor
+from app.tui.widgets.memory_detail import MemoryDetail
 from app.tui.widgets.row_table import RowTable
 from store import CATEGORIES, Memory
 
@@ -28,6 +29,8 @@ PAGE = 200
 PREFETCH = 40
 DEBOUNCE = 0.15
 FIXED_WIDTH = 3 + 10 + 3 + 5 + 16 + 6 * 2 + 2  # pin, category, importance, used, last accessed, padding, bar
+NARROW = 100  # below this width the "Last accessed" column is left to the detail pane
+NARROW_FIXED = FIXED_WIDTH - 16 - 2
 ALL = "all"
 
 
@@ -83,6 +86,22 @@ class MemoriesScreen(MemappScreen):
             id="memories-clear",
             tooltip="Clear the text filter",
         ),
+        Binding(
+            "y",
+            "copy",
+            "Copy",
+            show=False,
+            id="memories-copy",
+            tooltip="Copy the highlighted memory's text to the clipboard",
+        ),
+        Binding(
+            "t",
+            "source",
+            "Source thread",
+            show=False,
+            id="memories-source",
+            tooltip="Open the thread the highlighted memory came from",
+        ),
     ]
 
     def __init__(self) -> None:
@@ -111,6 +130,7 @@ class MemoriesScreen(MemappScreen):
             ),
             table,
             Static("", id="memories-empty", classes="empty-state", markup=False),
+            MemoryDetail(id="memories-detail"),
         ]
 
     @property
@@ -139,7 +159,7 @@ class MemoriesScreen(MemappScreen):
         self.generation += 1
         self.loaded = 0
         self.exhausted = False
-        self.content_width = max(20, self.size.width - FIXED_WIDTH) if self.size.width else 40
+        self.content_width = self._content_width()
         self._load_page(first=True)
 
     def _load_page(self, *, first: bool = False) -> None:
@@ -172,7 +192,8 @@ class MemoriesScreen(MemappScreen):
             table.add_column("Imp", key="importance", width=3)
             table.add_column("Memory", key="content", width=self.content_width)
             table.add_column("Used", key="used", width=5)
-            table.add_column("Last accessed", key="last", width=16)
+            if not self.narrow:
+                table.add_column("Last accessed", key="last", width=16)
         for m in rows:
             table.add_row(*self._cells(m), key=str(m.id))
         self.loaded += len(rows)
@@ -182,15 +203,24 @@ class MemoriesScreen(MemappScreen):
             self._restore_cursor()
         self._show_info()
 
+    @property
+    def narrow(self) -> bool:
+        return 0 < self.size.width < NARROW
+
+    def _content_width(self) -> int:
+        if not self.size.width:
+            return 40
+        return max(20, self.size.width - (NARROW_FIXED if self.narrow else FIXED_WIDTH))
+
     def _cells(self, m: Memory) -> list[Text]:
-        return [
+        cells = [
             Text("●" if m.pinned else "", style="bold"),
             cell(m.category, 10),
             Text(str(m.importance), justify="right"),
             cell(m.content, self.content_width),
             Text(number(m.access_count), justify="right"),
-            Text(when(m.last_accessed)),
         ]
+        return cells if self.narrow else [*cells, Text(when(m.last_accessed))]
 
     def _restore_cursor(self) -> None:
         table = self.table
@@ -215,11 +245,17 @@ class MemoriesScreen(MemappScreen):
         else:
             count = f"{number(self.loaded)}+"
         where = "" if self.category == ALL else f" · {self.category}"
-        self.query_one("#memories-info", Static).update(f"{count} memories{where} · pinned first")
+        self.query_one("#memories-info", Static).update(
+            f"{count} memor{'y' if count == '1' else 'ies'}{where} · pinned first · y copies"
+        )
         empty = self.query_one("#memories-empty", Static)
         has_rows = self.loaded > 0
         self.table.display = has_rows
         empty.display = not has_rows
+        detail = self.query_one(MemoryDetail)
+        detail.display = has_rows
+        if not has_rows:
+            detail.show(self.store, None)
         if not has_rows:
             if self.filter_text or self.category != ALL:
                 empty.update("No memory matches. Esc clears the text filter, c changes the category.")
@@ -230,13 +266,17 @@ class MemoriesScreen(MemappScreen):
                 )
 
     @on(DataTable.RowHighlighted, "#memories-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value
+        self.query_one(MemoryDetail).show(self.store, int(key) if key is not None else None)
+
+    @on(DataTable.RowHighlighted, "#memories-table")
     def _maybe_next_page(self, event: DataTable.RowHighlighted) -> None:
         if not self.exhausted and not self.fetching and event.cursor_row >= self.loaded - PREFETCH:
             self._load_page()
 
     def on_resize(self) -> None:
-        width = max(20, self.size.width - FIXED_WIDTH)
-        if self.loaded and width != self.content_width:
+        if self.loaded and self._content_width() != self.content_width:
             self.reload()
 
     # -- edits ---------------------------------------------------------------------------------------
@@ -316,6 +356,26 @@ class MemoriesScreen(MemappScreen):
         self.in_thread(
             lambda: store.restore_memory(mid), done, group="memory-write", description="restoring the memory"
         )
+
+    def action_copy(self) -> None:
+        facts = self.query_one(MemoryDetail).facts
+        if facts is None or facts.memory.id != self.current_id():
+            self.notify("No memory to copy.", markup=False)
+            return
+        self.app.copy_to_clipboard(facts.memory.content)
+        self.notify(f"Copied memory {facts.memory.id} to the clipboard.", title="Copy", markup=False)
+
+    def action_source(self) -> None:
+        facts = self.query_one(MemoryDetail).facts
+        if facts is None or facts.memory.source_thread_id is None:
+            self.notify("This memory was not taken from a thread.", markup=False)
+            return
+        if facts.source_title is None:
+            self.notify("The thread it came from has been deleted.", markup=False)
+            return
+        from app.tui.screens.thread_view import ThreadViewScreen
+
+        self.app.push_screen(ThreadViewScreen(facts.memory.source_thread_id, nav=self.nav))
 
     # -- filters -------------------------------------------------------------------------------------
 

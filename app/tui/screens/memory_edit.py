@@ -10,12 +10,18 @@ text they wrote still there.
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
@@ -46,9 +52,19 @@ class MemoryDraft:
 class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
     """Text area, category, importance 1-10 and pinned; Save checks the fields and says what is wrong."""
 
+    TITLE = "Memory editor"
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "save", "Save", id="memory-save", tooltip="Check the fields and save"),
         Binding("escape", "cancel", "Cancel", id="memory-cancel", tooltip="Close without saving"),
+        Binding(
+            "ctrl+o",
+            "external_editor",
+            "$EDITOR",
+            id="memory-external",
+            tooltip="Edit the text in your $EDITOR (or $VISUAL, else nano/vi); saving and quitting it brings "
+            "the text back here",
+        ),
     ]
 
     def __init__(self, memory: Memory | None = None, draft: MemoryDraft | None = None) -> None:
@@ -93,8 +109,11 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
                 yield Label("Pinned", classes="field-label")
                 yield Switch(self.draft.pinned, id="memory-pinned")
                 yield Static("", classes="spacer")
-                yield Button("Save (ctrl+s)", id="save", variant="primary")
-                yield Button("Cancel (esc)", id="cancel")
+                # Short labels: the three fit beside the switch in an 80-column terminal (footer and help
+                # spell the keys out).
+                yield Button("Editor ^o", id="external", tooltip="Edit the text in $VISUAL / $EDITOR")
+                yield Button("Save ^s", id="save", variant="primary")
+                yield Button("Cancel esc", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#memory-text", TextArea).focus()
@@ -131,6 +150,53 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+    @on(Button.Pressed, "#external")
+    def action_external_editor(self) -> None:
+        """Suspend the app, edit the text in a temp file with $VISUAL/$EDITOR, put the result back."""
+        area = self.query_one("#memory-text", TextArea)
+        try:
+            edited = edit_externally(self.app, area.text)
+        except OSError as exc:
+            self.notify(f"Could not run the editor: {exc}", title="$EDITOR", severity="error", markup=False)
+            return
+        if edited is None:
+            self.notify("The editor exited with an error: the text was left as it was.", markup=False)
+            return
+        area.text = edited.rstrip("\n")
+        area.focus()
+
+
+def editor_command() -> list[str]:
+    """$VISUAL, else $EDITOR (either may carry arguments, e.g. "code -w"), else nano or vi."""
+    for name in ("VISUAL", "EDITOR"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return shlex.split(value)
+    return [shutil.which("nano") or "vi"]
+
+
+def edit_externally(app: App[object], text: str) -> str | None:
+    """Run the editor on a temp file holding `text`; the file's text afterwards, None if the editor failed.
+
+    The app is suspended (the terminal handed to the editor) where the driver can do that; under a test
+    driver, which cannot, the editor simply runs."""
+    fd, name = tempfile.mkstemp(prefix="memapp-memory-", suffix=".md")
+    path = Path(name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        command = [*editor_command(), str(path)]
+        try:
+            with app.suspend():
+                code = subprocess.call(command)
+        except SuspendNotSupported:
+            code = subprocess.call(command, stdin=subprocess.DEVNULL)
+        if code != 0:
+            return None
+        return path.read_text(encoding="utf-8")
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def open_memory_editor(

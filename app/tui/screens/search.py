@@ -13,6 +13,7 @@ How it stays fast and honest:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -26,18 +27,23 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Input, Select, Static
 from textual.worker import get_current_worker
 
+from app.cli.common import UsageError
+from app.cli.search import parse_date
 from app.text import cell, literal
 from app.tui.screens.base import MemappScreen
 from app.tui.screens.memory_edit import open_memory_editor
 from app.tui.screens.thread_view import ThreadViewScreen
 from app.tui.widgets.row_table import RowTable
 from app.tui.widgets.status_line import AppStatus
-from store.search.engine import SCOPES, SearchResponse, SearchResult
+from store.errors import StoreError
+from store.records import CATEGORIES, ROLES
+from store.search.engine import SCOPES, Filters, SearchResponse, SearchResult
 
 DEBOUNCE = 0.2
 DWELL = 1.5
 RESULTS = 50
 FIXED_WIDTH = 9 + 5 + 7 + 18 + 5 * 2 + 2  # kind, score, match, where, cell padding, scrollbar
+ANY = "any"
 MATCH_LABELS = {
     ("keyword",): "keyword",
     ("semantic",): "meaning",
@@ -55,6 +61,7 @@ class Found:
     response: SearchResponse
     titles: dict[int, str]
     keyword_only: bool
+    filters: Filters = Filters()
 
 
 class SearchScreen(MemappScreen):
@@ -85,6 +92,21 @@ class SearchScreen(MemappScreen):
             "Scope",
             id="search-scope",
             tooltip="Cycle what is searched: everything, memories, messages, summaries",
+        ),
+        Binding(
+            "ctrl+l",
+            "filters",
+            "Filters",
+            id="search-filters",
+            tooltip="Show the filters (role, category, source, from/to date) and go to them; again hides them",
+        ),
+        Binding(
+            "y",
+            "copy",
+            "Copy",
+            show=False,
+            id="search-copy",
+            tooltip="Copy the highlighted result's full text to the clipboard",
         ),
     ]
 
@@ -117,6 +139,39 @@ class SearchScreen(MemappScreen):
                 Select([(s, s) for s in SCOPES], value="all", allow_blank=False, id="search-scope"),
                 classes="toolbar",
             ),
+            Horizontal(
+                Select(
+                    [("any role", ANY), *[(r, r) for r in ROLES]],
+                    value=ANY,
+                    allow_blank=False,
+                    id="search-role",
+                    compact=True,
+                ),
+                Select(
+                    [("any category", ANY), *[(c, c) for c in CATEGORIES]],
+                    value=ANY,
+                    allow_blank=False,
+                    id="search-category",
+                    compact=True,
+                ),
+                Select([("any source", ANY)], value=ANY, allow_blank=False, id="search-source", compact=True),
+                Input(
+                    placeholder="from date",
+                    id="search-since",
+                    compact=True,
+                    max_length=25,
+                    tooltip="YYYY-MM-DD or an ISO date-time (UTC): created on or after",
+                ),
+                Input(
+                    placeholder="to date",
+                    id="search-until",
+                    compact=True,
+                    max_length=25,
+                    tooltip="YYYY-MM-DD (that day included) or an ISO date-time (UTC)",
+                ),
+                id="search-filter-bar",
+                classes="toolbar -compact",
+            ),
             Static(
                 "Type to search. Keyword and meaning (semantic) matches are combined.",
                 id="search-notice",
@@ -128,6 +183,7 @@ class SearchScreen(MemappScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
+        self.query_one("#search-filter-bar").display = False
         self.watch(self.app, "status", self._status_changed, init=False)
 
     @property
@@ -137,6 +193,21 @@ class SearchScreen(MemappScreen):
     @property
     def scope(self) -> str:
         return str(self.query_one("#search-scope", Select).value)
+
+    def filters(self) -> Filters:
+        """The filter bar as search Filters; a date that does not parse raises UsageError (shown)."""
+        role = str(self.query_one("#search-role", Select).value)
+        category = str(self.query_one("#search-category", Select).value)
+        source = str(self.query_one("#search-source", Select).value)
+        since = self.query_one("#search-since", Input).value.strip()
+        until = self.query_one("#search-until", Input).value.strip()
+        return Filters(
+            role=None if role == ANY else role,
+            category=None if category == ANY else category,
+            source=None if source == ANY else source,
+            since=parse_date(since) if since else None,
+            until=parse_date(until, end=True) if until else None,
+        )
 
     # -- running searches ----------------------------------------------------------------------------
 
@@ -152,6 +223,11 @@ class SearchScreen(MemappScreen):
         self._timer = self.set_timer(DEBOUNCE, self.start_search)
 
     @on(Select.Changed, "#search-scope")
+    @on(Select.Changed, "#search-role")
+    @on(Select.Changed, "#search-category")
+    @on(Select.Changed, "#search-source")
+    @on(Input.Submitted, "#search-since")
+    @on(Input.Submitted, "#search-until")
     def _scope_changed(self) -> None:
         self.start_search()
 
@@ -164,18 +240,33 @@ class SearchScreen(MemappScreen):
         if self._timer is not None:
             self._timer.stop()
         query = self.query_text
+        try:
+            filters = self.filters()
+            filters.kinds(self.scope)  # filters no result kind can match together: say so
+        except StoreError as exc:
+            self.query_one("#search-notice", Static).update(literal(str(exc)))
+            return
+        except UsageError as exc:
+            self.query_one("#search-notice", Static).update(literal(f"{exc}"))
+            return
         if not query:
             self.workers.cancel_group(self, "search")
-            self._show(Found("", self.scope, SearchResponse("", "keyword", []), {}, False))
+            self._show(Found("", self.scope, SearchResponse("", "keyword", []), {}, False, filters))
             return
-        self.run_search(query, self.scope, self.memapp.status.semantic == "loading")
+        self.run_search(query, self.scope, filters, self.memapp.status.semantic == "loading")
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False, description="searching")
-    def run_search(self, query: str, scope: str, keyword_only: bool) -> None:
+    def run_search(self, query: str, scope: str, filters: Filters, keyword_only: bool) -> None:
         """The search itself, off the UI thread; access counting is left to the screen (touch=False)."""
         store = self.store
         response = store.search(
-            query, scope=scope, k=RESULTS, keyword_only=keyword_only, touch=False, prefix=True
+            query,
+            scope=scope,
+            k=RESULTS,
+            filters=filters,
+            keyword_only=keyword_only,
+            touch=False,
+            prefix=True,
         )
         if get_current_worker().is_cancelled:
             return
@@ -186,11 +277,15 @@ class SearchScreen(MemappScreen):
             except Exception:  # deleted meanwhile: the result still shows, without a title
                 continue
         if not get_current_worker().is_cancelled:
-            self.post_message(self.Finished(Found(query, scope, response, titles, keyword_only)))
+            self.post_message(self.Finished(Found(query, scope, response, titles, keyword_only, filters)))
 
     def on_search_screen_finished(self, message: SearchScreen.Finished) -> None:
         found = message.found
-        if found.query != self.query_text or found.scope != self.scope:
+        try:
+            filters = self.filters()
+        except UsageError:
+            return
+        if found.query != self.query_text or found.scope != self.scope or found.filters != filters:
             return  # typed on since: a newer search is coming
         self._show(found)
 
@@ -223,7 +318,7 @@ class SearchScreen(MemappScreen):
                 Text(f"{r.score:.2f}", justify="right"),
                 cell(MATCH_LABELS.get(r.matched, "+".join(r.matched)), 7),
                 cell(self._where(r), self.where_width),
-                cell(r.content, snippet_width),
+                highlighted(cell(r.content, snippet_width), found.query),
                 key=str(i),
             )
         if self.results:
@@ -285,7 +380,7 @@ class SearchScreen(MemappScreen):
             no_wrap=True,
             overflow="ellipsis",
         )
-        preview.update(Text.assemble(head, "\n", literal(r.content)))
+        preview.update(Text.assemble(head, "\n", highlighted(Text(literal(r.content)), self.shown_query)))
 
     def _start_dwell(self) -> None:
         if self._dwell is not None:
@@ -334,6 +429,32 @@ class SearchScreen(MemappScreen):
             message_id = r.id if r.kind == "message" else None
             self.app.push_screen(ThreadViewScreen(r.thread_id, message_id=message_id, nav=self.nav))
 
+    def action_filters(self) -> None:
+        bar = self.query_one("#search-filter-bar")
+        if bar.display and any(w.has_focus for w in bar.query("*")):
+            bar.display = False
+            self.query_one("#search-input", Input).focus()
+            return
+        bar.display = True
+        store = self.store
+        self.in_thread(store.thread_sources, self._set_sources, description="reading the sources")
+        self.query_one("#search-role", Select).focus()
+
+    def _set_sources(self, sources: list[str]) -> None:
+        select = self.query_one("#search-source", Select)
+        current = select.value
+        select.set_options([("any source", ANY), *[(s, s) for s in sources]])
+        select.value = current if current in sources else ANY
+
+    def action_copy(self) -> None:
+        table = self.table
+        if not self.results or table.cursor_row >= len(self.results):
+            self.notify("No result to copy.", markup=False)
+            return
+        r = self.results[table.cursor_row]
+        self.app.copy_to_clipboard(r.content)
+        self.notify(f"Copied the {self._kind(r)} to the clipboard.", title="Copy", markup=False)
+
     def action_focus_input(self) -> None:
         self.query_one("#search-input", Input).focus()
 
@@ -350,3 +471,18 @@ class SearchScreen(MemappScreen):
     def action_scope(self) -> None:
         select = self.query_one("#search-scope", Select)
         select.value = SCOPES[(SCOPES.index(self.scope) + 1) % len(SCOPES)]
+
+
+def query_words(query: str) -> list[str]:
+    """The words of a query worth highlighting: quotes, operators and one-letter words left out."""
+    words = re.findall(r"\w[\w'.+#-]*", query)
+    return [w for w in words if len(w) > 1 and w not in ("AND", "OR", "NOT", "NEAR")]
+
+
+def highlighted(text: Text, query: str) -> Text:
+    """`text` with the query's words in reverse video (case-insensitive; also inside longer words, as
+    the prefix search matches them)."""
+    words = query_words(query)
+    if words:
+        text.highlight_words(words, style="reverse", case_sensitive=False)
+    return text

@@ -28,6 +28,7 @@ from store.extract.suggestions import (
     Suggestion,
     accept_suggestion,
     extract_suggestions,
+    imported_suggestions,
     reject_suggestion,
 )
 
@@ -54,7 +55,8 @@ class SuggestionsScreen(ModalScreen[None]):
         Binding("escape", "close", "Close", id="suggest-close"),
     ]
 
-    def __init__(self, thread_id: int, title: str) -> None:
+    def __init__(self, thread_id: int | None, title: str) -> None:
+        """`thread_id` None: the suggestions an import of a text list made (they belong to no thread)."""
         super().__init__()
         self.thread_id = thread_id
         self.thread_title = title
@@ -82,7 +84,11 @@ class SuggestionsScreen(ModalScreen[None]):
         store, thread_id = self.memapp.store, self.thread_id
         run_in_thread(
             self,
-            lambda: extract_suggestions(store, thread_id).pending,
+            lambda: (
+                imported_suggestions(store)
+                if thread_id is None
+                else extract_suggestions(store, thread_id).pending
+            ),
             self._show,
             group="suggest-read",
             exclusive=True,
@@ -115,6 +121,8 @@ class SuggestionsScreen(ModalScreen[None]):
             f"{len(pending)} pending. a accepts, e edits first, r rejects (never suggested again)."
             if pending
             else "No pending suggestions in this thread."
+            if self.thread_id is not None
+            else "No pending suggestions from imported lists (memapp import LIST --format text)."
         )
         self._detail(table.cursor_row)
 

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
+from textual import on
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Collapsible, Static
+from textual.widgets import Collapsible, Input, Static
 
 from app.text import literal, number, one_line, when
 from app.tui.screens.base import MemappScreen
@@ -22,6 +23,7 @@ from app.tui.screens.suggestions import SuggestionsScreen
 from app.tui.widgets.message_list import MessageList
 from store import Thread
 from store.extract.summaries import SummaryResult, summarize_thread
+from store.message_notes import thread_notes
 from store.records import Summary
 
 
@@ -42,12 +44,47 @@ class ThreadViewScreen(MemappScreen):
     TITLE = "Thread"
     AUTO_FOCUS = "#messages"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,backspace", "back", "Back", id="thread-back", tooltip="Back to the list"),
+        Binding(
+            "escape,backspace",
+            "back",
+            "Back",
+            id="thread-back",
+            tooltip="Back to the list (closes find first)",
+        ),
         Binding(
             "home,g", "first", "Start", priority=True, id="thread-first", tooltip="Jump to the first message"
         ),
         Binding("end,G", "last", "End", priority=True, id="thread-last", tooltip="Jump to the last message"),
-        Binding("s", "toggle_summary", "Summary", id="thread-summary", tooltip="Show or hide the summary"),
+        Binding(
+            "s",
+            "toggle_summary",
+            "Summary",
+            id="thread-summary",
+            tooltip="Show or hide the summary (a thread without one is summarised now)",
+        ),
+        Binding(
+            "slash,ctrl+f",
+            "find",
+            "Find",
+            id="thread-find",
+            tooltip="Find text in this thread (Enter in the box: next match; n/N in the thread; Esc closes)",
+        ),
+        Binding("n", "find_next(1)", "Next match", show=False, id="thread-find-next", tooltip="Next match"),
+        Binding(
+            "N",
+            "find_next(-1)",
+            "Previous match",
+            show=False,
+            id="thread-find-prev",
+            tooltip="Previous match",
+        ),
+        Binding(
+            "y",
+            "copy",
+            "Copy",
+            id="thread-copy",
+            tooltip="Copy the message at the top of the view (or the highlighted one) to the clipboard",
+        ),
         Binding(
             "u",
             "update_summary",
@@ -76,6 +113,9 @@ class ThreadViewScreen(MemappScreen):
         self.thread_id = thread_id
         self.message_id = message_id
         self.head: ThreadHead | None = None
+        self.matches: list[int] = []
+        self.match_at = -1
+        self.found_text = ""
 
     def compose_body(self) -> list[Widget]:
         return [
@@ -92,6 +132,14 @@ class ThreadViewScreen(MemappScreen):
                 collapsed=False,
             ),
             Static("", id="messages-placeholder", classes="empty-state", markup=False),
+            Horizontal(
+                Input(
+                    placeholder="Find in this thread (Enter: next, Esc: close)", id="find-input", compact=True
+                ),
+                Static("", id="find-info", markup=False),
+                id="find-bar",
+                classes="toolbar -compact",
+            ),
         ]
 
     def reload(self) -> None:
@@ -117,6 +165,7 @@ class ThreadViewScreen(MemappScreen):
         self.query_one("#thread-facts", Static).update(
             f"{literal(t.source)} · {number(head.total)} messages · {number(t.token_count, estimated)} tokens · "
             f"{when(t.created_at)} → {when(t.updated_at)}"
+            + (f" · {literal(about)}" if (about := thread_notes(t.metadata)) else "")
         )
         self._show_summary(head, estimated)
         if not first_time:
@@ -157,8 +206,75 @@ class ThreadViewScreen(MemappScreen):
         found = self.query(MessageList)
         return found.first() if found else None
 
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#find-bar").display = False
+
     def action_back(self) -> None:
+        bar = self.query_one("#find-bar")
+        if bar.display:
+            bar.display = False
+            if self.messages is not None:
+                self.messages.focus()
+            return
         self.dismiss()
+
+    # -- find ------------------------------------------------------------------------------------------
+
+    def action_find(self) -> None:
+        self.query_one("#find-bar").display = True
+        self.query_one("#find-input", Input).focus()
+
+    @on(Input.Submitted, "#find-input")
+    def _find_submitted(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if not text:
+            return
+        if text == self.found_text and self.matches:
+            self.action_find_next(1)
+            return
+        store, thread_id = self.store, self.thread_id
+
+        def found(positions: list[int]) -> None:
+            self.found_text, self.matches, self.match_at = text, positions, -1
+            if not positions:
+                self.query_one("#find-info", Static).update("no match")
+                return
+            self.action_find_next(1)
+
+        self.in_thread(
+            lambda: store.find_in_thread(thread_id, text),
+            found,
+            group="find",
+            exclusive=True,
+            description="finding",
+        )
+
+    def action_find_next(self, step: int) -> None:
+        info = self.query_one("#find-info", Static)
+        if not self.matches:
+            if self.found_text:
+                info.update("no match")
+            return
+        self.match_at = (self.match_at + step) % len(self.matches)
+        index = self.matches[self.match_at]
+        info.update(f"match {self.match_at + 1} of {len(self.matches)} · message #{index + 1} · n/N")
+        if self.messages is not None:
+            self.messages.open_at(index)
+
+    # -- copy ------------------------------------------------------------------------------------------
+
+    def action_copy(self) -> None:
+        view = self.messages.current() if self.messages is not None else None
+        if view is None:
+            self.notify("No message to copy.", markup=False)
+            return
+        self.app.copy_to_clipboard(view.message.content)
+        self.notify(
+            f"Copied message #{view.index + 1} ({len(view.message.content):,} characters) to the clipboard.",
+            title="Copy",
+            markup=False,
+        )
 
     def action_first(self) -> None:
         if self.messages is not None:
@@ -172,16 +288,12 @@ class ThreadViewScreen(MemappScreen):
         store, thread_id = self.store, self.thread_id
 
         def done(result: SummaryResult) -> None:
-            words = {
-                "created": "Summary written",
-                "updated": "Summary updated",
-                "unchanged": "The summary already covers every message",
-            }
-            self.notify(f"{words.get(result.action, result.action)}.", title="Summary", markup=False)
+            self.notify(summary_words(result), title="Summary", markup=False)
             if result.action != "unchanged":
                 self.memapp.data_changed()
 
-        self.notify("Summarising…", title="Summary", markup=False, timeout=2)
+        total = self.head.total if self.head is not None else 0
+        self.notify(f"Summarising {number(total)} messages…", title="Summary", markup=False, timeout=2)
         self.in_thread(
             lambda: summarize_thread(store, thread_id),
             done,
@@ -199,6 +311,27 @@ class ThreadViewScreen(MemappScreen):
         self.app.push_screen(ContextPreviewScreen(self.thread_id, title))
 
     def action_toggle_summary(self) -> None:
+        """Show or hide the summary; a thread without one (under summary.trigger_messages messages, so
+        the import did not summarise it) is summarised now, and the notification says so."""
         box = self.query_one("#thread-summary", Collapsible)
         if box.display:
             box.collapsed = not box.collapsed
+            return
+        if self.head is None:
+            return
+        if self.head.total == 0:
+            self.notify("This thread has no messages to summarise.", title="Summary", markup=False)
+            return
+        self.action_update_summary()
+
+
+def summary_words(result: SummaryResult) -> str:
+    """What a summary run did, in a sentence (never silent)."""
+    if result.action == "unchanged":
+        return "The summary already covers every message."
+    tokens = result.summary.token_count if result.summary is not None else 0
+    verb = "written" if result.action == "created" else "updated"
+    return (
+        f"Summary {verb}: {number(result.messages_covered)} message"
+        f"{'' if result.messages_covered == 1 else 's'} → {number(tokens)} tokens. s hides it, u updates it."
+    )

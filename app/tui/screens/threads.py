@@ -18,8 +18,10 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Static
 
-from app.text import cell, number, when
+from app.text import cell, number, one_line, when
 from app.tui.screens.base import MemappScreen
+from app.tui.screens.confirm import ConfirmScreen
+from app.tui.screens.prompt import PromptScreen
 from app.tui.widgets.row_table import RowTable
 
 if TYPE_CHECKING:
@@ -71,11 +73,37 @@ class ThreadsScreen(MemappScreen):
             tooltip="Clear the filter and go back to the list",
         ),
         Binding("r", "reload", "Reload", show=False, id="threads-reload", tooltip="Read the list again"),
+        Binding(
+            "e", "rename", "Rename", id="threads-rename", tooltip="Give the highlighted thread a new title"
+        ),
+        Binding(
+            "a",
+            "archive",
+            "Archive",
+            id="threads-archive",
+            tooltip="Archive the highlighted thread (hidden from lists and search), or unarchive it",
+        ),
+        Binding(
+            "d,delete",
+            "delete",
+            "Delete",
+            id="threads-delete",
+            tooltip="Delete the highlighted thread for good (asks first; archive hides it instead)",
+        ),
+        Binding(
+            "A",
+            "show_archived",
+            "Archived",
+            show=False,
+            id="threads-archived",
+            tooltip="Show the archived threads instead of the others (A again goes back)",
+        ),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.sort = "updated"
+        self.archived = False  # True: the list shows the archived threads only
         self.filter_text = ""
         self.loaded = 0
         self.total = 0
@@ -119,11 +147,14 @@ class ThreadsScreen(MemappScreen):
     def _load_page(self, *, first: bool = False) -> None:
         self.fetching = True
         generation, offset, text, sort = self.generation, self.loaded, self.filter_text, self.sort
+        archived = self.archived
         store = self.store
 
         def fetch() -> tuple[int, list[Thread], int | None]:
-            rows = store.list_threads(text=text or None, sort=sort, limit=PAGE, offset=offset)
-            total = store.count_threads(text=text or None) if first else None
+            rows = store.list_threads(
+                text=text or None, sort=sort, limit=PAGE, offset=offset, archived=archived
+            )
+            total = store.count_threads(text=text or None, archived=archived) if first else None
             return generation, rows, total
 
         self.in_thread(
@@ -158,7 +189,10 @@ class ThreadsScreen(MemappScreen):
         self._show_info()
 
     def _add_columns(self, table: DataTable[Text]) -> None:
-        arrow = {key: " ▼" if key == self.sort else "" for key in SORT_BY_COLUMN}
+        # Title sorts A→Z (ascending); every other column largest/newest first.
+        arrow = {
+            key: (" ▲" if key == "title" else " ▼") if key == self.sort else "" for key in SORT_BY_COLUMN
+        }
         table.add_column(f"Title{arrow['title']}", key="title", width=self.title_width)
         table.add_column(f"Source{arrow['source']}", key="source", width=9)
         table.add_column(f"Msgs{arrow['messages']}", key="messages", width=6)
@@ -173,8 +207,10 @@ class ThreadsScreen(MemappScreen):
 
     def _show_info(self) -> None:
         label = dict(SORTS)[self.sort]
-        shown = f"{number(self.total)} thread{'s' if self.total != 1 else ''}"
-        self.query_one("#threads-info", Static).update(f"{shown} · by {label} (o)")
+        kind = "archived thread" if self.archived else "thread"
+        shown = f"{number(self.total)} {kind}{'s' if self.total != 1 else ''}"
+        other = "A: the others" if self.archived else "A: archived"
+        self.query_one("#threads-info", Static).update(f"{shown} · by {label} (o) · {other}")
         empty = self.query_one("#threads-empty", Static)
         if self.total:
             empty.display = False
@@ -184,6 +220,8 @@ class ThreadsScreen(MemappScreen):
         empty.display = True
         if self.filter_text:
             empty.update(f"No thread title contains “{self.filter_text}”. Esc clears the filter.")
+        elif self.archived:
+            empty.update("No archived threads. a archives the highlighted thread; A goes back to the list.")
         else:
             empty.update(
                 "No threads yet.\n\nPress 5 to import a chat export (ChatGPT, Claude, llm, Open WebUI, "
@@ -214,6 +252,103 @@ class ThreadsScreen(MemappScreen):
             )
 
             self.app.push_screen(ThreadViewScreen(int(key), nav=self.nav))
+
+    def current_thread_id(self) -> int | None:
+        table = self.table
+        if not table.row_count or not table.display:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return int(key) if key is not None else None
+
+    def action_rename(self) -> None:
+        tid = self.current_thread_id()
+        if tid is None:
+            return
+        store = self.store
+
+        def ask(thread: Thread) -> None:
+            def answered(title: str | None) -> None:
+                if title is None or title.strip() == thread.title:
+                    return
+                self.in_thread(
+                    lambda: store.rename_thread(tid, title),
+                    renamed,
+                    group="thread-write",
+                    description="renaming",
+                )
+
+            self.app.push_screen(
+                PromptScreen(f"Rename thread {tid}", "New title:", thread.title, ok="Rename"), answered
+            )
+
+        def renamed(thread: Thread) -> None:
+            self._reselect = thread.id
+            self.notify(f"Renamed to “{one_line(thread.title, 60)}”.", title="Threads", markup=False)
+            self.memapp.data_changed()
+
+        self.in_thread(lambda: store.get_thread(tid), ask, description="opening the thread")
+
+    def action_archive(self) -> None:
+        tid = self.current_thread_id()
+        if tid is None:
+            return
+        store = self.store
+
+        def toggle() -> Thread:
+            return store.archive_thread(tid, store.get_thread(tid).archived_at is None)
+
+        def done(thread: Thread) -> None:
+            if thread.archived_at is not None:
+                text = f"Archived “{one_line(thread.title, 50)}”: hidden from the list and search. A shows archived."
+            else:
+                text = f"Unarchived “{one_line(thread.title, 50)}”."
+            self.notify(text, title="Threads", markup=False)
+            self.memapp.data_changed()
+
+        self.in_thread(toggle, done, group="thread-write", description="archiving the thread")
+
+    def action_delete(self) -> None:
+        tid = self.current_thread_id()
+        if tid is None:
+            return
+        store = self.store
+
+        def ask(thread: Thread) -> None:
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.in_thread(
+                        lambda: store.delete_thread(tid),
+                        lambda _: deleted(thread),
+                        group="thread-write",
+                        description="deleting the thread",
+                    )
+
+            self.app.push_screen(
+                ConfirmScreen(
+                    "Delete thread for good?",
+                    f"“{one_line(thread.title, 200)}” ({thread.message_count} messages), its summary and its "
+                    "search index will be deleted. Only importing its export again brings it back.\n\n"
+                    "To hide it instead (undoable), press n and then a to archive it.",
+                    yes="Delete",
+                    danger=True,
+                ),
+                answered,
+            )
+
+        def deleted(thread: Thread) -> None:
+            self.notify(
+                f"Deleted “{one_line(thread.title, 60)}” ({thread.message_count} messages).",
+                title="Threads",
+                markup=False,
+            )
+            self.memapp.data_changed()
+
+        self.in_thread(lambda: store.get_thread(tid), ask, description="opening the thread")
+
+    def action_show_archived(self) -> None:
+        self.archived = not self.archived
+        self._reselect = None
+        self.reload()
 
     def action_filter(self) -> None:
         self.query_one("#threads-filter", Input).focus()

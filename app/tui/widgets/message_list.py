@@ -70,6 +70,16 @@ class MessageList(VerticalScroll):
         start = 0 if index is None else max(0, min(index - 2, self.total - PAGE))
         self._load(start, PAGE, self._replace)
 
+    def current(self) -> MessageView | None:
+        """The message the reader is on: the highlighted one (a search hit, a find match) if it is on
+        screen, else the first one whose top is in view."""
+        views = self.views
+        top, bottom = self.scroll_y, self.scroll_y + self.scrollable_content_region.height
+        target = next((v for v in views if v.has_class("-target")), None)
+        if target is not None and top - 1 <= target.virtual_region.y < bottom:
+            return target
+        return next((v for v in views if v.virtual_region.y >= top - 1), views[-1] if views else None)
+
     def first(self) -> None:
         if self.start == 0:
             self.scroll_home(animate=False)

@@ -18,6 +18,7 @@ from textual.widgets import Static
 
 from app.text import literal, number, when
 from store import Message
+from store.message_notes import notes
 
 ROLE_LABELS = {"user": "You", "assistant": "Assistant", "system": "System", "tool": "Tool"}
 
@@ -47,7 +48,14 @@ class MessageView(Static):
         if m.created_at is not None:
             header.append(f" · {when(m.created_at)}", style="dim")
         header.append(f" · {number(m.token_count, estimated)} tokens", style="dim")
+        # Tool calls, attachments, the model: one dim line each, literal (names come from the export).
+        lines = [
+            Text(literal(line), style="dim italic", no_wrap=True, overflow="ellipsis")
+            for line in notes(m.metadata)
+        ]
         body = literal(m.content)
+        if not body:
+            return Group(header, *lines)
         if m.role == "assistant":
-            return Group(header, Markdown(body, code_theme="ansi_dark", hyperlinks=False))
-        return Group(header, Text(body))
+            return Group(header, *lines, Markdown(body, code_theme="ansi_dark", hyperlinks=False))
+        return Group(header, *lines, Text(body))

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Static
 
-from app.text import number
+from app.text import plural
 
 
 @dataclass(frozen=True)
@@ -54,8 +54,8 @@ class StatusLine(Horizontal):
             facts.append("counting…", style="dim")
         else:
             facts.append(
-                f"{number(status.threads)} threads · {number(status.messages or 0)} msgs · "
-                f"{number(status.memories or 0)} memories"
+                f"{plural(status.threads, 'thread')} · {plural(status.messages or 0, 'msg')} · "
+                f"{plural(status.memories or 0, 'memory', 'memories')}"
             )
         facts.append(" │ tokens ")
         facts.append(

@@ -11,21 +11,34 @@ the input is an ImportProblem in the stream, so the caller decides the exit code
 
 Formats: chatgpt (zip, folder, conversations*.json), claude (zip, folder, conversations.json,
 memories.json), llm (simonw/llm logs.db), openwebui (chat export JSON), generic (JSON/JSONL, see
-store/importing/formats/generic.py).
+store/importing/formats/generic.py), claude-code and codex (coding-agent session logs, .jsonl, or a folder
+of them such as ~/.claude/projects; store/importing/sessions.py imports them incrementally), text (a list
+of memories, one per line or bulleted: suggestions, not memories).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from store.importing.formats import chatgpt, claude, generic, llm_logs, openwebui
+from store.importing.formats import (
+    chatgpt,
+    claude,
+    claude_code,
+    codex,
+    generic,
+    llm_logs,
+    openwebui,
+    text_list,
+)
 from store.importing.formats._common import (
     FORMATS,
     FORMATS_HINT,
+    SESSION_FORMATS,
     Bundle,
     ImportFormatError,
     ImportProblem,
@@ -38,12 +51,15 @@ from store.importing.formats._common import (
 
 __all__ = [
     "FORMATS",
+    "SESSION_FORMATS",
     "ImportFormatError",
     "ImportProblem",
     "Item",
     "UnknownFormatError",
     "detect_format",
     "read_export",
+    "session_files",
+    "sniff_session",
 ]
 
 _READERS: dict[str, Callable[[Path], Iterator[Item]]] = {
@@ -52,6 +68,9 @@ _READERS: dict[str, Callable[[Path], Iterator[Item]]] = {
     "llm": llm_logs.read,
     "openwebui": openwebui.read,
     "generic": generic.read,
+    "claude-code": claude_code.read,
+    "codex": codex.read,
+    "text": text_list.read,
 }
 _CLAUDE_MARKERS = {"memories.json", "users.json", "projects.json"}
 _CHATGPT_MARKERS = {
@@ -94,7 +113,13 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     if not p.exists():
         raise ImportFormatError(f"{p}: no such file or directory")
     if p.is_dir():
-        return _detect_bundle(p)
+        try:
+            return _detect_bundle(p)
+        except UnknownFormatError:
+            kind = _detect_session_folder(p)
+            if kind is None:
+                raise
+            return kind
     try:
         with p.open("rb") as fp:
             head = fp.read(_HEAD)
@@ -107,8 +132,42 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     if head.startswith(b"PK") and zipfile.is_zipfile(p):
         return _detect_bundle(p)
     if p.suffix.lower() in generic.JSONL_SUFFIXES:
-        return "generic"
+        return sniff_session(p) or "generic"
     return _detect_json(p, head)
+
+
+def sniff_session(path: Path) -> str | None:
+    """ "claude-code" or "codex" when the file's first JSON lines are a coding-agent session, else None."""
+    try:
+        with path.open("rb") as fp:
+            head = fp.read(_HEAD)
+    except OSError:
+        return None
+    for raw in head.split(b"\n")[:8]:
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            return None  # a half line at the end of the head, or not JSON Lines
+        if claude_code.looks_like(obj):
+            return "claude-code"
+        if codex.looks_like(obj):
+            return "codex"
+    return None
+
+
+def session_files(folder: Path) -> list[Path]:
+    """The .jsonl files under a folder (Claude Code: <project>/<session>.jsonl; Codex: YYYY/MM/DD/...)."""
+    return sorted(p for p in folder.rglob("*.jsonl") if p.is_file() and not p.is_symlink())
+
+
+def _detect_session_folder(p: Path) -> str | None:
+    for n, f in enumerate(session_files(p)):
+        kind = sniff_session(f)
+        if kind is not None or n >= 50:
+            return kind
+    return None
 
 
 def _detect_bundle(p: Path) -> str:
@@ -142,6 +201,8 @@ def _detect_json(p: Path, head: bytes) -> str:
         error = ""
     except JsonError as exc:
         kind, error = _classify_text(head.decode("utf-8", errors="replace")), str(exc)
+    if kind is None and error and not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith((b"{", b"[")):
+        return "text"  # a pasted list of memories (Markdown bullets, numbered lines, one per line)
     if kind is None and not error:
         name = p.name.lower()
         kind = "claude" if name == "memories.json" else None

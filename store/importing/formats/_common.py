@@ -18,13 +18,24 @@ from typing import IO, Any
 
 from store.errors import StoreError
 from store.importing.formats._json import JsonError, JsonStream
-from store.records import MemoryIn, MessageIn, ThreadIn
+from store.records import MemoryIn, MessageIn, SuggestionIn, ThreadIn
 
-FORMATS: tuple[str, ...] = ("chatgpt", "claude", "llm", "openwebui", "generic")
+FORMATS: tuple[str, ...] = (
+    "chatgpt",
+    "claude",
+    "llm",
+    "openwebui",
+    "generic",
+    "claude-code",
+    "codex",
+    "text",
+)
+SESSION_FORMATS: tuple[str, ...] = ("claude-code", "codex")  # append-only logs, imported incrementally
 FORMATS_HINT = (
     "memapp reads: ChatGPT data exports (.zip, folder or conversations*.json), Claude.ai exports "
     "(.zip, folder, conversations.json, memories.json), simonw/llm logs.db, Open WebUI chat exports (.json) "
-    "and the generic JSON/JSONL format (see the README)"
+    "Claude Code and Codex CLI session transcripts (.jsonl, or a folder of them), a text list of memories "
+    "(--format text) and the generic JSON/JSONL format (see the README)"
 )
 
 
@@ -49,7 +60,7 @@ class ImportProblem:
     error: str
 
 
-Item = ThreadIn | MemoryIn | ImportProblem
+Item = ThreadIn | MemoryIn | SuggestionIn | ImportProblem
 
 
 def describe(exc: BaseException) -> str:
@@ -201,6 +212,16 @@ MAX_RATIO = 200  # uncompressed/compressed; JSON compresses ~10-30x, bombs ~1000
 _RATIO_FLOOR = 16 * 1024**2  # small members may compress absurdly well and still be harmless
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _SYMLINK = 0o120000
+_ENCRYPTED = 0x1  # general purpose flag bit 0
+_READABLE_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
+_METHOD_NAMES = {
+    9: "Deflate64",
+    10: "PKWARE DCL Implode",
+    6: "Implode",
+    98: "PPMd",
+    93: "Zstandard",
+    95: "XZ",
+}
 
 
 def _unsafe_name(name: str) -> bool:
@@ -288,7 +309,21 @@ class Bundle:
             )
 
     def open(self, name: str) -> IO[bytes]:
+        """A member's bytes, streamed. Every read of an archive member goes through the checks here, format
+        detection's first peek included (a 1 MB bomb once cost 2.6 GB and a minute before the refusal)."""
         if self._zip is not None:
+            info = self._zip.getinfo(name)
+            if info.flag_bits & _ENCRYPTED:
+                raise ImportFormatError(
+                    f"{self.label(name)}: the archive is password-protected; unzip it yourself and import the folder"
+                )
+            if info.compress_type not in _READABLE_METHODS:
+                method = _METHOD_NAMES.get(info.compress_type, f"method {info.compress_type}")
+                raise ImportFormatError(
+                    f"{self.label(name)}: compressed with {method}, which memapp cannot read; "
+                    "unzip it with another tool and import the folder"
+                )
+            self.check_sizes([name])
             return self._zip.open(name)
         if self.kind == "dir":
             return (self.path / name).open("rb")
@@ -302,6 +337,26 @@ class Bundle:
 
 def _natural_key(name: str) -> list[Any]:
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
+
+
+def stream_error(exc: BaseException, stream: JsonStream | None) -> str:
+    """A file that failed to parse, described once: with the invalid UTF-8 it had, if any."""
+    text = describe(exc)
+    if stream is not None and stream.bad_utf8:
+        text += f" (the file also has invalid UTF-8, the first near byte {stream.bad_utf8[0]})"
+    return text
+
+
+def bad_utf8_problems(stream: JsonStream, label: str) -> Iterator[ImportProblem]:
+    """One problem for the invalid UTF-8 a stream replaced (everything else in the file was read)."""
+    if stream.bad_utf8:
+        n = len(stream.bad_utf8)
+        yield ImportProblem(
+            label,
+            None,
+            f"{n} invalid UTF-8 byte{'s' if n > 1 else ''} (the first near byte {stream.bad_utf8[0]}) "
+            "shown as U+FFFD; the rest of the file was imported",
+        )
 
 
 def json_items(stream: JsonStream, list_keys: tuple[str, ...] = ()) -> Iterator[Any]:

@@ -3,8 +3,9 @@
 A conversation is a tree (`mapping`) of nodes: every regeneration and edit is a sibling branch. What the
 person saw is one path, from `current_node` back through `parent` to the root; walking all children or
 sorting nodes by time mixes branches together, so we never do that. Most nodes on that path are still
-not conversation: hidden system scaffolding, tool plumbing (memory writes, web search), internal code
-calls and reasoning traces. Those are skipped so search and summaries see what was said.
+not conversation: hidden system scaffolding, tool plumbing (memory writes, web search) and reasoning
+traces. Those are skipped so search and summaries see what was said. Code sent to the code interpreter
+is kept, as a fenced block, so its output (the tool message after it) is not an answer without a question.
 
 The `bio` tool's writes (ChatGPT's "saved memories") become MemoryIn records, from every branch: the
 write happened whichever answer the person kept.
@@ -33,6 +34,7 @@ from store.importing.formats._common import (
     JsonStream,
     as_dict,
     as_list,
+    bad_utf8_problems,
     clean_text,
     describe,
     dict_or_empty,
@@ -40,6 +42,7 @@ from store.importing.formats._common import (
     ident,
     json_items,
     parse_ts,
+    stream_error,
     title_or_fallback,
 )
 from store.records import MemoryIn, MessageIn, ThreadIn
@@ -61,6 +64,8 @@ _HIDDEN_TYPES = {
     "code",
 }
 _REASONING_TYPES = {"thoughts", "reasoning_recap"}
+# Code the assistant sent to the code interpreter: kept (as a fenced block) with the output that follows.
+_CODE_TOOLS = {"python", "python_user_visible"}
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool", "function": "tool"}
 
 # Citation markers: \ue200cite\ue202turn0search3\ue201 (and filecite, image_group, ...), then any stray
@@ -104,12 +109,16 @@ def read(path: Path) -> Iterator[Item]:
         seen_memories: set[str] = set()
         for name in names:
             label = bundle.label(name)
+            stream: JsonStream | None = None
             try:
                 with bundle.open(name) as fp:
-                    for conv in json_items(JsonStream(fp), ("conversations",)):
+                    stream = JsonStream(fp)
+                    for conv in json_items(stream, ("conversations",)):
                         yield from _one(conv, label, seen_threads, seen_memories)
             except (JsonError, OSError, zipfile.BadZipFile, EOFError) as exc:
-                yield ImportProblem(label, None, describe(exc))
+                yield ImportProblem(label, None, stream_error(exc, stream))
+                continue
+            yield from bad_utf8_problems(stream, label)
 
 
 def _check_manifest(bundle: Bundle, names: list[str]) -> Iterator[ImportProblem]:
@@ -231,8 +240,12 @@ def _active_path(mapping: dict[str, Any], current: Any) -> list[tuple[str, dict[
 
 
 def _newest_leaf(mapping: dict[str, Any]) -> str | None:
-    """Without current_node: the most recently written leaf, the deepest one on ties."""
+    """Without current_node: the most recently written leaf, the deepest one on ties.
+
+    Depths are memoised: walking from every leaf to the root was quadratic for the many-branch trees
+    regenerations make (a 5 MB conversation took 150 s)."""
     parents = {n.get("parent") for n in mapping.values() if isinstance(n, dict)}
+    depths: dict[str, int] = {}
     best: tuple[float, int] | None = None
     best_id: str | None = None
     for node_id, node in mapping.items():
@@ -240,14 +253,30 @@ def _newest_leaf(mapping: dict[str, Any]) -> str | None:
             continue
         msg = dict_or_empty(node.get("message"))
         when = parse_ts(msg.get("update_time")) or parse_ts(msg.get("create_time")) or 0.0
-        depth, cur, seen = 0, node.get("parent"), set()
-        while isinstance(cur, str) and cur in mapping and cur not in seen and isinstance(mapping[cur], dict):
-            seen.add(cur)
-            depth += 1
-            cur = mapping[cur].get("parent")
+        depth = _depth(mapping, node_id, depths)
         if best is None or (when, depth) > best:
             best, best_id = (when, depth), node_id
     return best_id
+
+
+def _depth(mapping: dict[str, Any], node_id: str, depths: dict[str, int]) -> int:
+    """Ancestors of `node_id` (cycle-safe: a node seen twice on the way up counts as a root)."""
+    path: list[str] = []
+    on_path: set[str] = set()
+    cur: Any = node_id
+    base = -1
+    while isinstance(cur, str) and cur in mapping and isinstance(mapping[cur], dict):
+        if cur in depths:
+            base = depths[cur]
+            break
+        if cur in on_path:
+            break
+        path.append(cur)
+        on_path.add(cur)
+        cur = mapping[cur].get("parent")
+    for i, n in enumerate(reversed(path)):
+        depths[n] = base + 1 + i
+    return depths[node_id]
 
 
 def _message(
@@ -281,7 +310,15 @@ def _message(
     if role == "tool" and (tool in _HIDDEN_TOOLS or (tool == "browser" and ctype != "tether_quote")):
         return None
     extra: dict[str, Any] = {}
-    if role == "assistant" and recipient not in (None, "all"):
+    if role == "assistant" and recipient in _CODE_TOOLS and ctype == "code":
+        code = content.get("text")
+        if not isinstance(code, str) or not code.strip():
+            return None
+        language = content.get("language") if isinstance(content.get("language"), str) else ""
+        language = "python" if language in ("", "unknown") else language
+        extra["code"] = language  # the code the interpreter ran; its output is the next (tool) message
+        content = {"content_type": "text", "parts": [f"```{language}\n{code.strip()}\n```"]}
+    elif role == "assistant" and recipient not in (None, "all"):
         if recipient != "canmore.create_textdoc":
             return None
         doc = _canvas(content)
@@ -315,7 +352,7 @@ def _message(
         extra["model"] = meta["model_slug"]
     if ctype == "tether_quote":
         extra.update({k: content[k] for k in ("url", "title") if isinstance(content.get(k), str)})
-    if role == "assistant" and reasoning:
+    if role == "assistant" and reasoning and "code" not in extra:  # reasoning goes with the answer
         extra["reasoning"] = list(reasoning)
         reasoning.clear()
     return MessageIn(

@@ -42,12 +42,14 @@ from store.importing.formats._common import (
     as_dict,
     as_list,
     as_text,
+    bad_utf8_problems,
     clean_text,
     describe,
     guess_category,
     ident,
     json_items,
     parse_ts,
+    stream_error,
     title_or_fallback,
 )
 from store.records import MemoryIn, MessageIn, ThreadIn
@@ -86,12 +88,16 @@ def read(path: Path) -> Iterator[Item]:
             return
         for name in names:
             label = bundle.label(name)
+            stream: JsonStream | None = None
             try:
                 with bundle.open(name) as fp:
-                    for item in json_items(JsonStream(fp)):
+                    stream = JsonStream(fp)
+                    for item in json_items(stream):
                         yield from _one(item, label)
             except (JsonError, OSError, zipfile.BadZipFile, EOFError) as exc:
-                yield ImportProblem(label, None, describe(exc))
+                yield ImportProblem(label, None, stream_error(exc, stream))
+                continue
+            yield from bad_utf8_problems(stream, label)
 
 
 def _one(item: Any, label: str) -> Iterator[Item]:

@@ -34,9 +34,11 @@ from store.importing.formats._common import (
     JsonStream,
     as_dict,
     as_list,
+    bad_utf8_problems,
     describe,
     ident,
     parse_ts,
+    stream_error,
     title_or_fallback,
 )
 from store.records import CATEGORIES, MemoryIn, MessageIn, ThreadIn
@@ -104,18 +106,21 @@ def _read_jsonl(path: Path, source: str) -> Iterator[Item]:
 
 def _read_json(path: Path) -> Iterator[Item]:
     label = str(path)
+    stream: JsonStream | None = None
     try:
         with path.open("rb") as fp:
             stream = JsonStream(fp)
             if stream.peek() == "[":
                 for n, obj in enumerate(stream.iter_array()):
                     yield from _thread_item(obj, label, f"thread {n}", "generic")
+                yield from bad_utf8_problems(stream, label)
                 return
             root = stream.value()
             stream.expect_end()
     except (JsonError, OSError) as exc:
-        yield ImportProblem(label, None, describe(exc))
+        yield ImportProblem(label, None, stream_error(exc, stream))
         return
+    yield from bad_utf8_problems(stream, label)
     if not isinstance(root, dict):
         yield ImportProblem(label, None, f"expected a JSON object or list, found {type(root).__name__}")
         return

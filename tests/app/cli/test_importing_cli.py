@@ -13,7 +13,17 @@ from store import Store
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "import"
 DEMO = Path(__file__).resolve().parents[3] / "data" / "demo.json"
-REPORT_KEYS = {"threads_added", "threads_updated", "messages_added", "memories_added", "skipped", "errors"}
+REPORT_KEYS = {
+    "threads_added",
+    "threads_updated",
+    "messages_added",
+    "memories_added",
+    "suggestions_added",
+    "files_read",
+    "files_unchanged",
+    "skipped",
+    "errors",
+}
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -38,6 +48,9 @@ def test_json_report_and_a_second_run_adding_nothing(capsys, no_model_config, db
         "threads_updated": 0,
         "messages_added": 0,
         "memories_added": 0,
+        "suggestions_added": 0,
+        "files_read": 0,
+        "files_unchanged": 0,
         "skipped": 0,
         "errors": [],
     }
@@ -140,3 +153,21 @@ def test_a_memapp_export_is_restored_whole_into_an_empty_database(capsys, no_mod
     assert again["errors"][0]["file"] == str(dump) and "not empty" in again["errors"][0]["error"]
     with Store(dst, embedder=None) as b:
         assert b.stats() == sa
+
+
+def test_a_lone_surrogate_in_a_thread_id_or_source_skips_that_thread_only(  # type: ignore[no-untyped-def]
+    capsys, no_model_config, db_path, tmp_path
+) -> None:
+    """Issue 20, D11: the only uncaught error in 8,000 fuzz runs ended the whole import, nothing written."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        '{"id": "a\\ud800b", "messages": [{"id": "m1", "role": "user", "content": "hi"}]}\n'
+        '{"id": "ok", "messages": [{"id": "m1", "role": "user", "content": "hello"}]}\n'
+        '{"id": "s", "source": "x\\udc00", "messages": [{"id": "m1", "role": "user", "content": "hey"}]}\n'
+    )
+    code, report, _ = import_json(capsys, db_path, str(path))
+    assert code == 1 and report["threads_added"] == 1 and report["skipped"] == 2
+    assert [e["conversation"] for e in report["errors"]] == ["a\ufffdb", "s"]
+    assert all("not valid Unicode" in e["error"] for e in report["errors"])
+    code, out, err = run(capsys, "--db", str(db_path), "import", str(path))  # the text report prints too
+    assert code == 1 and "a\ufffdb" in out + err and "Traceback" not in err

@@ -42,10 +42,15 @@ FIXED_TIME = 1_767_225_600.0  # 2026-01-01 00:00 UTC
 
 @pytest.fixture
 def demo_store(tui_store: Store) -> Store:
-    """The bundled demo, with the summaries' "written at" times (import time) pinned for snapshots."""
+    """The bundled demo, with the summaries' and memories' times (import time) pinned for snapshots."""
     load_demo(tui_store)
     with tui_store.con:
         tui_store.con.execute(
             "UPDATE thread_summaries SET created_at = ?, updated_at = ?", (FIXED_TIME, FIXED_TIME)
         )
+        # The Memories detail pane shows when each memory was added and its history.
+        tui_store.con.execute(
+            "UPDATE long_term_memories SET created_at = ?, updated_at = ?", (FIXED_TIME, FIXED_TIME)
+        )
+        tui_store.con.execute("UPDATE memory_history SET at = ?", (FIXED_TIME,))
     return tui_store

@@ -21,6 +21,8 @@ def test_snapshot_empty_database(tui_store: Store, snap_compare: Any) -> None:
 
 
 def test_snapshot_memories(demo_store: Store, snap_compare: Any) -> None:
+    """Memories at 80x24: the table without the "Last accessed" column, the detail pane below it."""
+
     async def run_before(pilot: Pilot[Any]) -> None:
         await settle(pilot)
         await pilot.press("2")

@@ -44,6 +44,7 @@ def test_active_branch_skips_regenerations_edits_hidden_and_plumbing() -> None:
         ("u1", "user", "How do I boil an egg?\nQuickly, please."),
         ("a1", "assistant", "Boil it for 9 minutes. Then cool it."),
         ("u2", "user", "Remember that I like my eggs soft."),
+        ("code", "assistant", "```python\nprint(6 * 60)\n```"),
         ("exec", "tool", "360"),
         ("a3", "assistant", "Noted: 6 minutes for soft eggs."),
     ]
@@ -53,7 +54,6 @@ def test_active_branch_skips_regenerations_edits_hidden_and_plumbing() -> None:
         "OLD EDITED QUESTION",
         "web results dump",
         "Model set context",
-        "print(6 * 60)",
         "User prefers soft-boiled eggs.",
     ):
         assert gone not in text
@@ -62,7 +62,7 @@ def test_active_branch_skips_regenerations_edits_hidden_and_plumbing() -> None:
 def test_timestamps_float_ms_string_and_missing() -> None:
     t = read(CONV).thread("conv-branches")
     times = [m.created_at for m in t.messages]
-    assert times == [1700000010.0, 1700000030.0, 1700000050.5, 1700000061.0, 1700000061.0]
+    assert times == [1700000010.0, 1700000030.0, 1700000050.5, 1700000060.0, 1700000061.0, 1700000061.0]
     assert t.messages[-1].metadata["time_estimated"] is True  # null create_time: previous message's time
     assert (t.created_at, t.updated_at) == (1700000000.0, 1700000500.0)
 
@@ -75,6 +75,7 @@ def test_metadata_keeps_custom_instructions_models_reasoning_and_tools() -> None
     }
     by_id = {m.external_id: m for m in t.messages}
     assert by_id["a1"].metadata == {"model": "gpt-4o"}
+    assert by_id["code"].metadata == {"code": "python"}  # the code the interpreter ran, kept with its output
     assert by_id["exec"].metadata == {"tool": "python"}
     assert by_id["a3"].metadata["reasoning"] == ["The user wants soft eggs."]
     assert by_id["a3"].metadata["model"] == "gpt-4o-mini"
@@ -223,3 +224,35 @@ def test_total_uncompressed_size_is_capped(tmp_path: Path, monkeypatch: pytest.M
     r = read(archive, "chatgpt")
     assert r.threads == []
     assert "limit 2 GiB" in r.problems[0].error
+
+
+@pytest.mark.timeout(120)  # a hang guard: linear takes well under a second
+def test_a_many_branch_tree_without_current_node_is_linear(tmp_path: Path) -> None:
+    """Issue 20, D10: a leaf off every node of a long spine made the newest-leaf walk quadratic
+    (a 5 MB conversation took 150 s). 40,000 spine nodes, each with a regenerated leaf."""
+    n = 40_000
+    mapping: dict[str, object] = {}
+    for i in range(n):
+        spine, leaf = f"s{i}", f"l{i}"
+        mapping[spine] = {
+            "parent": f"s{i - 1}" if i else None,
+            "children": [f"s{i + 1}", leaf] if i < n - 1 else [leaf],
+            "message": {
+                "author": {"role": "user"},
+                "content": {"content_type": "text", "parts": [f"q{i}"]},
+                "create_time": 1_700_000_000 + i,
+            },
+        }
+        mapping[leaf] = {
+            "parent": spine,
+            "children": [],
+            "message": {
+                "author": {"role": "assistant"},
+                "content": {"content_type": "text", "parts": [f"a{i}"]},
+                "create_time": 1_700_000_000 + i + 0.5,
+            },
+        }
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([{"id": "wide", "title": "wide", "mapping": mapping}]))
+    t = read(path, "chatgpt").thread("wide")
+    assert len(t.messages) == n + 1 and t.messages[-1].content == f"a{n - 1}"

@@ -63,7 +63,6 @@ def test_stream_large_elements_are_linear() -> None:
         (b"[1,2]  x", "unexpected data"),
         (b"[1,]", "invalid JSON"),
         (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
-        (b'["\xff"]', "UTF-8"),
     ],
 )
 def test_stream_errors(data: bytes, message: str) -> None:
@@ -101,3 +100,10 @@ def test_title_fallback() -> None:
 )
 def test_guess_category(text: str, full: bool, expected: str) -> None:
     assert guess_category(text, full=full) == expected
+
+
+def test_invalid_utf8_is_replaced_and_recorded_not_fatal() -> None:
+    """Issue 20, D19: a bad byte used to end the stream (and the rest of the file) there."""
+    stream = JsonStream(io.BytesIO(b'["a\xffb", "c"]'))
+    assert list(stream.iter_array()) == ["a\ufffdb", "c"]
+    assert stream.bad_utf8 == [3]

@@ -214,3 +214,74 @@ def test_memapp_backup_is_named_not_misread(tmp_path: Path) -> None:
     )
     with pytest.raises(UnknownFormatError, match="memapp export"):
         read_export(backup)
+
+
+def _patch_zip(path: Path, *, flag: int | None = None, method: int | None = None) -> Path:
+    """Rewrite every member's general-purpose flags and/or compression method in both the local headers
+    and the central directory (zipfile can't write an encrypted or Deflate64 archive itself)."""
+    data = bytearray(path.read_bytes())
+    for sig, flag_at, method_at in ((b"PK\x03\x04", 6, 8), (b"PK\x01\x02", 8, 10)):
+        at = data.find(sig)
+        while at != -1:
+            if flag is not None:
+                data[at + flag_at : at + flag_at + 2] = flag.to_bytes(2, "little")
+            if method is not None:
+                data[at + method_at : at + method_at + 2] = method.to_bytes(2, "little")
+            at = data.find(sig, at + 4)
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("patch", "said"), [({"flag": 1}, "password-protected"), ({"method": 9}, "Deflate64")]
+)
+def test_encrypted_or_deflate64_zip_is_one_clear_error(
+    tmp_path: Path, patch: dict[str, int], said: str
+) -> None:
+    """Issue 20, D12: both crashed format detection with a traceback."""
+    archive = make_zip(
+        tmp_path / "export.zip", {"conversations.json": FIXTURES / "chatgpt" / "conversations.json"}
+    )
+    _patch_zip(archive, **patch)
+    try:
+        detect_format(archive)
+    except ImportFormatError as exc:
+        assert said in str(exc)
+    r = read(archive, "chatgpt")
+    assert r.threads == [] and any(said in p.error for p in r.problems)
+
+
+def test_a_zip_bomb_is_refused_before_detection_reads_it(tmp_path: Path) -> None:
+    """Issue 20, D9: detection peeked into the member without the size checks the readers make."""
+    import tracemalloc
+
+    archive = tmp_path / "export.zip"
+    import zipfile
+
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        zf.writestr("conversations.json", b"[" + b" " * (40 * 1024**2))
+    assert archive.stat().st_size < 200_000
+    tracemalloc.start()
+    with pytest.raises(ImportFormatError, match="zip bomb"):
+        detect_format(archive)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 5 * 1024**2
+
+
+@pytest.mark.parametrize("fmt", sorted(JSON_FIXTURES))
+def test_a_bad_byte_mid_file_is_reported_and_the_rest_still_imports(tmp_path: Path, fmt: str) -> None:
+    """Issue 20, D19: one bad byte ended the file there (1,729 of 3,000 conversations dropped)."""
+    good = read(JSON_FIXTURES[fmt], fmt)
+    data = JSON_FIXTURES[fmt].read_bytes()
+    said = next(
+        m.content for t in good.threads for m in t.messages if len(m.content) > 8 and m.content.isascii()
+    )
+    at = data.index(said[:8].encode()) + 4  # inside the text of a message
+    bad = tmp_path / JSON_FIXTURES[fmt].name
+    bad.write_bytes(data[:at] + b"\xff" + data[at:])
+    r = read(bad, fmt)
+    assert [t.external_id for t in r.threads] == [t.external_id for t in good.threads]
+    [problem] = [p for p in r.problems if "UTF-8" in p.error]
+    assert "rest of the file was imported" in problem.error and problem.conversation is None
+    assert any("\ufffd" in m.content or "\ufffd" in (t.title or "") for t in r.threads for m in t.messages)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from store.importing.formats import detect_format
 from store.importing.formats.openwebui import split_details
 from tests.store.importing.formats.import_helpers import FIXTURES, msgs, read
@@ -65,3 +67,17 @@ def test_split_details_nested_unknown_and_unclosed() -> None:
         "reasoning": ['outer<details type="x">inner</details>tail'],
         "code_interpreter": [{"lang": "py", "text": "print(1)"}],
     }
+
+
+@pytest.mark.timeout(120)  # a hang guard: linear takes well under a second
+def test_unclosed_summaries_inside_an_unclosed_reasoning_block_are_linear() -> None:
+    """Issue 20, D10: `<summary>` tags with no closing tag inside a cut-off reasoning block made the lazy
+    summary regex rescan to the end from each one (288 KB took 34 s)."""
+    text = "Answer first. " + '<details type="reasoning">' + "<summary>thinking " * 40_000
+    visible, found = split_details(text)
+    assert visible == "Answer first. "
+    assert found["reasoning"][0].startswith("<summary>thinking")
+    visible, found = split_details(
+        '<details type="reasoning"><summary>Thought</summary>step one</details>done'
+    )
+    assert (visible, found["reasoning"]) == ("done", ["step one"])

@@ -1,0 +1,342 @@
+"""The long-conversation evaluation (bench/eval/longmem): one chat.db per archive, four retrievers, both halves.
+
+Used by `bench/eval_search.py` (the default set). Why it is shaped this way:
+
+- One database per conversation: a question is asked of one person's archive, as in the public
+  long-conversation benchmarks; pooling all archives would let one archive's turns crowd another's.
+- The databases are built with the REAL model (all-MiniLM-L6-v2) and cached in bench/.data/ under a key
+  made of the conversations file's hash, the model name and the schema version (store.migrations.LATEST),
+  so a ranking change re-runs in seconds and a data or schema change rebuilds. `--rebuild` forces it.
+- Four retrievers per question, each through a public method, so a new ranking plugs in unchanged:
+  keyword-only (`Store.keyword_candidates`), vector-only (`Store.semantic_candidates`), the shipped hybrid
+  (`Store.search(q, scope="messages", k=10, touch=False, query_vector=...)`), and plain BM25 computed
+  here (FTS5 `bm25()` with the porter tokenizer over the archive's messages, default k1/b, every query
+  word OR-ed): the baseline every report shows ours beside.
+- Tune and test are reported separately, every time: tuning is allowed on `tune` only, and a gap
+  between the halves is the overfit this set exists to catch.
+- No-answer questions score no recall; they report the false-hit rate: the share for which `Store.search`
+  returns ANY result (the other retrievers' rates are shown too; vector search always returns something).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from store import MessageIn, Store, ThreadIn  # noqa: E402
+from store.migrations import LATEST  # noqa: E402
+from store.search.engine import DEPTH, Filters  # noqa: E402
+from store.threads import PreparedChunks  # noqa: E402
+
+LONGMEM = ROOT / "bench" / "eval" / "longmem"
+CACHE = ROOT / "bench" / ".data"
+BUILD = 1  # bump when the way the databases are built changes
+KS = (5, 10)
+RETRIEVERS = ("hybrid", "keyword", "vector", "bm25")
+SPLITS = ("tune", "test")
+WORD = re.compile(r"\w+")
+
+
+def load_jsonl(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def epoch(text: str | None) -> float | None:
+    if not text:
+        return None
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def conversation_of(thread_id: str) -> str:
+    return thread_id.rsplit("-", 1)[0]
+
+
+def archives() -> dict[str, list[dict[str, Any]]]:
+    """Threads per conversation id, in file order."""
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for thread in load_jsonl(LONGMEM / "conversations.jsonl"):
+        out[conversation_of(thread["id"])].append(thread)
+    return dict(out)
+
+
+# -- building (cached) ------------------------------------------------------------------------------
+
+
+def cache_dir(model_name: str) -> Path:
+    digest = hashlib.sha256((LONGMEM / "conversations.jsonl").read_bytes())
+    digest.update(f"{model_name}|schema {LATEST}|build {BUILD}".encode())
+    return CACHE / f"longmem-{digest.hexdigest()[:16]}"
+
+
+def write_archive(store: Store, threads: Sequence[dict[str, Any]]) -> None:
+    """Every thread of one archive, embedded in one call (the model batches by length)."""
+    ins = [
+        ThreadIn(
+            source="eval",
+            external_id=t["id"],
+            title=t.get("title", ""),
+            created_at=epoch(t.get("created_at")),
+            messages=[
+                MessageIn(m["role"], m["content"], external_id=m["id"], created_at=epoch(m.get("created_at")))
+                for m in t["messages"]
+            ],
+        )
+        for t in threads
+    ]
+    prepared = store.prepare_chunks([m for t in ins for m in t.messages])
+    start = cursor = 0
+    for t in ins:
+        share = None
+        if prepared is not None and prepared.vectors is not None:
+            spans = prepared.spans[start : start + len(t.messages)]
+            n_chunks = sum(len(s) for s in spans)
+            share = PreparedChunks(spans, prepared.vectors[cursor : cursor + n_chunks])
+            start, cursor = start + len(t.messages), cursor + n_chunks
+        store.write_thread(t, prepared=share)
+
+
+def ensure_databases(embedder: Any, *, rebuild: bool = False) -> tuple[Path, bool]:
+    """The cached chat.db per conversation; (folder, built now?). Built in a private folder, then renamed,
+    so two runs at once never see a half-written cache."""
+    final = cache_dir(embedder.name)
+    if final.is_dir() and not rebuild:
+        return final, False
+    tmp = final.with_name(f"{final.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for cid, threads in archives().items():
+        store = Store(tmp / f"{cid}.db", embedder=embedder)
+        try:
+            if store.vector_problem:
+                raise RuntimeError(f"no embedding model: {store.vector_problem}")
+            write_archive(store, threads)
+        finally:
+            store.close()
+    if final.is_dir():
+        shutil.rmtree(final, ignore_errors=True)
+    with contextlib.suppress(OSError):  # another run finished first: its cache is as good as ours
+        tmp.rename(final)
+    if tmp.is_dir():
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final, True
+
+
+# -- the plain BM25 baseline --------------------------------------------------------------------------
+
+
+class PlainBM25:
+    """FTS5 bm25() over one archive's messages with the porter tokenizer: what "plain BM25" means here."""
+
+    def __init__(self, messages: Sequence[dict[str, Any]]) -> None:
+        self.con = sqlite3.connect(":memory:")
+        self.con.execute("CREATE VIRTUAL TABLE t USING fts5(content, tokenize='porter unicode61')")
+        self.ids = [m["id"] for m in messages]
+        self.con.executemany(
+            "INSERT INTO t(rowid, content) VALUES (?, ?)", [(i, m["content"]) for i, m in enumerate(messages)]
+        )
+
+    def search(self, query: str, n: int = DEPTH) -> list[str]:
+        words = WORD.findall(query)
+        if not words:
+            return []
+        expr = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
+        rows = self.con.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?", (expr, n))
+        return [self.ids[int(r[0])] for r in rows]
+
+
+# -- scoring ------------------------------------------------------------------------------------------
+
+
+def scores(ranked: Sequence[str], answers: Sequence[str]) -> dict[str, float]:
+    gold = set(answers)
+    out = {f"recall@{k}": len(set(ranked[:k]) & gold) / len(gold) for k in KS}
+    first = next((i for i, ext in enumerate(ranked, start=1) if ext in gold), None)
+    out["mrr"] = 1.0 / first if first else 0.0
+    return out
+
+
+def mean_scores(rows: Sequence[dict[str, float]]) -> dict[str, float]:
+    keys = [f"recall@{k}" for k in KS] + ["mrr"]
+    return {
+        "n": len(rows),
+        **{k: round(statistics.fmean(r[k] for r in rows), 4) if rows else 0.0 for k in keys},
+    }
+
+
+def summarise(results: Sequence[dict[str, Any]], kinds: Sequence[str]) -> dict[str, Any]:
+    """Per split: overall (answerable questions), per kind, and the no-answer false-hit rates."""
+    out: dict[str, Any] = {}
+    for split in SPLITS:
+        rows = [r for r in results if r["split"] == split]
+        if not rows:
+            continue
+        answerable = [r for r in rows if r["answers"]]
+        none = [r for r in rows if not r["answers"]]
+        overall = {name: mean_scores([r["scores"][name] for r in answerable]) for name in RETRIEVERS}
+        by_kind = {
+            kind: {
+                name: mean_scores([r["scores"][name] for r in answerable if r["kind"] == kind])
+                for name in RETRIEVERS
+            }
+            for kind in kinds
+            if kind != "no-answer" and any(r["kind"] == kind for r in answerable)
+        }
+        by_lang = {
+            lang: {
+                name: mean_scores([r["scores"][name] for r in answerable if r["lang"] == lang])
+                for name in RETRIEVERS
+            }
+            for lang in sorted({r["lang"] for r in answerable})
+        }
+        out[split] = {
+            "questions": len(rows),
+            "overall": overall,
+            "by_kind": by_kind,
+            "by_lang": by_lang,
+            "no_answer": {
+                "n": len(none),
+                "false_hit_rate": round(sum(1 for r in none if r["returned"]["hybrid"]) / len(none), 4)
+                if none
+                else 0.0,
+                "false_hit_rate_by_retriever": {
+                    name: round(sum(1 for r in none if r["returned"][name]) / len(none), 4) if none else 0.0
+                    for name in RETRIEVERS
+                },
+                "answerable_hybrid_recall@10": overall["hybrid"]["recall@10"],
+                "answerable_returning_nothing": round(
+                    sum(1 for r in answerable if not r["returned"]["hybrid"]) / len(answerable), 4
+                )
+                if answerable
+                else 0.0,
+            },
+        }
+    return out
+
+
+# -- the run ------------------------------------------------------------------------------------------
+
+
+def evaluate(folder: Path, embedder: Any, questions: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Run every question against its own archive's database with all four retrievers."""
+    kinds, nofilter = ("message",), Filters()
+    t0 = time.monotonic()
+    # One batch for all queries: all-MiniLM-L6-v2 embeds queries and documents alike (no prompts);
+    # checked against the single-query path below.
+    qvecs = embedder.embed_documents([q["query"] for q in questions])
+    single = embedder.embed_query(questions[0]["query"])
+    assert float(single @ qvecs[0]) > 0.9999, "batch and single query embeddings differ"
+    embed_seconds = time.monotonic() - t0
+    texts = {cid: [m for t in threads for m in t["messages"]] for cid, threads in archives().items()}
+    by_conv: dict[str, list[int]] = defaultdict(list)
+    for i, q in enumerate(questions):
+        by_conv[q["conversation"]].append(i)
+    results: list[dict[str, Any]] = [{} for _ in questions]
+    ms: dict[str, list[float]] = {name: [] for name in RETRIEVERS}
+    for cid, idx in sorted(by_conv.items()):
+        bm25 = PlainBM25(texts[cid])
+        store = Store(folder / f"{cid}.db", embedder=embedder)
+        try:
+            ext = {int(i): str(e) for i, e in store.con.execute("SELECT id, external_id FROM messages")}
+            for i in idx:
+                q, qvec = questions[i], qvecs[i]
+                lists: dict[str, list[str]] = {}
+                t = time.perf_counter()
+                resp = store.search(q["query"], scope="messages", k=10, touch=False, query_vector=qvec)
+                ms["hybrid"].append(1000 * (time.perf_counter() - t))
+                lists["hybrid"] = [ext[r.id] for r in resp.results if r.kind == "message"]
+                t = time.perf_counter()
+                kw = store.keyword_candidates(q["query"], kinds, nofilter, DEPTH)
+                ms["keyword"].append(1000 * (time.perf_counter() - t))
+                lists["keyword"] = [ext[key[1]] for key, _ in kw]
+                t = time.perf_counter()
+                sem = store.semantic_candidates(qvec, kinds, nofilter, DEPTH)
+                ms["vector"].append(1000 * (time.perf_counter() - t))
+                lists["vector"] = [ext[key[1]] for key, _, _ in sem]
+                t = time.perf_counter()
+                lists["bm25"] = bm25.search(q["query"])
+                ms["bm25"].append(1000 * (time.perf_counter() - t))
+                results[i] = {
+                    "id": q["id"],
+                    "kind": q["kind"],
+                    "split": q["split"],
+                    "lang": q.get("lang", "en"),
+                    "answers": q["answers"],
+                    "scores": {name: scores(lists[name], q["answers"]) for name in RETRIEVERS}
+                    if q["answers"]
+                    else {},
+                    "returned": {name: bool(lists[name]) for name in RETRIEVERS},
+                    "top": {name: lists[name][:10] for name in RETRIEVERS},
+                }
+        finally:
+            store.close()
+    return {
+        "results": results,
+        "query_embedding_ms_each": round(1000 * embed_seconds / len(questions), 2),
+        "latency_ms_median": {name: round(statistics.median(v), 2) for name, v in ms.items() if v},
+        "eval_seconds": round(time.monotonic() - t0, 1),
+    }
+
+
+def run(*, split: str = "both", rebuild: bool = False, per_question: bool = False) -> dict[str, Any]:
+    """The whole longmem report (see the module docstring)."""
+    from embeddings import SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder()
+    embedder.load()
+    t0 = time.monotonic()
+    folder, built = ensure_databases(embedder, rebuild=rebuild)
+    build_seconds = time.monotonic() - t0
+    questions = load_jsonl(LONGMEM / "questions.jsonl")
+    if split != "both":
+        questions = [q for q in questions if q["split"] == split]
+    kinds = list(dict.fromkeys(q["kind"] for q in questions))
+    run_ = evaluate(folder, embedder, questions)
+    threads = load_jsonl(LONGMEM / "conversations.jsonl")
+    report: dict[str, Any] = {
+        "set": "longmem",
+        "dataset": {
+            "conversations": len({conversation_of(t["id"]) for t in threads}),
+            "sessions": len(threads),
+            "turns": sum(len(t["messages"]) for t in threads),
+            "questions": len(questions),
+            "cache": folder.name,
+        },
+        "model": embedder.name,
+        "split": split,
+        "splits": summarise(run_["results"], kinds),
+        "query_embedding_ms_each": run_["query_embedding_ms_each"],
+        "latency_ms_median": run_["latency_ms_median"],
+        "build_seconds": round(build_seconds, 1),
+        "built_databases": built,
+        "eval_seconds": run_["eval_seconds"],
+    }
+    if per_question:
+        report["per_question"] = run_["results"]
+    report["summary"] = summary_line(report)
+    return report
+
+
+def summary_line(report: dict[str, Any]) -> str:
+    parts = []
+    for split, s in report["splits"].items():
+        o = s["overall"]
+        recall = " ".join(f"{name} {o[name]['recall@10']:.3f}" for name in RETRIEVERS)
+        parts.append(f"{split}: R@10 {recall} | no-answer false hits {s['no_answer']['false_hit_rate']:.2f}")
+    return " || ".join(parts)

@@ -1,0 +1,192 @@
+"""Claude Code session transcripts: `~/.claude/projects/<project>/<session>.jsonl`, one thread per session.
+
+Each line is one event: `user` and `assistant` lines carry an API message (`message.content` is a string
+or a list of blocks: text, thinking, tool_use, tool_result, image), `summary` lines a title Claude Code
+wrote for the session, and other types (`system`, `file-history-snapshot`, ...) bookkeeping. Lines link
+by `uuid`/`parentUuid`; an assistant answer is split over several lines (one per content block).
+
+What is kept: the person's prompts and the assistant's text, each line its own message keyed by its
+`uuid`. Tool calls (tool_use) and their results (tool_result, sent back as `user` lines) are condensed
+into run messages (store.importing.formats.agent_session says how and why). Skipped: thinking blocks
+(the model's scratch work, often longer than the answer), `isMeta` lines and slash-command plumbing
+(`<command-name>`, `<local-command-stdout>`), compaction summaries (they restate what the thread already
+holds), and sidechains: `isSidechain` lines are a sub-agent's own conversation (the Task tool); the
+main thread keeps the Task call and the sub-agent's answer comes back as its result, so sub-agent files
+(`<session>/subagents/agent-*.jsonl`) add no thread.
+
+Project path (`cwd`), git branch and Claude Code version go into the thread's metadata. The title is the
+session's `summary` line, else the first prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from store.importing.formats._common import (
+    ImportProblem,
+    Item,
+    clean_text,
+    describe,
+    parse_ts,
+    title_or_fallback,
+)
+from store.importing.formats.agent_session import TranscriptBuilder
+from store.importing.formats.lines import read_lines, session_id_from_name, short
+from store.records import ThreadIn
+
+SOURCE = "claude-code"
+_LINE_TYPES = ("user", "assistant", "system", "queue-operation", "progress")
+_PLUMBING = (
+    "<command-name>",
+    "<command-message>",
+    "<local-command-",
+    "<command-args>",
+    "Caveat: The messages below",
+)
+# The field of a tool's input that says best what it did (else the whole input, shortened).
+_KEY_INPUT = ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt")
+
+
+def looks_like(obj: Any) -> bool:
+    """Whether one JSON line is a Claude Code transcript line."""
+    if not isinstance(obj, dict):
+        return False
+    if obj.get("type") == "summary" and "leafUuid" in obj:
+        return True
+    if obj.get("type") == "file-history-snapshot" and "messageId" in obj:
+        return True
+    return obj.get("type") in _LINE_TYPES and ("sessionId" in obj or "parentUuid" in obj)
+
+
+def read(path: Path) -> Iterator[Item]:
+    """The session in one transcript file, read whole (read_session reads from an offset)."""
+    items, _ = read_session(path)
+    yield from items
+
+
+def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
+    """The thread (new lines only when `start` > 0) and problems, and the offset to start from next time.
+
+    A read from an offset gives the thread an empty title unless it meets a summary line: the stored
+    title stays.
+    """
+    try:
+        lines = read_lines(path, start)
+    except OSError as exc:
+        return [ImportProblem(str(path), None, describe(exc))], start
+    session = session_id_from_name(path)
+    if start == 0 and lines.rows and not isinstance(lines.rows[0][1], dict):
+        return [
+            ImportProblem(
+                str(path), None, "not a Claude Code session transcript (its first line is not JSON)"
+            )
+        ], 0
+    out: list[Item] = []
+    b = TranscriptBuilder()
+    meta: dict[str, Any] = {}
+    summary: str | None = None
+    for offset, obj, error in lines.rows:
+        if error or not isinstance(obj, dict):
+            out.append(
+                ImportProblem(str(path), session, f"byte {offset}: {error or 'line is not an object'}")
+            )
+            continue
+        try:
+            kind = obj.get("type")
+            if kind == "summary":
+                if summary is None and isinstance(obj.get("summary"), str) and obj["summary"].strip():
+                    summary = obj["summary"]
+                continue
+            if kind not in ("user", "assistant") or obj.get("isSidechain") is True:
+                continue
+            if not meta:
+                meta = _thread_meta(obj)
+            _line(b, obj, f"line@{offset}")
+        except Exception as exc:  # one odd line must not lose the session
+            out.append(ImportProblem(str(path), session, f"byte {offset}: {describe(exc)}"))
+    messages = b.messages
+    models = [m.metadata["model"] for m in messages if "model" in m.metadata]
+    if models:
+        meta["model"] = models[0]  # the session's model; a message keeps its own only when it differs
+        for m in messages:
+            if m.metadata.get("model") == models[0]:
+                del m.metadata["model"]
+    if messages:
+        title = summary if summary is not None else ("" if start else None)
+        out.insert(
+            0,
+            ThreadIn(
+                source=SOURCE,
+                external_id=session,
+                title=title_or_fallback(title, messages) if title != "" else "",
+                messages=messages,
+                created_at=messages[0].created_at,
+                updated_at=messages[-1].created_at,
+                metadata=meta,
+            ),
+        )
+    return out, lines.end
+
+
+def _thread_meta(obj: dict[str, Any]) -> dict[str, Any]:
+    meta: dict[str, Any] = {"agent": "claude-code"}
+    for key, out in (("cwd", "project"), ("gitBranch", "git_branch"), ("version", "agent_version")):
+        if isinstance(obj.get(key), str) and obj[key]:
+            meta[out] = obj[key]
+    return meta
+
+
+def _line(b: TranscriptBuilder, obj: dict[str, Any], fallback_id: str) -> None:
+    msg = obj.get("message")
+    if not isinstance(msg, dict) or obj.get("isMeta") is True or obj.get("isCompactSummary") is True:
+        return
+    ext = str(obj["uuid"]) if isinstance(obj.get("uuid"), str) and obj["uuid"] else fallback_id
+    when = parse_ts(obj.get("timestamp"))
+    role = "assistant" if obj["type"] == "assistant" else "user"
+    content = msg.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    if not isinstance(blocks, list):
+        return
+    texts: list[str] = []
+    calls: list[tuple[str, dict[str, Any]]] = []
+    images = 0
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype == "text" and isinstance(block.get("text"), str):
+            text = block["text"]
+            if role == "user" and text.lstrip().startswith(_PLUMBING):
+                continue
+            texts.append(text)
+        elif btype == "tool_use":
+            call: dict[str, Any] = {
+                "name": str(block.get("name") or "tool"),
+                "input": _input(block.get("input")),
+            }
+            calls.append((str(block.get("id") or ""), call))
+        elif btype == "tool_result":
+            b.result(block.get("tool_use_id"), block.get("is_error") is True)
+        elif btype in ("image", "document"):
+            images += 1
+    text = clean_text("\n\n".join(t for t in texts if t.strip()))
+    if text or images:
+        meta: dict[str, Any] = {}
+        if role == "assistant" and isinstance(msg.get("model"), str) and not msg["model"].startswith("<"):
+            meta["model"] = msg["model"]  # dropped below when it is the session's model
+        if images:
+            meta["attachments"] = [f"{images} image{'s' if images > 1 else ''}"]
+            text = text or "[image]"
+        b.say(role, text, ext, when, meta, calls)
+    elif calls:
+        b.call(ext, when, calls)
+
+
+def _input(value: Any) -> str:
+    if isinstance(value, dict):
+        for key in _KEY_INPUT:
+            if isinstance(value.get(key), str) and value[key].strip():
+                return short(value[key])
+    return short(value)

@@ -1,0 +1,194 @@
+"""Crash safety for the writers test_crash.py does not cover (issue 20, part 1): `embed`, `summarize
+--all`, `trash purge` and a schema migration, each killed with SIGKILL at seeded progress points (a row
+count reached in chat.db, never a wall-clock moment), then checked like every crash test (integrity,
+indexes paired with canonical rows, history replaying to the rows) and run to the end, which must reach
+exactly the expected state. CI kills each a few times; the soak run (`make soak`) many more.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from embeddings import FakeEmbedder
+from store import Store
+from store.importing.pipeline import import_paths
+from store.migrations import LATEST
+from tests.reliability.reliability_helpers import (
+    Zygote,
+    conversation_texts,
+    database_problems,
+    history_problems,
+    no_embed_config,
+    write_generic,
+)
+
+SEED = int(os.environ.get("MEMAPP_CRASH_SEED", "8008"))
+FIXTURE_V1 = Path(__file__).resolve().parents[1] / "fixtures" / "chat-v1.db"
+
+pytestmark = [pytest.mark.soak, pytest.mark.serial]
+
+
+def _check(db: Path) -> Store:
+    store = Store(db, embedder=None)
+    problems = database_problems(store) + history_problems(store)
+    if problems:
+        store.close()
+        raise AssertionError("\n".join(problems[:20]))
+    return store
+
+
+def _count(db: Path, sql: str) -> int:
+    with Store(db, embedder=None) as s:
+        return int(str(s.con.execute(sql).fetchall()[0][0]))
+
+
+def _kill_series(
+    tmp: Path,
+    db: Path,
+    args: list[str],
+    progress_sql: str,
+    total: int,
+    kills: int,
+    *,
+    fake_embedder: bool,
+    seed: int,
+) -> int:
+    """Kill `args` `kills` times, each once `progress_sql` has grown by a random share of what is left;
+    check the database after each kill. Returns how many kills landed while the command was running."""
+    rng = random.Random(seed)
+    landed = 0
+    with Zygote(tmp) as zygote:
+        for _ in range(kills):
+            done = _count(db, progress_sql)
+            target = min(total, done + 1 + int(rng.uniform(0.0, 1.5) * max(1, total - done) / 2))
+            job = zygote.run(args, fake_embedder=fake_embedder)
+            if job.kill_when(db, progress_sql, target, extra=rng.uniform(0.0, 0.01)):
+                landed += 1
+            else:
+                assert job.poll() == 0, job.stderr()
+            _check(db).close()
+        finish = zygote.run(args, fake_embedder=fake_embedder, tag="finish")
+        assert finish.wait() == 0, finish.stderr()
+    return landed
+
+
+def _imported(tmp: Path, n_threads: int, per_thread: int, *, embed: bool) -> tuple[Path, int]:
+    spec = conversation_texts(SEED, n_threads, per_thread)
+    export = write_generic(tmp / "conversations.json", spec)
+    db = tmp / "chat.db"
+    with Store(db, embedder=FakeEmbedder() if embed else None) as store:
+        assert import_paths(store, [export], embed=embed, summarize=False).ok
+    return db, spec.messages
+
+
+def _count_kills(figures: dict[str, int], what: str, n: int) -> None:
+    figures[f"kills survived ({what})"] = figures.get(f"kills survived ({what})", 0) + n
+
+
+def test_embed_killed_then_completes(tmp_path: Path, soak: bool, figures: dict[str, int]) -> None:
+    n_threads, per = (60, 30) if soak else (20, 20)
+    db, total = _imported(tmp_path, n_threads, per, embed=False)
+    landed = _kill_series(
+        tmp_path,
+        db,
+        ["--db", str(db), "embed"],
+        "SELECT count(DISTINCT message_id) FROM message_chunks",
+        total,
+        12 if soak else 4,
+        fake_embedder=True,
+        seed=SEED + 1,
+    )
+    assert landed >= 1
+    _count_kills(figures, "embed", landed)
+    with _check(db) as store:
+        missing = store.con.execute(
+            "SELECT count(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
+        ).fetchall()[0][0]
+        assert missing == 0 and store.stats()["messages"] == total
+
+
+def test_summarize_all_killed_then_completes(tmp_path: Path, soak: bool, figures: dict[str, int]) -> None:
+    n_threads = 40 if soak else 14
+    db, _ = _imported(tmp_path, n_threads, 35, embed=False)
+    args = ["--db", str(db), "--config", str(no_embed_config(tmp_path)), "summarize", "--all"]
+    landed = _kill_series(
+        tmp_path,
+        db,
+        args,
+        "SELECT count(*) FROM thread_summaries",
+        n_threads,
+        10 if soak else 4,
+        fake_embedder=False,
+        seed=SEED + 2,
+    )
+    _count_kills(figures, "summarize --all", landed)
+    with _check(db) as store:
+        assert store.con.execute("SELECT count(*) FROM thread_summaries").fetchall()[0][0] == n_threads
+        # every summary was recorded with its compression history, none twice for the same state
+        assert (
+            store.con.execute(
+                "SELECT count(*) FROM thread_summaries s WHERE NOT EXISTS "
+                "(SELECT 1 FROM compression_history h WHERE h.thread_id = s.thread_id)"
+            ).fetchall()[0][0]
+            == 0
+        )
+
+
+def test_trash_purge_killed_is_all_or_nothing(tmp_path: Path, soak: bool, figures: dict[str, int]) -> None:
+    db = tmp_path / "chat.db"
+    n = 400 if soak else 120
+    with Store(db, embedder=None) as store:
+        ids = [
+            store.add_memory(f"note number {i} about topic {i * 7 % 13}", "fact").memory.id for i in range(n)
+        ]
+        for i in ids:
+            store.delete_memory(i)
+        with store.con:  # in the trash for a year: all past the retention
+            store.con.execute("UPDATE long_term_memories SET deleted_at = deleted_at - 365 * 86400")
+    rng = random.Random(SEED + 3)
+    with Zygote(tmp_path) as zygote:
+        for _ in range(8 if soak else 3):
+            job = zygote.run(["--db", str(db), "--config", str(no_embed_config(tmp_path)), "trash", "purge"])
+            _count_kills(
+                figures, "trash purge", int(job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.05)))
+            )
+            with _check(db) as store:
+                left = store.con.execute("SELECT count(*) FROM long_term_memories").fetchall()[0][0]
+                assert left in (0, n)  # one transaction: all purged or none
+                if left == 0:
+                    break
+        else:
+            assert (
+                zygote.run(
+                    ["--db", str(db), "--config", str(no_embed_config(tmp_path)), "trash", "purge"]
+                ).wait()
+                == 0
+            )
+    with _check(db) as store:
+        assert store.con.execute("SELECT count(*) FROM long_term_memories").fetchall()[0][0] == 0
+        assert store.con.execute("SELECT count(*) FROM fts_memories").fetchall()[0][0] == 0
+
+
+def test_migration_killed_leaves_either_version_and_then_completes(
+    tmp_path: Path, soak: bool, figures: dict[str, int]
+) -> None:
+    rng = random.Random(SEED + 4)
+    for n in range(10 if soak else 3):
+        db = tmp_path / f"v1-{n}.db"
+        shutil.copyfile(FIXTURE_V1, db)
+        with Zygote(tmp_path) as zygote:
+            job = zygote.run(["--db", str(db), "--config", str(no_embed_config(tmp_path)), "stats", "--json"])
+            _count_kills(
+                figures,
+                "schema migration",
+                int(job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.03))),
+            )
+        with Store(db, embedder=None) as store:  # opening finishes the migration (v1 history predates replay)
+            assert database_problems(store) == []
+            assert store.schema_version() == LATEST
+            assert store.con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
