@@ -192,6 +192,10 @@ def _m003_import_files(con: apsw.Connection) -> None:
             imported_at REAL NOT NULL
         );
         CREATE INDEX import_files_thread ON import_files(thread_id);
+        """
+    )
+
+
 def _m004_thread_archive(con: apsw.Connection) -> None:
     """Archived threads: hidden from the thread lists and from search unless asked for, but kept whole
     (messages, summary, vectors), so unarchiving is instant. NULL = not archived."""

@@ -1,7 +1,7 @@
 """`memapp mcp` as a client meets it: time to `initialize`, the first `search_memory` (the embedding model
 loads then), a warm one, and `get_profile` (first and warm); prints JSON.
 
-    .venv/bin/python bench/mcp.py [--runs 3]
+    .venv/bin/python bench/mcp_startup.py [--runs 3]
 
 Each run spawns the server over stdio exactly as Claude Desktop would (`memapp --db chat.db mcp`) on a
 chat.db of 300 memories embedded with the real model (built once under bench/.data/). Beside it, measured
@@ -26,10 +26,6 @@ import time
 from pathlib import Path
 
 from _common import ROOT, data_file, emit
-
-# This file is named like the SDK: drop its folder from the path so `import mcp` finds the SDK.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
 MEMAPP = str(Path(sys.executable).with_name("memapp"))
 BUILD = 1  # bump when the database below changes
