@@ -352,6 +352,7 @@ def _cold_rows(c: dict[str, Any]) -> list[list[str]]:
                 "-",
             ]
         )
+    return rows
 
 
 def _longmem_rows(q: dict[str, Any]) -> list[list[str]]:
