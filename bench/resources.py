@@ -133,7 +133,7 @@ async def _mcp_calls(tmp: Path, calls: int) -> dict[str, Any]:
         for i in range(calls):
             name, args = plan[i % len(plan)]
             result = await session.call_tool(name, args(i))
-            errors += bool(result.isError)
+            errors += bool(result.is_error)
             if i + 1 in (100, calls):
                 marks[str(i + 1)] = dict(zip(("rss_mib", "open_fds"), _proc(server), strict=True))
         return {"calls": calls, "tool_errors": errors, "after": marks}

@@ -176,7 +176,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("agent", choices=HOOK_AGENTS, help="which agent runs the hook")
     p.add_argument("--no-embed", action="store_true", help="write no vectors now (`memapp embed` adds them)")
     p.add_argument("--json", action="store_true", help="print the import report as JSON")
-    p.set_defaults(handler=cmd_hook)
+    p.set_defaults(handler=cmd_hook, creates=True)
 
     w = sub.add_parser(
         "watch",
@@ -196,4 +196,4 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--debounce", type=float, default=1.0, metavar="S", help="quiet seconds before importing (default 1)"
     )
     w.add_argument("--no-embed", action="store_true", help="write no vectors now (`memapp embed` adds them)")
-    w.set_defaults(handler=cmd_watch)
+    w.set_defaults(handler=cmd_watch, creates=True)

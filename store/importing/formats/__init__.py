@@ -148,7 +148,7 @@ def sniff_session(path: Path) -> str | None:
             continue
         try:
             obj = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: a line nested deeper than Python recurses
             return None  # a half line at the end of the head, or not JSON Lines
         if claude_code.looks_like(obj):
             return "claude-code"

@@ -403,7 +403,7 @@ def _canvas(content: dict[str, Any]) -> tuple[str, str] | None:
     raw, _ = _text_and_assets(content)
     try:
         doc = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if isinstance(doc, dict) and isinstance(doc.get("content"), str) and doc["content"].strip():
         return str(doc.get("name") or "canvas"), doc["content"]

@@ -183,7 +183,7 @@ def _call(p: dict[str, Any]) -> dict[str, Any]:
     if isinstance(raw, str):
         try:
             args = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past Python's recursion limit
             args = raw
     if isinstance(args, dict):
         command = args.get("command") or args.get("cmd")
@@ -200,7 +200,7 @@ def _failed(output: Any) -> bool:
     if isinstance(output, str):
         try:
             output = json.loads(output)
-        except ValueError:
+        except (ValueError, RecursionError):
             return False
     if isinstance(output, dict):
         meta = output.get("metadata")

@@ -343,7 +343,7 @@ def _json(payload: Any) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):
         return {"raw": payload}
     return value if isinstance(value, dict) else {"value": value}
 
