@@ -7,7 +7,7 @@ from the installed model directory (nothing is downloaded), with torch, in a *se
 has torch in it. It is made once, on first use or by `memapp embed --prepare`, and kept in the user
 cache dir under a name carrying the source model's content hash: a changed or different model gets its
 own file, and a stale one is never used. The file is written to a temporary name and renamed into
-place (a crash leaves no half file under the real name), mode 0600.
+place (a crash leaves no half file under the real name), mode 0600, in folders made 0700.
 
 Hashing 90 MB of weights costs a fifth of a second, too much for every cold `memapp search`: the
 content hash is remembered in a small stamp file keyed by the files' (name, size, mtime), so a cold
@@ -103,8 +103,22 @@ def onnx_path(model_dir: Path) -> Path:
     return cache_dir() / f"{slug}-{model_hash(model_dir)[:16]}-opset{OPSET}.onnx"
 
 
+def private_dir(path: Path) -> None:
+    """mkdir -p where every folder created here is 0700 whatever the umask (the cache sits beside the
+    user's conversations; store.files does the same for memapp's other folders)."""
+    missing = []
+    p = path
+    while not p.exists():
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            d.mkdir(mode=0o700)
+        os.chmod(d, 0o700)
+
+
 def _write_atomic(dest: Path, data: bytes) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(dest.parent)
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fp:
@@ -166,7 +180,7 @@ def export(model_dir: Path, dest: Path) -> None:
             return out[0]
 
     ids = torch.ones((2, 16), dtype=torch.long)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(dest.parent)
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
     os.close(fd)
     try:

@@ -111,6 +111,8 @@ def test_model_hash_follows_the_weights_and_is_remembered(
         p.read_text() for p in (tmp_path / "cache" / "onnx" / "stamps").iterdir()
     }
     assert model_hash(model) == first
+    for folder in ("cache", "cache/onnx", "cache/onnx/stamps"):  # made private, whatever the umask
+        assert stat.S_IMODE((tmp_path / folder).stat().st_mode) == 0o700, folder
     (model / "model.safetensors").write_bytes(b"weights-22")  # other weights (other size): other hash
     second = model_hash(model)
     assert second != first
