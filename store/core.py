@@ -52,7 +52,7 @@ class StoreCore:
         self.path = Path(path)
         self.config = config or Config()
         self._local = threading.local()
-        self._all: list[apsw.Connection] = []
+        self._all: list[tuple[threading.Thread, apsw.Connection]] = []
         self._all_lock = threading.Lock()
         self._create = create
         self.tokens = tokens or TokenCounter(
@@ -100,7 +100,8 @@ class StoreCore:
             self._local.con = con
             self._local.vectors = VectorIndex(con)
             with self._all_lock:
-                self._all.append(con)
+                self._close_finished_threads()
+                self._all.append((threading.current_thread(), con))
         return con
 
     def code_table(self, name: str) -> CodeTable | None:
@@ -132,6 +133,19 @@ class StoreCore:
         """Bytes held by the in-memory vector copies (0 when none is loaded)."""
         return sum(t.nbytes for t in self._code_tables.values())
 
+    def _close_finished_threads(self) -> None:
+        """Close the connections of threads that have ended (the TUI runs each worker in a thread of its
+        own: without this, every search or import left a connection, and its file handles, open until
+        the app quit). A finished thread cannot be using its connection any more."""
+        alive = []
+        for thread, con in self._all:
+            if thread.is_alive():
+                alive.append((thread, con))
+            else:
+                with contextlib.suppress(apsw.Error):
+                    con.close()
+        self._all = alive
+
     @property
     def vectors(self) -> VectorIndex:
         """The vector tables as seen from this thread's connection (their layout read once per write)."""
@@ -141,7 +155,7 @@ class StoreCore:
 
     def close(self) -> None:
         with self._all_lock:
-            for con in self._all:
+            for _, con in self._all:
                 with contextlib.suppress(apsw.Error):  # closing is best effort
                     con.close()
             self._all.clear()

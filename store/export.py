@@ -342,7 +342,11 @@ def markdown_files(
             for m in mems:
                 pin = "📌 " if m.pinned else ""
                 flat = " ".join(m.content.split())
-                lines.append(f"- {pin}{flat} _(importance {m.importance}, used {m.access_count}×, #{m.id})_")
+                gone = f", superseded by #{m.superseded_by}" if m.valid_until is not None else ""
+                flat = f"~~{flat}~~" if gone else flat
+                lines.append(
+                    f"- {pin}{flat} _(importance {m.importance}, used {m.access_count}×, #{m.id}{gone})_"
+                )
             lines += [] if mems else ["_none_"]
             lines.append("")
         yield "memories.md", "\n".join(lines)

@@ -1,10 +1,14 @@
 """Long-term memories: add (with near-duplicate merge), edit, pin, trash, restore, purge, access counts.
 
 Rules (SPEC "Long-term memories", "Nothing is lost silently"):
-- Adding text that is a near-duplicate (cosine >= memory.merge_threshold, same category) of an active
-  memory merges into it: importance becomes the max, the newest wording is kept, a `merge` event records
-  old and new. A pinned or hand-edited memory is never changed automatically: DuplicateMemoryError asks
-  the caller to decide (the CLI's `--force`, the TUI's dialog).
+- Adding text is classified against its nearest current memories (store.truth.classify, any category):
+  a duplicate or paraphrase in the same category (cosine >= memory.merge_threshold, or a paraphrase with
+  nothing that differs: no negation, antonym, number, date or name) merges into it: importance becomes
+  the max, the newest wording is kept, a `merge` event records old and new. A reversal or update is
+  never merged: the new memory is added and supersedes the old one (store.truth.timeline); what the
+  classifier is unsure about goes to the conflicts queue. A pinned or hand-edited memory is never changed
+  automatically: DuplicateMemoryError asks the caller to decide (the CLI's `--force`, the TUI's dialog),
+  and a supersede of one is queued for review instead.
 - Every change writes `memory_history` with old and new values, in the same transaction as the row, its
   FTS row and its vector.
 - Delete moves to the trash (deleted_at); restore brings back the same row, counts and vector untouched.
@@ -17,19 +21,29 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from store.core import StoreCore
+import numpy as np
+
 from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError, PinnedMemoryError
 from store.records import CATEGORIES, HistoryEvent, Memory, json_dumps, json_loads, now
 from store.text import fts_delete, fts_put, unpaired_surrogate
+from store.truth.classify import DEFAULT, Plan
+from store.truth.timeline import TimelineMixin
 
 MEMORY_COLUMNS = (
     "id, category, content, importance, access_count, last_accessed, pinned, user_edited, origin, "
-    "source_thread_id, token_count, created_at, updated_at, deleted_at"
+    "source_thread_id, token_count, created_at, updated_at, deleted_at, valid_from, valid_until, superseded_by, "
+    "source_message_id, source_note"
 )
 _WS = re.compile(r"\s+")
+MEMORY_STATES = {
+    "current": "valid_until IS NULL",
+    "superseded": "valid_until IS NOT NULL",
+    "conflicts": "id IN (SELECT new_id FROM memory_conflicts WHERE status = 'open' "
+    "UNION SELECT old_id FROM memory_conflicts WHERE status = 'open')",
+}
 ORDERS = {
     "list": "pinned DESC, category, importance DESC, updated_at DESC, id",
     "standing": "pinned DESC, importance DESC, access_count DESC, updated_at DESC, id",
@@ -56,6 +70,11 @@ def memory_from_row(row: Sequence[Any]) -> Memory:
         created_at=row[11],
         updated_at=row[12],
         deleted_at=row[13],
+        valid_from=row[14],
+        valid_until=row[15],
+        superseded_by=row[16],
+        source_message_id=row[17],
+        source_note=row[18],
     )
 
 
@@ -81,9 +100,11 @@ class AddResult:
     memory: Memory
     action: str  # "added" | "merged" | "exists"
     similarity: float | None = None
+    superseded: tuple[int, ...] = ()  # memories the new one replaced (store.truth)
+    conflicts: tuple[int, ...] = ()  # conflicts opened for review
 
 
-class MemoriesMixin(StoreCore):
+class MemoriesMixin(TimelineMixin):
     # -- reads ---------------------------------------------------------------------------------------
 
     def get_memory(self, memory_id: int) -> Memory:
@@ -101,14 +122,21 @@ class MemoriesMixin(StoreCore):
         pinned: bool | None = None,
         trash: bool = False,
         text: str | None = None,
+        state: str | None = None,
         limit: int = 1000,
         offset: int = 0,
         order: str = "list",
     ) -> list[Memory]:
         """Active memories (or the trash), pinned first, then by category and importance; `order="standing"`:
-        pinned first, then by importance and use across categories (what a profile picks first)."""
+        pinned first, then by importance and use across categories (what a profile picks first). `state`:
+        "current" (not superseded), "superseded", or "conflicts" (in an open conflict)."""
         where = ["deleted_at IS NOT NULL" if trash else "deleted_at IS NULL"]
         args: list[Any] = []
+        if state is not None:
+            clause = MEMORY_STATES.get(state)
+            if clause is None:
+                raise InvalidInputError(f"unknown state {state!r}: use one of {', '.join(MEMORY_STATES)}")
+            where.append(clause)
         if category is not None:
             validate(category=category)
             where.append("category = ?")
@@ -167,6 +195,34 @@ class MemoriesMixin(StoreCore):
             ),
         )
 
+    def record_history(
+        self,
+        memory_id: int,
+        event: str,
+        old: dict[str, Any] | None,
+        new: dict[str, Any] | None,
+        at: float | None = None,
+    ) -> None:
+        """A history row, for modules outside this mixin that change a memory (store.truth.conflicts)."""
+        self._history(memory_id, event, old, new, at)
+
+    def reindex_memory(self, memory_id: int, vector_from: int | None = None) -> None:
+        """After a direct content change: FTS row again, and the vector of `vector_from` (a memory with the
+        same text), or none (`memapp embed` redoes it)."""
+        m = self.get_memory(memory_id)
+        fts_put(self.con, "fts_memories", memory_id, m.content)
+        row = (
+            self.con.execute(
+                "SELECT embedding FROM vec_memories WHERE memory_id = ?", (vector_from,)
+            ).fetchone()
+            if vector_from is not None and self.vectors.tables_exist()
+            else None
+        )
+        if row is None:
+            self.vectors.delete_memory(memory_id)
+        else:
+            self._put_vector(m, np.frombuffer(row[0], dtype=np.float32).copy())
+
     def _put_vector(self, memory: Memory, vec: Any) -> None:
         if vec is None:
             return
@@ -184,11 +240,14 @@ class MemoriesMixin(StoreCore):
         pinned: bool = False,
         origin: str = "manual",
         source_thread_id: int | None = None,
+        source_message_id: int | None = None,
+        source_note: str | None = None,
         force: bool = False,
         created_at: float | None = None,
         embed: bool = True,
     ) -> AddResult:
-        """Add a memory, or merge it into a near-duplicate. `force` adds even next to a protected one.
+        """Add a memory, or merge it into a paraphrase of itself; supersede what it replaces, queue what
+        is unsure (store.truth). `force` adds even next to a protected near-duplicate.
 
         `embed=False` (imports with --no-embed) skips the model: only exact repeats are detected, and
         `memapp embed` adds the vector later."""
@@ -214,28 +273,29 @@ class MemoriesMixin(StoreCore):
             same = None if force else self.con.execute(same_sql, (digest, category)).fetchone()
             if same is not None:
                 return AddResult(memory_from_row(same), "exists", 1.0)
-            if vec0 is not None and not force:
-                nearest = self.vectors.knn_memories(vec0, 1, category=category)
-                if nearest and nearest[0][1] >= self.config.memory.merge_threshold:
-                    existing = self.get_memory(nearest[0][0])
-                    if existing.pinned or existing.user_edited:
-                        why = "pinned" if existing.pinned else "edited by hand"
-                        raise DuplicateMemoryError(
-                            f"near-duplicate of memory {existing.id} ({why}, similarity {nearest[0][1]:.2f}); "
-                            "it is not changed automatically: edit it, or add anyway with --force",
-                            existing.id,
-                            nearest[0][1],
-                        )
-                    merged = self._merge_into(existing, content, digest, importance, pinned, vec0)
-                    return AddResult(merged, "merged", nearest[0][1])
+            p = self.plan_memory(content, category, vec0, force=force)
+            if p.merge_into is not None:
+                n, v = p.merge_into
+                existing = self.get_memory(n.id)
+                if existing.pinned or existing.user_edited:
+                    why = "pinned" if existing.pinned else "edited by hand"
+                    raise DuplicateMemoryError(
+                        f"near-duplicate of memory {existing.id} ({why}, similarity {v.similarity:.2f}); "
+                        "it is not changed automatically: edit it, or add anyway with --force",
+                        existing.id,
+                        v.similarity,
+                    )
+                merged = self._merge_into(existing, content, digest, importance, pinned, vec0)
+                superseded, opened = self.apply_plan(merged, p)
+                return AddResult(merged, "merged", v.similarity, tuple(superseded), tuple(opened))
             t = created_at or now()
             # The id is new even to memory_history: SQLite would reuse a purged memory's id (the largest
             # one), and its history would then read as the new memory's.
             self.con.execute(
                 "INSERT INTO long_term_memories(id, category, content, importance, pinned, origin, source_thread_id, "
-                "content_hash, token_count, created_at, updated_at) VALUES ("
-                "1 + max(coalesce((SELECT max(id) FROM long_term_memories), 0), "
-                "coalesce((SELECT max(memory_id) FROM memory_history), 0)), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "source_message_id, source_note, content_hash, token_count, created_at, updated_at, valid_from) "
+                "VALUES (1 + max(coalesce((SELECT max(id) FROM long_term_memories), 0), "
+                "coalesce((SELECT max(memory_id) FROM memory_history), 0)), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     category,
                     content,
@@ -243,8 +303,11 @@ class MemoriesMixin(StoreCore):
                     int(pinned),
                     origin,
                     source_thread_id,
+                    source_message_id,
+                    source_note,
                     digest,
                     self.tokens.count(content),
+                    t,
                     t,
                     t,
                 ),
@@ -253,7 +316,19 @@ class MemoriesMixin(StoreCore):
             fts_put(self.con, "fts_memories", memory.id, content)
             self._put_vector(memory, vec0)
             self._history(memory.id, "add", None, {**_fields(memory), "origin": origin})
-            return AddResult(memory, "added")
+            superseded, opened = self.apply_plan(memory, p)
+            return AddResult(self.get_memory(memory.id), "added", None, tuple(superseded), tuple(opened))
+
+    def plan_memory(
+        self, content: str, category: str, vec: Any, *, force: bool = False, exclude: int | None = None
+    ) -> Plan:
+        """What adding `content` (embedded as `vec`) would do to its neighbours (store.truth.classify)."""
+        if vec is None:
+            return Plan()
+        thresholds = replace(DEFAULT, duplicate=self.config.memory.merge_threshold)
+        return self.plan_for(
+            content, category, vec, exclude=exclude, allow_merge=not force, thresholds=thresholds
+        )
 
     def _merge_into(
         self, existing: Memory, content: str, digest: str, importance: int, pinned: bool, vec: Any
@@ -345,7 +420,11 @@ class MemoriesMixin(StoreCore):
                 self.vectors.update_memory_meta(memory_id, category=memory.category, deleted=False)
             for event, o, n in events:
                 self._history(memory_id, event, o, n)
-            return memory
+            if vec is not None and new_content is not None and memory.valid_until is None:
+                # The new wording may contradict or repeat another memory: supersede or ask, never merge.
+                p = self.plan_memory(new_content, memory.category, vec[0], force=True, exclude=memory_id)
+                self.apply_plan(memory, p, at=now())
+            return self.get_memory(memory_id)
 
     def pin_memory(self, memory_id: int, pinned: bool = True) -> Memory:
         return self.edit_memory(memory_id, pinned=pinned)

@@ -207,11 +207,69 @@ def _m004_thread_archive(con: apsw.Connection) -> None:
     )
 
 
+def _m005_truth(con: apsw.Connection) -> None:
+    """Keeping memories true (issue 17). A memory is valid from `valid_from` (its creation, or when the
+    fact it states became true) until `valid_until`, when a newer memory (`superseded_by`) replaced it:
+    a superseded memory is kept and searchable, ranked down, and left out of context. Provenance: the
+    message a memory came from (`source_message_id`, beside `source_thread_id`), or, when there is none,
+    where it was imported from (`source_note`). `memory_conflicts` is the review queue for pairs the
+    classifier could not decide (store.truth). The foreign keys are deferred so that a restore, which
+    inserts rows in id order inside one transaction, can point an old memory at a newer one."""
+    con.execute(
+        """
+        ALTER TABLE long_term_memories ADD COLUMN valid_from REAL;
+        ALTER TABLE long_term_memories ADD COLUMN valid_until REAL;
+        ALTER TABLE long_term_memories ADD COLUMN superseded_by INTEGER
+            REFERENCES long_term_memories(id) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED;
+        ALTER TABLE long_term_memories ADD COLUMN source_message_id INTEGER
+            REFERENCES messages(id) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED;
+        ALTER TABLE long_term_memories ADD COLUMN source_note TEXT;
+        UPDATE long_term_memories SET valid_from = created_at;
+        CREATE INDEX memories_superseded ON long_term_memories(superseded_by) WHERE superseded_by IS NOT NULL;
+        CREATE INDEX memories_source_message ON long_term_memories(source_message_id)
+            WHERE source_message_id IS NOT NULL;
+
+        CREATE TABLE memory_conflicts(
+            id INTEGER PRIMARY KEY,
+            new_id INTEGER NOT NULL REFERENCES long_term_memories(id) ON DELETE CASCADE,
+            old_id INTEGER NOT NULL REFERENCES long_term_memories(id) ON DELETE CASCADE,
+            relation TEXT NOT NULL CHECK (relation IN ('reversal', 'update', 'paraphrase', 'unsure')),
+            similarity REAL,
+            reasons TEXT NOT NULL DEFAULT '[]',
+            status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'resolved')),
+            resolution TEXT CHECK (resolution IN ('new', 'old', 'both', 'merge')),
+            created_at REAL NOT NULL,
+            resolved_at REAL,
+            UNIQUE(new_id, old_id)
+        );
+        CREATE INDEX memory_conflicts_status ON memory_conflicts(status, id);
+        CREATE INDEX memory_conflicts_old ON memory_conflicts(old_id);
+
+        CREATE TABLE memory_history_v5(
+            id INTEGER PRIMARY KEY,
+            memory_id INTEGER NOT NULL,
+            event TEXT NOT NULL CHECK (event IN ('add', 'edit', 'merge', 'pin', 'unpin', 'recategorise',
+                'importance', 'delete', 'restore', 'cleanup', 'purge', 'access',
+                'supersede', 'reinstate', 'conflict', 'resolve')),
+            old TEXT,
+            new TEXT,
+            at REAL NOT NULL
+        );
+        INSERT INTO memory_history_v5(id, memory_id, event, old, new, at)
+            SELECT id, memory_id, event, old, new, at FROM memory_history;
+        DROP TABLE memory_history;
+        ALTER TABLE memory_history_v5 RENAME TO memory_history;
+        CREATE INDEX memory_history_memory ON memory_history(memory_id, id);
+        """
+    )
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial", _m001_initial),
     (2, "suggestions", _m002_suggestions),
     (3, "import_files", _m003_import_files),
     (4, "thread_archive", _m004_thread_archive),
+    (5, "truth", _m005_truth),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -61,6 +61,17 @@ class Memory:
     created_at: float
     updated_at: float
     deleted_at: float | None
+    # Time and provenance (migration 5, store.truth): valid until a newer memory superseded it.
+    valid_from: float | None = None
+    valid_until: float | None = None
+    superseded_by: int | None = None
+    source_message_id: int | None = None
+    source_note: str | None = None  # where an imported memory came from when no message is known
+
+    @property
+    def current(self) -> bool:
+        """Not superseded (a memory in the trash is still 'current' here: the trash is a separate state)."""
+        return self.valid_until is None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -77,6 +88,11 @@ class Memory:
             "token_count": self.token_count,
             "origin": self.origin,
             "deleted_at": iso(self.deleted_at),
+            "valid_from": iso(self.valid_from if self.valid_from is not None else self.created_at),
+            "valid_until": iso(self.valid_until),
+            "superseded_by": self.superseded_by,
+            "source_message_id": self.source_message_id,
+            "source_note": self.source_note,
         }
 
 
@@ -208,6 +224,11 @@ class MemoryIn:
     origin: str = "import"
     created_at: float | None = None
     pinned: bool = False
+    # Where it was said, when the export knows (ChatGPT's bio writes): the thread by (source, external id)
+    # and the messages that led to it, nearest first (the importer links the nearest one it stored).
+    thread_source: str | None = None
+    thread_external_id: str | None = None
+    message_external_ids: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

@@ -35,6 +35,7 @@ COMMAND_MODULES = [
     "extract",
     "context",
     "profile",
+    "conflicts",
 ]
 
 

@@ -10,25 +10,35 @@ from app.cli.common import JSON_HELP, Context, UsageError, importance_arg, int_a
 from store import CATEGORIES, Memory
 from store.errors import DuplicateMemoryError
 from store.records import iso
+from store.truth.timeline import Source
 
 MEMORY_ID = int_arg("memory id")
 
 
 def _print_memory_line(m: Memory) -> None:
-    pin = "*" if m.pinned else " "
+    pin = "*" if m.pinned else ("~" if m.valid_until is not None else " ")  # ~: superseded
     print(
         f"{m.id:>6} {pin} {m.category:<10} {m.importance:>2}  {one_line(m.content, 70):<70}  "
         f"used {m.access_count}"
     )
 
 
-def _print_memory(m: Memory) -> None:
-    print(f"memory {m.id}{'  (pinned)' if m.pinned else ''}{'  (in trash)' if m.deleted_at else ''}")
+def _print_memory(m: Memory, source: Source, older: list[Memory], successor: Memory | None) -> None:
+    superseded = "  (superseded)" if m.valid_until is not None else ""
+    print(
+        f"memory {m.id}{'  (pinned)' if m.pinned else ''}{'  (in trash)' if m.deleted_at else ''}{superseded}"
+    )
     print(f"  category:    {m.category}")
     print(f"  importance:  {m.importance}")
     print(f"  accessed:    {m.access_count} times, last {iso(m.last_accessed) or 'never'}")
     print(f"  created:     {iso(m.created_at)}   updated: {iso(m.updated_at)}")
     print(f"  origin:      {m.origin}{'  (edited by hand)' if m.user_edited else ''}")
+    print(f"  source:      {source.describe()}")
+    print(f"  valid:       from {iso(m.valid_from or m.created_at)}  until {iso(m.valid_until) or 'now'}")
+    if successor is not None:
+        print(f"  superseded by memory {successor.id}: {one_line(successor.content, 70)}")
+    for o in older:
+        print(f"  replaces memory {o.id} (until {iso(o.valid_until)}): {one_line(o.content, 60)}")
     print()
     print(m.content)
 
@@ -44,13 +54,23 @@ def cmd_add(ctx: Context) -> int | None:
         )
     except DuplicateMemoryError as exc:
         return report_duplicate(ctx, exc)
-    data = {**res.memory.to_json(), "action": res.action}
+    data = {
+        **res.memory.to_json(),
+        "action": res.action,
+        "superseded": list(res.superseded),
+        "conflicts": list(res.conflicts),
+    }
     if res.similarity is not None:
         data["similarity"] = round(res.similarity, 4)
 
     def human() -> None:
         verb = {"added": "added", "merged": "merged into", "exists": "already stored as"}[res.action]
         print(f"{verb} memory {res.memory.id}")
+        for old in res.superseded:
+            print(f"it supersedes memory {old} (kept, marked as no longer current)")
+        if res.conflicts:
+            ids = ", ".join(str(c) for c in res.conflicts)
+            print(f"needs review: conflict {ids} (memapp conflicts list)")
         if ctx.store.vector_problem:
             print(f"(no vector stored: {ctx.store.vector_problem})")
 
@@ -61,7 +81,7 @@ def cmd_add(ctx: Context) -> int | None:
 def cmd_list(ctx: Context) -> None:
     a = ctx.args
     mems = ctx.store.list_memories(
-        category=a.category, pinned=True if a.pinned else None, trash=a.trash, limit=a.limit
+        category=a.category, pinned=True if a.pinned else None, trash=a.trash, state=a.state, limit=a.limit
     )
 
     def human() -> None:
@@ -74,9 +94,19 @@ def cmd_list(ctx: Context) -> None:
 
 
 def cmd_show(ctx: Context) -> None:
-    m = ctx.store.get_memory(ctx.args.id)
-    history = ctx.store.memory_history(m.id)
-    ctx.emit({**m.to_json(), "history": [h.to_json() for h in history]}, lambda: _print_memory(m))
+    store = ctx.store
+    m = store.get_memory(ctx.args.id)
+    history = store.memory_history(m.id)
+    source = store.memory_source(m)
+    older = [store.get_memory(i) for i in store.superseded_by_memory(m.id)]
+    successor = store.get_memory(m.superseded_by) if m.superseded_by is not None else None
+    data = {
+        **m.to_json(),
+        "source": source.to_json(),
+        "supersedes": [o.id for o in older],
+        "history": [h.to_json() for h in history],
+    }
+    ctx.emit(data, lambda: _print_memory(m, source, older, successor))
 
 
 def cmd_edit(ctx: Context) -> None:
@@ -124,6 +154,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.add_argument("--category", "-c", choices=CATEGORIES)
     ls.add_argument("--pinned", action="store_true", help="only pinned memories")
     ls.add_argument("--trash", action="store_true", help="list the trash instead")
+    ls.add_argument(
+        "--state",
+        choices=("current", "superseded", "conflicts"),
+        help="only current memories, superseded ones (marked ~), or those in an open conflict",
+    )
     ls.add_argument("--limit", type=int, default=1000)
     ls.add_argument("--json", action="store_true", help=JSON_HELP)
     ls.set_defaults(handler=cmd_list)

@@ -16,9 +16,22 @@ from typing import Any
 from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError, fail, one_line
 from store import CATEGORIES, ROLES, Store
 from store.errors import StoreError
-from store.search.engine import SCOPES, Filters, SearchResponse
+from store.records import iso
+from store.search.engine import SCOPES, Filters, SearchResponse, SearchResult
 
-BATCH_KEYS = {"query", "scope", "k", "thread", "category", "role", "since", "until", "pinned", "keyword_only"}
+BATCH_KEYS = {
+    "query",
+    "scope",
+    "k",
+    "thread",
+    "category",
+    "role",
+    "since",
+    "until",
+    "pinned",
+    "keyword_only",
+    "as_of",
+}
 
 
 def parse_date(text: str, *, end: bool = False) -> float:
@@ -65,6 +78,7 @@ def _run(
     pinned: bool | None,
     keyword_only: bool,
     touch: bool,
+    as_of: str | None = None,
     include_archived: bool = False,
     source: str | None = None,
 ) -> SearchResponse:
@@ -77,6 +91,7 @@ def _run(
         since=None if since is None else parse_date(since),
         until=None if until is None else parse_date(until, end=True),
         pinned=pinned,
+        as_of=None if as_of is None else parse_date(as_of, end=True),
         include_archived=include_archived,
         source=source,
     )
@@ -96,6 +111,23 @@ def _print_human(resp: SearchResponse) -> None:
         }[r.kind]
         print(f"{i:>3}. {where}  {'+'.join(r.matched)}  {r.score:.3f}")
         print(f"     {one_line(r.content, 110)}")
+        if r.kind == "memory":
+            print(f"     {memory_source_line(r)}")
+
+
+def memory_source_line(r: SearchResult) -> str:
+    """Where a memory hit came from, and whether a newer memory replaced it (one line)."""
+    if r.source_message_id is not None:
+        src = f"from message {r.source_message_id} in thread {r.thread_id}"
+    elif r.thread_id is not None:
+        src = f"from thread {r.thread_id}"
+    else:
+        src = f"origin: {r.origin}"
+    if r.superseded_by is not None or r.valid_until is not None:
+        until = iso(r.valid_until) or "?"
+        by = f" by memory {r.superseded_by}" if r.superseded_by is not None else ""
+        src += f"  · superseded{by} (valid until {until})"
+    return src
 
 
 def cmd_search(ctx: Context) -> int | None:
@@ -119,6 +151,7 @@ def cmd_search(ctx: Context) -> int | None:
         pinned=True if a.pinned else None,
         keyword_only=a.keyword_only,
         touch=not a.no_touch,
+        as_of=a.as_of,
         include_archived=a.include_archived,
         source=a.source,
     )
@@ -150,7 +183,7 @@ def _batch_one(ctx: Context, item: Any) -> SearchResponse:
     thread = item.get("thread")
     if thread is not None and (isinstance(thread, bool) or not isinstance(thread, int)):
         raise UsageError(f'"thread" must be a thread id, got {thread!r}')
-    for key in ("since", "until", "scope", "category", "role"):
+    for key in ("since", "until", "scope", "category", "role", "as_of"):
         if item.get(key) is not None and not isinstance(item[key], str):
             raise UsageError(f'"{key}" must be a string, got {item[key]!r}')
     if item.get("pinned") is not None and not isinstance(item["pinned"], bool):
@@ -168,6 +201,7 @@ def _batch_one(ctx: Context, item: Any) -> SearchResponse:
         pinned=item.get("pinned"),
         keyword_only=bool(item.get("keyword_only", a.keyword_only)),
         touch=not a.no_touch,
+        as_of=item.get("as_of"),
     )
 
 
@@ -201,6 +235,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--since", metavar="DATE", help="created on or after (YYYY-MM-DD or ISO date-time, UTC)")
     p.add_argument("--until", metavar="DATE", help="created before the end of this day (or before this time)")
     p.add_argument("--pinned", action="store_true", help="only pinned memories")
+    p.add_argument(
+        "--as-of",
+        metavar="DATE",
+        help="what was true then: memories valid at the end of that day (superseded ones included), "
+        "messages written by then",
+    )
     p.add_argument("--source", help="only threads imported from this source (chatgpt, claude, llm, …)")
     p.add_argument(
         "--include-archived", action="store_true", help="also search archived threads (left out by default)"

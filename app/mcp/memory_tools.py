@@ -80,7 +80,9 @@ def search_memory(store: Store, query: Query, category: OptionalCategory = None,
                 source_thread_title=titles.get(m.source_thread_id)
                 if m.source_thread_id is not None
                 else None,
-                source_message_id=messages.get(m.id),
+                source_message_id=m.source_message_id
+                if m.source_message_id is not None
+                else messages.get(m.id),
             )
         )
     return MemorySearch(query=query, mode=resp.mode, notice=resp.notice, results=hits)
@@ -107,6 +109,10 @@ def add_memory(
         "merged": f"Merged into memory {res.memory.id} (similarity {res.similarity or 0:.2f}).",
         "exists": f"Already remembered as memory {res.memory.id}; nothing changed.",
     }[res.action]
+    if res.superseded:  # store.truth: a reversal or update is never merged, it replaces
+        message += f" It supersedes memory {', '.join(map(str, res.superseded))} (kept, no longer current)."
+    if res.conflicts:
+        message += f" It may contradict another memory: conflict {', '.join(map(str, res.conflicts))} (list_conflicts)."
     return _change(res.action, message, res.memory, res.similarity)
 
 

@@ -53,6 +53,10 @@ class MemoryOut(BaseModel):
     origin: str = Field(description="manual, mcp, import, suggestion…: how the memory came to be.")
     source_thread_id: int | None
     in_trash: bool
+    superseded_by: int | None = Field(
+        None, description="A newer memory replaced this one: it is kept, but no longer current."
+    )
+    valid_until: str | None = Field(None, description="When it stopped being current (superseded).")
 
     @classmethod
     def of(cls, m: Memory) -> MemoryOut:
@@ -69,11 +73,15 @@ class MemoryOut(BaseModel):
             origin=m.origin,
             source_thread_id=m.source_thread_id,
             in_trash=m.deleted_at is not None,
+            superseded_by=m.superseded_by,
+            valid_until=iso(m.valid_until),
         )
 
     def line(self) -> str:
         flags = ", pinned" if self.pinned else ""
         flags += ", in trash" if self.in_trash else ""
+        if self.valid_until is not None:
+            flags += f", superseded by memory {self.superseded_by}: no longer current"
         return f"[{self.id}] ({self.category}, importance {self.importance}{flags}) {flat(self.content)}"
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from app.mcp import memory_tools as mem
 from app.mcp import thread_tools as conv
+from app.mcp import truth_tools as truth
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,4 +50,6 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(conv.list_threads, "List conversations", read_only=True),
     ToolSpec(conv.read_thread, "Read a conversation", read_only=True),
     ToolSpec(conv.get_context, "Context to continue a conversation", read_only=True, capped=False),
+    ToolSpec(truth.list_conflicts, "List memory conflicts", read_only=True),
+    ToolSpec(truth.resolve_conflict, "Resolve a memory conflict", read_only=False, destructive=True),
 )

@@ -64,7 +64,8 @@ class Profile:
 def _by_standing(store: Store) -> Iterator[Memory]:
     offset = 0
     while True:
-        page = store.list_memories(order="standing", limit=PAGE, offset=offset)
+        # Only current memories: one a newer memory superseded (store.truth) is not who the user is now.
+        page = store.list_memories(order="standing", state="current", limit=PAGE, offset=offset)
         yield from page
         if len(page) < PAGE:
             return

@@ -91,9 +91,10 @@ def retrieve_memories(
     sims = dict(sem)
     fused = fuse(kw, sem, Fusion(rrf_k=store.config.search.rrf_k), text)
     chosen: list[int] = []
+    superseded = store.superseded_ids([key[1] for key, _, _ in fused])  # only current memories go out
     for key, _, matched in fused:
         mid = key[1]
-        if mid in exclude:
+        if mid in exclude or mid in superseded:
             continue
         sim = sims.get(key)
         keyword_hit = "keyword" in matched
@@ -113,7 +114,7 @@ def retrieve_memories(
         int(r[0]): (str(r[1]), str(r[2]))
         for r in store.con.execute(
             "SELECT id, category, content FROM long_term_memories WHERE deleted_at IS NULL "
-            "AND id IN (SELECT value FROM json_each(?))",
+            "AND valid_until IS NULL AND id IN (SELECT value FROM json_each(?))",
             (str(chosen),),
         )
     }
@@ -142,6 +143,7 @@ def pinned_memories(store: Store) -> list[tuple[int, str, str]]:
         (int(i), str(c), str(t))
         for i, c, t in store.con.execute(
             "SELECT id, category, content FROM long_term_memories WHERE deleted_at IS NULL AND pinned "
+            "AND valid_until IS NULL "
             "ORDER BY importance DESC, updated_at DESC, id"
         )
     ]
@@ -150,7 +152,8 @@ def pinned_memories(store: Store) -> list[tuple[int, str, str]]:
 def has_unpinned(store: Store) -> bool:
     return (
         store.con.execute(
-            "SELECT 1 FROM long_term_memories WHERE deleted_at IS NULL AND NOT pinned LIMIT 1"
+            "SELECT 1 FROM long_term_memories WHERE deleted_at IS NULL AND NOT pinned AND valid_until IS NULL "
+            "LIMIT 1"
         ).fetchone()
         is not None
     )

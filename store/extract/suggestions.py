@@ -6,9 +6,10 @@ case folded) and never offered again, from this thread or any other; an accepted
 it became. Nothing becomes a memory without acceptance (`accept_all` is the explicit "accept them all").
 
 Novelty: a candidate whose text is already a memory (active or in the trash: the user threw it away) is
-not suggested. A candidate whose embedding is a near-duplicate (cosine >= memory.merge_threshold, same
-category) of an active memory is offered as a *merge* into that memory: accepting goes through
-`Store.add_memory`, which merges by the same rule (or refuses, for a pinned or hand-edited memory,
+not suggested. A candidate that is a duplicate or paraphrase of an active memory of the same category
+(store.truth.classify: cosine >= memory.merge_threshold, or a paraphrase where no negation, number or
+name differs) is offered as a *merge* into that memory: accepting goes through `Store.add_memory`, which
+merges by the same rule (or refuses, for a pinned or hand-edited memory,
 unless forced), so what the suggestion says is what accepting does.
 
 Accepting is not one transaction with the memory write: `add_memory` embeds outside its own transaction
@@ -261,11 +262,10 @@ def _near_duplicates(store: Store, found: list[Candidate]) -> list[tuple[int | N
     vecs = store.embed_texts([c.content for c in found])
     if vecs is None:
         return out
-    threshold = store.config.memory.merge_threshold
     for i, (c, v) in enumerate(zip(found, vecs, strict=True)):
-        nearest = store.vectors.knn_memories(v, 1, category=c.category)
-        if nearest and nearest[0][1] >= threshold:
-            out[i] = (nearest[0][0], round(float(nearest[0][1]), 4))
+        merge = store.plan_memory(c.content, c.category, v).merge_into
+        if merge is not None:
+            out[i] = (merge[0].id, round(float(merge[1].similarity), 4))
     return out
 
 
@@ -338,6 +338,7 @@ def accept_suggestion(
         importance=s.importance if importance is None else int(importance),
         origin="extract",
         source_thread_id=s.thread_id,
+        source_message_id=s.message_id,
         force=force,
     )
     with store.con:

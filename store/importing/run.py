@@ -220,6 +220,9 @@ class Run:
             self.report.suggestions_known += known
 
     def _memory(self, label: str, memory: MemoryIn) -> None:
+        thread_id, message_id = self.store.locate_source(
+            memory.thread_source, memory.thread_external_id, memory.message_external_ids
+        )
         try:
             res = self.store.add_memory(
                 memory.content,
@@ -227,6 +230,9 @@ class Run:
                 importance=memory.importance,
                 pinned=memory.pinned,
                 origin=memory.origin,
+                source_thread_id=thread_id,
+                source_message_id=message_id,
+                source_note=None if message_id is not None else _file_name(label),
                 created_at=memory.created_at,
                 embed=self.embedding,
             )
@@ -402,3 +408,9 @@ def _done(value: np.ndarray | None) -> Future[np.ndarray | None]:
 def _memory_name(memory: MemoryIn) -> str:
     text = " ".join(memory.content.split())
     return "memory: " + (text if len(text) <= 60 else text[:59] + "…")
+
+
+def _file_name(label: str) -> str:
+    """Where an imported memory came from, as its file's name: a full path would tie the database (and its
+    exports) to one machine's folders."""
+    return label.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or label

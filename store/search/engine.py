@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -52,6 +52,7 @@ _SCOPE_KINDS = {
 }
 
 DEPTH = 100  # candidates fetched from each retriever before fusion
+SUPERSEDED_WEIGHT = 0.5  # a superseded memory's fused score is multiplied by this
 _CACHE_LOCK = threading.Lock()
 _POOL: ThreadPoolExecutor | None = None
 
@@ -79,8 +80,16 @@ class SearchResult:
     score: float
     matched: tuple[str, ...]  # ("keyword",), ("semantic",) or ("keyword", "semantic"); ("neighbour",)
     # only with Fusion(neighbours > 0): a turn next to a hit, matched by neither retriever
+    # Memories (store.truth): replaced by a newer memory (ranked down), and where the memory came from.
+    superseded_by: int | None = None
+    valid_until: float | None = None
+    source_message_id: int | None = None
+    origin: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        return {**self._json(), **_memory_extras(self)}
+
+    def _json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
             "id": self.id,
@@ -92,6 +101,19 @@ class SearchResult:
             "score": round(self.score, 6),
             "matched": list(self.matched),
         }
+
+
+def _memory_extras(r: SearchResult) -> dict[str, Any]:
+    """Memories only (None for messages and summaries): superseded or not, and where it came from."""
+    from store.records import iso
+
+    if r.kind != "memory":
+        return {"superseded_by": None, "valid_until": None, "source": None}
+    return {
+        "superseded_by": r.superseded_by,
+        "valid_until": iso(r.valid_until),
+        "source": {"origin": r.origin, "thread_id": r.thread_id, "message_id": r.source_message_id},
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +136,8 @@ class SearchResponse:
 class Filters:
     """Restrictions applied inside both retrievers. A filter that a kind has no field for excludes that
     kind: `category`/`pinned` keep memories only, `role` messages only, `thread_id` messages and
-    summaries; `since`/`until` (epoch seconds, half-open) apply to every kind."""
+    summaries; `since`/`until` (epoch seconds, half-open) apply to every kind. `as_of` keeps the memories
+    valid at that moment (valid_from <= as_of < valid_until) and what was written by then."""
 
     thread_id: int | None = None
     category: str | None = None
@@ -124,6 +147,7 @@ class Filters:
     pinned: bool | None = None
     include_archived: bool = False  # messages and summaries of archived threads are left out unless True
     source: str | None = None  # only messages and summaries of threads imported from this source
+    as_of: float | None = None  # what was true then: memories valid at that time, messages said by then
 
     def kinds(self, scope: str) -> tuple[str, ...]:
         if scope not in SCOPES:
@@ -173,6 +197,8 @@ class SearchMixin(StoreCore):
         """
         filters = filters or Filters()
         self._validate_filters(filters)
+        if filters.as_of is not None and (filters.until is None or filters.until > filters.as_of):
+            filters = replace(filters, until=filters.as_of + 1e-3)
         kinds = filters.kinds(scope)
         k = max(0, min(int(k), vectors.K_MAX))
         fusion = fusion or Fusion(rrf_k=self.config.search.rrf_k)
@@ -199,6 +225,8 @@ class SearchMixin(StoreCore):
         if fusion.neighbours > 0 and "message" in kinds:
             top = [key[1] for key, _, _ in fused[:NEIGHBOUR_SOURCES] if key[0] == "message"]
             fused = expand_neighbours(fused, self.message_neighbours(top, filters), fusion.neighbours)
+        if filters.as_of is None and "memory" in kinds:
+            fused = self._rank_down_superseded(fused)
         spans = {key: span for key, _, span in sem}
         results = self._hydrate(fused[:k], query, spans)
         if touch:
@@ -322,7 +350,7 @@ class SearchMixin(StoreCore):
     def _knn_memories(self, qvec: np.ndarray, f: Filters, n: int) -> list[tuple[int, float]]:
         """Category and trash are vec0 metadata, filtered inside the KNN. Pinned and dates are not: then
         the memories that pass the filter are ranked exactly, by distance, among themselves."""
-        if f.pinned is None and f.since is None and f.until is None:
+        if f.pinned is None and f.since is None and f.until is None and f.as_of is None:
             held = self.code_table("memories")
             hits = None
             if held is not None:
@@ -339,6 +367,28 @@ class SearchMixin(StoreCore):
             [np.ascontiguousarray(qvec, dtype=np.float32).tobytes(), *args, n],
         )
         return [(int(mid), 1.0 - float(d)) for mid, d in rows]
+
+    def _rank_down_superseded(self, fused: list[Fused]) -> list[Fused]:
+        """A memory a newer one replaced stays findable, below what is current (SUPERSEDED_WEIGHT)."""
+        ids = [key[1] for key, _, _ in fused if key[0] == "memory"]
+        if not ids:
+            return fused
+        old = {
+            int(r[0])
+            for r in self.con.execute(
+                "SELECT id FROM long_term_memories WHERE valid_until IS NOT NULL "
+                "AND id IN (SELECT value FROM json_each(?))",
+                (json_ids(ids),),
+            )
+        }
+        if not old:
+            return fused
+        out = [
+            (key, score * SUPERSEDED_WEIGHT if key[0] == "memory" and key[1] in old else score, m)
+            for key, score, m in fused
+        ]
+        out.sort(key=lambda f: -f[1])
+        return out
 
     def message_neighbours(self, message_ids: Sequence[int], filters: Filters) -> dict[int, list[int]]:
         """The turns right before and after each message (that pass the filters)."""
@@ -372,11 +422,24 @@ class SearchMixin(StoreCore):
                     f"{sql} WHERE {id_col} IN (SELECT value FROM json_each(?))", (json_ids(ids[kind]),)
                 ):
                     rows[(kind, int(row[0]))] = row
+        extras: dict[int, tuple[Any, ...]] = {}
+        if ids["memory"]:
+            for row in self.con.execute(
+                "SELECT id, superseded_by, valid_until, source_message_id, origin FROM long_term_memories "
+                "WHERE id IN (SELECT value FROM json_each(?))",
+                (json_ids(ids["memory"]),),
+            ):
+                extras[int(row[0])] = tuple(row[1:])
         out = []
         for key, score, matched in fused:
             row = rows.get(key)
             if row is None:
                 continue
+            extra = (
+                extras.get(key[1], (None, None, None, None))
+                if key[0] == "memory"
+                else (None, None, None, None)
+            )
             out.append(
                 SearchResult(
                     key[0],
@@ -388,6 +451,7 @@ class SearchMixin(StoreCore):
                     snippet(row[5], query, spans.get(key)),
                     score,
                     matched,
+                    *extra,
                 )
             )
         return out
@@ -458,6 +522,11 @@ def _memory_where(f: Filters) -> tuple[list[str], list[Any]]:
         if value is not None:
             where.append(f"m.{col} {op} ?")
             args.append(value)
+    if f.as_of is not None:
+        where.append(
+            "coalesce(m.valid_from, m.created_at) <= ? AND (m.valid_until IS NULL OR m.valid_until > ?)"
+        )
+        args += [f.as_of, f.as_of]
     return where, args
 
 

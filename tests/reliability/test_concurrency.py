@@ -247,3 +247,29 @@ def test_a_lock_held_past_the_timeout_is_a_message_not_a_traceback(
     assert "stayed locked by another memapp process for more than 0.2 s" in err and "Traceback" not in err
     with Store(db, embedder=None) as store:
         assert store.list_memories() == []
+
+
+def test_the_same_memory_added_by_six_processes_at_once_is_one_memory(tmp_path: Path) -> None:
+    """Issue 20, D6: six concurrent `memory add` of one text (no model) made six copies; the exact-duplicate
+    check is now repeated under the write lock."""
+    db = tmp_path / "chat.db"
+    config = no_embed_config(tmp_path)
+    with Store(db, embedder=None):
+        pass
+    base = [sys.executable, "-m", "app", "--db", str(db), "--config", str(config)]
+    procs = [
+        subprocess.Popen(
+            [*base, "memory", "add", "I keep spare keys in the blue tin", "--category", "fact", "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=REPO,
+            text=True,
+        )
+        for _ in range(6)
+    ]
+    results = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err for _, err in results]
+    actions = sorted(json.loads(out)["action"] for out, _ in results)
+    assert actions == ["added"] + ["exists"] * 5
+    with Store(db, embedder=None) as store:
+        assert len(store.list_memories(limit=100)) == 1

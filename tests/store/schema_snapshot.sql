@@ -4,6 +4,15 @@ CREATE INDEX import_files_thread ON import_files(thread_id);
 CREATE INDEX memories_active ON long_term_memories(deleted_at, category, pinned DESC);
 -- index memories_hash
 CREATE INDEX memories_hash ON long_term_memories(content_hash);
+-- index memories_source_message
+CREATE INDEX memories_source_message ON long_term_memories(source_message_id)
+            WHERE source_message_id IS NOT NULL;
+-- index memories_superseded
+CREATE INDEX memories_superseded ON long_term_memories(superseded_by) WHERE superseded_by IS NOT NULL;
+-- index memory_conflicts_old
+CREATE INDEX memory_conflicts_old ON memory_conflicts(old_id);
+-- index memory_conflicts_status
+CREATE INDEX memory_conflicts_status ON memory_conflicts(status, id);
 -- index memory_history_memory
 CREATE INDEX memory_history_memory ON memory_history(memory_id, id);
 -- index memory_suggestions_memory
@@ -74,13 +83,30 @@ CREATE TABLE long_term_memories(
             created_at REAL NOT NULL,
             updated_at REAL NOT NULL,
             deleted_at REAL
+        , valid_from REAL, valid_until REAL, superseded_by INTEGER
+            REFERENCES long_term_memories(id) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED, source_message_id INTEGER
+            REFERENCES messages(id) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED, source_note TEXT);
+-- table memory_conflicts
+CREATE TABLE memory_conflicts(
+            id INTEGER PRIMARY KEY,
+            new_id INTEGER NOT NULL REFERENCES long_term_memories(id) ON DELETE CASCADE,
+            old_id INTEGER NOT NULL REFERENCES long_term_memories(id) ON DELETE CASCADE,
+            relation TEXT NOT NULL CHECK (relation IN ('reversal', 'update', 'paraphrase', 'unsure')),
+            similarity REAL,
+            reasons TEXT NOT NULL DEFAULT '[]',
+            status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'resolved')),
+            resolution TEXT CHECK (resolution IN ('new', 'old', 'both', 'merge')),
+            created_at REAL NOT NULL,
+            resolved_at REAL,
+            UNIQUE(new_id, old_id)
         );
 -- table memory_history
-CREATE TABLE memory_history(
+CREATE TABLE "memory_history"(
             id INTEGER PRIMARY KEY,
             memory_id INTEGER NOT NULL,
             event TEXT NOT NULL CHECK (event IN ('add', 'edit', 'merge', 'pin', 'unpin', 'recategorise',
-                'importance', 'delete', 'restore', 'cleanup', 'purge', 'access')),
+                'importance', 'delete', 'restore', 'cleanup', 'purge', 'access',
+                'supersede', 'reinstate', 'conflict', 'resolve')),
             old TEXT,
             new TEXT,
             at REAL NOT NULL

@@ -16,7 +16,20 @@ from store.search.engine import Filters, SearchResponse
 from store.search.rank import keyword_expression
 from store.text import fts_put
 
-RESULT_KEYS = {"kind", "id", "thread_id", "external_id", "role", "category", "content", "score", "matched"}
+RESULT_KEYS = {
+    "kind",
+    "id",
+    "thread_id",
+    "external_id",
+    "role",
+    "category",
+    "content",
+    "score",
+    "matched",
+    "superseded_by",
+    "valid_until",
+    "source",
+}
 NASTY = [
     "AND",
     "OR",

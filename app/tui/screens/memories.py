@@ -1,5 +1,10 @@
 """Memories: the curated long-term memories, pinned first, filterable by category and text, editable.
 
+Keeping memories true (store.truth): a memory a newer one superseded is shown dimmed and struck through
+(the editor names its successor); a memory in an open conflict is marked "!" in the pin column. The
+"show" filter (f) narrows the list to current, superseded or conflicting memories; r reviews a conflict
+(the highlighted memory's, or the oldest open one) with keep new / keep old / both true / merge.
+
 Every change goes through the same Store methods the CLI uses (history rows, re-embedding, FTS), in a
 worker. Delete moves to the trash and offers undo (the `u` key, and the notification says so): undo is
 `restore_memory`, which brings back the same row with its counts and vector.
@@ -8,7 +13,7 @@ worker. Delete moves to the trash and offers undo (the `u` key, and the notifica
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -20,10 +25,15 @@ from textual.widgets import DataTable, Input, Select, Static
 
 from app.text import cell, number, when
 from app.tui.screens.base import MemappScreen
+from app.tui.screens.conflict_review import ConflictReviewScreen
 from app.tui.screens.memory_edit import open_memory_editor
 from app.tui.widgets.memory_detail import MemoryDetail
 from app.tui.widgets.row_table import RowTable
 from store import CATEGORIES, Memory
+
+if TYPE_CHECKING:
+    from store.truth.conflicts import Conflict
+    from store.truth.timeline import Source
 
 PAGE = 200
 PREFETCH = 40
@@ -32,6 +42,12 @@ FIXED_WIDTH = 3 + 10 + 3 + 5 + 16 + 6 * 2 + 2  # pin, category, importance, used
 NARROW = 100  # below this width the "Last accessed" column is left to the detail pane
 NARROW_FIXED = FIXED_WIDTH - 16 - 2
 ALL = "all"
+STATES = [
+    ("All memories", ALL),
+    ("Current", "current"),
+    ("Superseded", "superseded"),
+    ("To review", "conflicts"),
+]
 
 
 class MemoriesScreen(MemappScreen):
@@ -79,6 +95,16 @@ class MemoriesScreen(MemappScreen):
             tooltip="Cycle the category shown: all, preference, project, skill, fact",
         ),
         Binding(
+            "f",
+            "state",
+            "Show",
+            id="memories-state",
+            tooltip="Cycle what is shown: all, current, superseded, conflicts to review",
+        ),
+        Binding(
+            "r", "review", "Review", id="memories-review", tooltip="Review a conflict between two memories"
+        ),
+        Binding(
             "escape",
             "clear_filter",
             "Clear filter",
@@ -107,6 +133,8 @@ class MemoriesScreen(MemappScreen):
     def __init__(self) -> None:
         super().__init__()
         self.category: str = ALL
+        self.state: str = ALL
+        self.conflicted: dict[int, int] = {}  # memory id -> an open conflict it is in
         self.filter_text = ""
         self.loaded = 0
         self.exhausted = False
@@ -124,6 +152,7 @@ class MemoriesScreen(MemappScreen):
         return [
             Horizontal(
                 Select(options, value=ALL, allow_blank=False, id="memories-category", compact=True),
+                Select(STATES, value=ALL, allow_blank=False, id="memories-state", compact=True),
                 Input(placeholder="Filter by text  (/)", id="memories-filter", compact=True),
                 Static("", id="memories-info", markup=False),
                 classes="toolbar -compact",
@@ -166,24 +195,30 @@ class MemoriesScreen(MemappScreen):
         self.fetching = True
         generation, offset = self.generation, self.loaded
         category = None if self.category == ALL else self.category
+        state = None if self.state == ALL else self.state
         text = self.filter_text or None
         store = self.store
 
-        def fetch() -> tuple[int, list[Memory], bool]:
+        def fetch() -> tuple[int, list[Memory], bool, dict[int, int] | None]:
+            from store.truth.conflicts import open_conflict_ids  # loaded on first use, not at start-up
+
             return (
                 generation,
-                store.list_memories(category=category, text=text, limit=PAGE, offset=offset),
+                store.list_memories(category=category, text=text, state=state, limit=PAGE, offset=offset),
                 first,
+                open_conflict_ids(store) if first else None,
             )
 
         self.in_thread(
             fetch, self._show_page, group="memories-page", exclusive=first, description="reading the memories"
         )
 
-    def _show_page(self, result: tuple[int, list[Memory], bool]) -> None:
-        generation, rows, first = result
+    def _show_page(self, result: tuple[int, list[Memory], bool, dict[int, int] | None]) -> None:
+        generation, rows, first, conflicted = result
         if generation != self.generation:
             return
+        if conflicted is not None:
+            self.conflicted = conflicted
         table = self.table
         if first:
             table.clear(columns=True)
@@ -213,11 +248,15 @@ class MemoriesScreen(MemappScreen):
         return max(20, self.size.width - (NARROW_FIXED if self.narrow else FIXED_WIDTH))
 
     def _cells(self, m: Memory) -> list[Text]:
+        content = cell(m.content, self.content_width)
+        if m.valid_until is not None:  # superseded: still here, visibly not current
+            content.stylize("dim strike")
+        mark = ("●" if m.pinned else "") + ("!" if m.id in self.conflicted else "")
         cells = [
-            Text("●" if m.pinned else "", style="bold"),
+            Text(mark, style="bold"),
             cell(m.category, 10),
             Text(str(m.importance), justify="right"),
-            cell(m.content, self.content_width),
+            content,
             Text(number(m.access_count), justify="right"),
         ]
         return cells if self.narrow else [*cells, Text(when(m.last_accessed))]
@@ -245,8 +284,11 @@ class MemoriesScreen(MemappScreen):
         else:
             count = f"{number(self.loaded)}+"
         where = "" if self.category == ALL else f" · {self.category}"
+        where += "" if self.state == ALL else f" · {self.state}"
+        review = len(set(self.conflicted.values()))
+        tail = f"{review} to review (r)" if review else "pinned first · y copies"
         self.query_one("#memories-info", Static).update(
-            f"{count} memor{'y' if count == '1' else 'ies'}{where} · pinned first · y copies"
+            f"{count} memor{'y' if count == '1' else 'ies'}{where} · {tail}"
         )
         empty = self.query_one("#memories-empty", Static)
         has_rows = self.loaded > 0
@@ -257,8 +299,12 @@ class MemoriesScreen(MemappScreen):
         if not has_rows:
             detail.show(self.store, None)
         if not has_rows:
-            if self.filter_text or self.category != ALL:
-                empty.update("No memory matches. Esc clears the text filter, c changes the category.")
+            if self.state == "conflicts" and not self.filter_text and self.category == ALL:
+                empty.update("No conflicts to review. f shows the other memories.")
+            elif self.filter_text or self.category != ALL or self.state != ALL:
+                empty.update(
+                    "No memory matches. Esc clears the text filter, c changes the category, f what is shown."
+                )
             else:
                 empty.update(
                     "No memories yet.\n\nPress n to write one: a preference, a project, a skill or a "
@@ -293,10 +339,58 @@ class MemoriesScreen(MemappScreen):
         if mid is None:
             return
         store = self.store
+
+        def fetch() -> tuple[Memory, Source, Memory | None]:
+            m = store.get_memory(mid)
+            successor = store.get_memory(m.superseded_by) if m.superseded_by is not None else None
+            return m, store.memory_source(m), successor
+
+        def show(found: tuple[Memory, Source, Memory | None]) -> None:
+            m, source, successor = found
+            open_memory_editor(self.memapp, m, on_saved=self._saved, source=source, successor=successor)
+
+        self.in_thread(fetch, show, description="opening the memory")
+
+    # -- conflicts -----------------------------------------------------------------------------------
+
+    def action_review(self) -> None:
+        """Review the highlighted memory's conflict, or else the oldest open one."""
+        mid = self.current_id()
+        store = self.store
+
+        def find() -> Conflict | None:
+            from store.truth.conflicts import get_conflict, list_conflicts, open_conflict_ids
+
+            ids = open_conflict_ids(store)
+            if mid is not None and mid in ids:
+                return get_conflict(store, ids[mid])
+            waiting = list_conflicts(store, limit=10_000)
+            return waiting[-1] if waiting else None
+
+        def show(conflict: Conflict | None) -> None:
+            if conflict is None:
+                self.notify("No conflicts to review.", markup=False)
+                return
+            self.app.push_screen(ConflictReviewScreen(conflict), lambda keep: self._resolve(conflict, keep))
+
+        self.in_thread(find, show, description="finding a conflict")
+
+    def _resolve(self, conflict: Conflict, keep: str | None) -> None:
+        if keep is None:
+            return
+        store = self.store
+        from store.truth.conflicts import resolve_conflict
+
+        def done(c: Conflict) -> None:
+            self._reselect = c.new_id if keep in ("new", "both") else c.old_id
+            self.notify(f"Conflict {c.id} resolved: kept {keep}.", title="Conflicts", markup=False)
+            self.memapp.data_changed()
+
         self.in_thread(
-            lambda: store.get_memory(mid),
-            lambda m: open_memory_editor(self.memapp, m, on_saved=self._saved),
-            description="opening the memory",
+            lambda: resolve_conflict(store, conflict.id, keep),
+            done,
+            group="memory-write",
+            description="resolving the conflict",
         )
 
     def _write(self, change: Callable[[int], Memory]) -> None:
@@ -375,7 +469,10 @@ class MemoriesScreen(MemappScreen):
             return
         from app.tui.screens.thread_view import ThreadViewScreen
 
-        self.app.push_screen(ThreadViewScreen(facts.memory.source_thread_id, nav=self.nav))
+        m = facts.memory  # at the message it came from, when known (store.truth provenance)
+        self.app.push_screen(
+            ThreadViewScreen(facts.memory.source_thread_id, message_id=m.source_message_id, nav=self.nav)
+        )
 
     # -- filters -------------------------------------------------------------------------------------
 
@@ -390,6 +487,19 @@ class MemoriesScreen(MemappScreen):
         values = [ALL, *CATEGORIES]
         nxt = values[(values.index(self.category) + 1) % len(values)]
         self.query_one("#memories-category", Select).value = nxt
+
+    def action_state(self) -> None:
+        values = [v for _, v in STATES]
+        nxt = values[(values.index(self.state) + 1) % len(values)]
+        self.query_one("#memories-state", Select).value = nxt
+
+    @on(Select.Changed, "#memories-state")
+    def _state_changed(self, event: Select.Changed) -> None:
+        value = str(event.value)
+        if value != self.state:
+            self.state = value
+            self._reselect_row = 0
+            self.reload()
 
     @on(Select.Changed, "#memories-category")
     def _category_changed(self, event: Select.Changed) -> None:

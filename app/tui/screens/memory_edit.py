@@ -37,6 +37,7 @@ from store.errors import DuplicateMemoryError
 if TYPE_CHECKING:
     from app.tui.app import MemApp
     from store.memories import AddResult
+    from store.truth.timeline import Source
 
 
 @dataclass(frozen=True)
@@ -65,11 +66,27 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
             tooltip="Edit the text in your $EDITOR (or $VISUAL, else nano/vi); saving and quitting it brings "
             "the text back here",
         ),
+        Binding(
+            "ctrl+g",
+            "open_source",
+            "Go to source",
+            id="memory-open-source",
+            tooltip="Close the editor and open the message this memory came from",
+        ),
     ]
 
-    def __init__(self, memory: Memory | None = None, draft: MemoryDraft | None = None) -> None:
+    def __init__(
+        self,
+        memory: Memory | None = None,
+        draft: MemoryDraft | None = None,
+        *,
+        source: Source | None = None,
+        successor: Memory | None = None,
+    ) -> None:
         super().__init__()
         self.memory = memory
+        self.source = source
+        self.successor = successor
         self.draft = draft or (
             MemoryDraft(memory.content, memory.category, memory.importance, memory.pinned)
             if memory
@@ -87,6 +104,17 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
                     f" · used {m.access_count}× · last {when(m.last_accessed)}"
                 )
                 yield Static(info, id="memory-info", markup=False)
+                if self.source is not None:
+                    hint = "  (ctrl+g opens it)" if self.source.thread_id is not None else ""
+                    yield Static(f"Source: {self.source.describe()}{hint}", id="memory-source", markup=False)
+                if m.valid_until is not None:
+                    by = self.successor
+                    text = (
+                        f"memory {by.id}: {one_line(by.content, 80)}" if by is not None else "a newer memory"
+                    )
+                    yield Static(
+                        f"Superseded {when(m.valid_until)} by {text}", id="memory-superseded", markup=False
+                    )
             yield TextArea(self.draft.content, id="memory-text", soft_wrap=True, show_line_numbers=False)
             with Horizontal(id="memory-fields"):
                 yield Label("Category", classes="field-label")
@@ -166,6 +194,18 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
         area.text = edited.rstrip("\n")
         area.focus()
 
+    def action_open_source(self) -> None:
+        """Leave the editor (nothing saved) for the thread, scrolled to the source message."""
+        src = self.source
+        if src is None or src.thread_id is None:
+            self.notify("This memory has no source thread.", markup=False)
+            return
+        from app.tui.screens.thread_view import ThreadViewScreen  # the thread view imports editors itself
+
+        app = self.app
+        self.dismiss(None)
+        app.push_screen(ThreadViewScreen(src.thread_id, message_id=src.message_id, nav="memories"))
+
 
 def editor_command() -> list[str]:
     """$VISUAL, else $EDITOR (either may carry arguments, e.g. "code -w"), else nano or vi."""
@@ -205,6 +245,8 @@ def open_memory_editor(
     *,
     draft: MemoryDraft | None = None,
     on_saved: Callable[[Memory], None] | None = None,
+    source: Source | None = None,
+    successor: Memory | None = None,
 ) -> None:
     """Edit `memory` (or write a new one when None), then save it in a worker and tell the user."""
 
@@ -216,7 +258,7 @@ def open_memory_editor(
         else:
             _edit(app, memory, result, on_saved)
 
-    app.push_screen(MemoryEditScreen(memory, draft), after)
+    app.push_screen(MemoryEditScreen(memory, draft, source=source, successor=successor), after)
 
 
 def _add(app: MemApp, draft: MemoryDraft, *, force: bool, on_saved: Callable[[Memory], None] | None) -> None:
@@ -241,6 +283,11 @@ def _add(app: MemApp, draft: MemoryDraft, *, force: bool, on_saved: Callable[[Me
             f"{result.similarity or 0:.2f}); the newer wording is kept.",
             "exists": f"Already remembered as memory {m.id}.",
         }[result.action]
+        if result.superseded:
+            ids = ", ".join(str(i) for i in result.superseded)
+            text += f" It supersedes memory {ids} (kept, shown struck through)."
+        if result.conflicts:
+            text += " It may contradict another memory: press r in Memories to review."
         app.notify(text, title="Memories", markup=False)
         app.data_changed()
         if on_saved is not None:

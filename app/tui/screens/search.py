@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -38,6 +38,10 @@ from app.tui.widgets.status_line import AppStatus
 from store.errors import StoreError
 from store.records import CATEGORIES, ROLES
 from store.search.engine import SCOPES, Filters, SearchResponse, SearchResult
+
+if TYPE_CHECKING:
+    from store import Memory
+    from store.truth.timeline import Source
 
 DEBOUNCE = 0.2
 DWELL = 1.5
@@ -318,7 +322,7 @@ class SearchScreen(MemappScreen):
                 Text(f"{r.score:.2f}", justify="right"),
                 cell(MATCH_LABELS.get(r.matched, "+".join(r.matched)), 7),
                 cell(self._where(r), self.where_width),
-                highlighted(cell(r.content, snippet_width), found.query),
+                highlighted(self._snippet(r, snippet_width), found.query),
                 key=str(i),
             )
         if self.results:
@@ -341,6 +345,14 @@ class SearchScreen(MemappScreen):
     def _kind(r: SearchResult) -> str:
         """'memory', 'summary', or for a message who said it ('user', 'assistant', …)."""
         return (r.role or "message") if r.kind == "message" else r.kind
+
+    @staticmethod
+    def _snippet(r: SearchResult, width: int) -> Text:
+        """A memory a newer one superseded is struck through (it also ranks lower)."""
+        text = cell(r.content, width)
+        if r.kind == "memory" and r.superseded_by is not None:
+            text.stylize("dim strike")
+        return text
 
     def _where(self, r: SearchResult) -> str:
         if r.kind == "memory":
@@ -420,9 +432,15 @@ class SearchScreen(MemappScreen):
         if r.kind == "memory":
             self._count_access([r.id])
             store = self.store
+
+            def fetch() -> tuple[Memory, Source, Memory | None]:
+                m = store.get_memory(r.id)
+                successor = store.get_memory(m.superseded_by) if m.superseded_by is not None else None
+                return m, store.memory_source(m), successor
+
             self.in_thread(
-                lambda: store.get_memory(r.id),
-                lambda m: open_memory_editor(self.memapp, m),
+                fetch,
+                lambda found: open_memory_editor(self.memapp, found[0], source=found[1], successor=found[2]),
                 description="opening the memory",
             )
         elif r.thread_id is not None:

@@ -76,9 +76,15 @@ def render_facts(facts: MemoryFacts) -> Text:
     source = f"{m.origin}{', edited by hand' if m.user_edited else ''} · created {when(m.created_at)}"
     if m.source_thread_id is not None:
         title = one_line(literal(facts.source_title), 50) if facts.source_title else "(deleted)"
-        source += f" · from thread {m.source_thread_id} “{title}” (t opens it)"
+        at = f", message {m.source_message_id}" if m.source_message_id is not None else ""
+        source += f" · from thread {m.source_thread_id} “{title}”{at} (t opens it)"
+    elif m.source_note:
+        source += f" · from {one_line(literal(m.source_note), 60)}"
     text.append("Source: ", style="bold")
     text.append(source + "\n", style="dim")
+    if m.valid_until is not None:  # store.truth: kept, but a newer memory replaced it
+        by = f" by memory {m.superseded_by}" if m.superseded_by is not None else ""
+        text.append(f"Superseded {when(m.valid_until)}{by}: no longer current\n", style="bold")
     if facts.history:
         shown = facts.history[-HISTORY_SHOWN:]
         more = len(facts.history) - len(shown)

@@ -105,7 +105,7 @@ def read(path: Path) -> Iterator[Item]:
         except ImportFormatError as exc:
             yield ImportProblem(str(path), None, str(exc))
             return
-        seen_threads: set[str] = set()
+        seen_threads: dict[str, int] = {}
         seen_memories: set[str] = set()
         for name in names:
             label = bundle.label(name)
@@ -154,7 +154,11 @@ def _file_names(value: Any) -> set[str]:
     return set()
 
 
-def _one(conv: Any, label: str, seen_threads: set[str], seen_memories: set[str]) -> Iterator[Item]:
+def _digest(thread: ThreadIn) -> int:
+    return hash((thread.title, tuple((m.external_id, m.content) for m in thread.messages)))
+
+
+def _one(conv: Any, label: str, seen_threads: dict[str, int], seen_memories: set[str]) -> Iterator[Item]:
     conv_id = (
         (ident(conv.get("id")) or ident(conv.get("conversation_id"))) if isinstance(conv, dict) else None
     )
@@ -163,9 +167,18 @@ def _one(conv: Any, label: str, seen_threads: set[str], seen_memories: set[str])
     except Exception as exc:  # one malformed conversation must not stop the rest of the export
         yield ImportProblem(label, conv_id, describe(exc))
         return
+    digest = _digest(thread)
     if thread.external_id in seen_threads:
-        return  # the same conversation in two split files
-    seen_threads.add(thread.external_id or "")
+        # The same conversation in two split files is expected; the same id with other content is not,
+        # and dropping it without a word lost conversations.
+        if seen_threads[thread.external_id or ""] != digest:
+            yield ImportProblem(
+                label,
+                conv_id,
+                "another conversation with this id came earlier in the export; only the first was imported",
+            )
+        return
+    seen_threads[thread.external_id or ""] = digest
     if thread.messages:
         yield thread
     for memory in memories:
@@ -221,7 +234,7 @@ def parse_conversation(conv: Any) -> tuple[ThreadIn, list[MemoryIn]]:
         updated_at=parse_ts(conv.get("update_time")) or (messages[-1].created_at if messages else None),
         metadata=thread_meta,
     )
-    return thread, _memories(mapping)
+    return thread, _memories(mapping, conv_id)
 
 
 def _active_path(mapping: dict[str, Any], current: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -410,10 +423,22 @@ def _canvas(content: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def _memories(mapping: dict[str, Any]) -> list[MemoryIn]:
-    """Saved memories: text the assistant sent to the `bio` tool, or `bio` messages carrying the text."""
+def _ancestors(mapping: dict[str, Any], node_id: str) -> tuple[str, ...]:
+    """The node and its parents, nearest first (cycle-safe): the messages that led to a bio write."""
+    out: list[str] = []
+    cur: Any = node_id
+    while isinstance(cur, str) and cur in mapping and cur not in out and len(out) < 50:
+        out.append(cur)
+        node = mapping[cur]
+        cur = node.get("parent") if isinstance(node, dict) else None
+    return tuple(out)
+
+
+def _memories(mapping: dict[str, Any], conv_id: str | None = None) -> list[MemoryIn]:
+    """Saved memories: text the assistant sent to the `bio` tool, or `bio` messages carrying the text,
+    each with the conversation and the messages that led to it (the importer links the nearest stored)."""
     out: list[MemoryIn] = []
-    for node in mapping.values():
+    for node_id, node in mapping.items():
         msg = node.get("message") if isinstance(node, dict) else None
         if not isinstance(msg, dict):
             continue
@@ -436,6 +461,9 @@ def _memories(mapping: dict[str, Any]) -> list[MemoryIn]:
                 content=text,
                 origin="chatgpt-bio",
                 created_at=parse_ts(msg.get("create_time")),
+                thread_source=SOURCE if conv_id else None,
+                thread_external_id=conv_id,
+                message_external_ids=_ancestors(mapping, str(node_id)),
             )
         )
     out.sort(key=lambda m: m.created_at or 0.0)

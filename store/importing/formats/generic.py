@@ -147,10 +147,42 @@ def _read_json(path: Path) -> Iterator[Item]:
 
 def _thread_item(obj: Any, label: str, where: str, source: str) -> Iterator[Item]:
     try:
-        yield parse_thread(obj, source)
+        thread = parse_thread(obj, source)
     except Exception as exc:  # one malformed thread must not stop the rest of the file
         name = ident(obj.get("id")) if isinstance(obj, dict) else None
         yield ImportProblem(label, name or where, describe(exc))
+        return
+    renamed = _number_repeated_ids(thread.messages)
+    yield thread
+    if renamed:
+        shown = ", ".join(f"{old!r} -> {new!r}" for old, new in renamed[:5]) + (
+            " …" if len(renamed) > 5 else ""
+        )
+        yield ImportProblem(
+            label,
+            thread.external_id,
+            f"{len(renamed)} message id(s) were used twice in this thread; the repeats were kept as {shown}",
+        )
+
+
+def _number_repeated_ids(messages: list[MessageIn]) -> list[tuple[str, str]]:
+    """Give a message whose id already appeared in its thread the id `ID#2` (`#3`, …), in place.
+
+    Messages are matched by id on re-import, so a repeated id used to make the second message look
+    already stored: it was dropped without a word. Numbering is by position, so a re-import of the same
+    file gives the same ids (and writes nothing)."""
+    seen: dict[str, int] = {}
+    renamed: list[tuple[str, str]] = []
+    for m in messages:
+        mid = m.external_id or ""
+        if mid in seen:
+            seen[mid] += 1
+            new = f"{mid}#{seen[mid]}"
+            renamed.append((mid, new))
+            m.external_id = new
+        else:
+            seen[mid] = 1
+    return renamed
 
 
 def parse_thread(obj: Any, default_source: str = "generic") -> ThreadIn:

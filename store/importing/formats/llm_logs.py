@@ -132,6 +132,11 @@ def _legacy(
         "resolved_model",
         "reasoning",
     ]
+    for essential in ("prompt", "response"):
+        if essential not in cols:  # a renamed column once lost 4 of 11 prompts without a word
+            yield ImportProblem(
+                label, None, f"the responses table has no {essential!r} column; those texts could not be read"
+            )
     select = ", ".join(f"r.{c}" if c in cols else f"NULL AS {c}" for c in wanted)
     has_conv = "conversations" in names
     join = "LEFT JOIN conversations c ON c.id = r.conversation_id" if has_conv else ""
@@ -225,6 +230,9 @@ def _threads(con: apsw.Connection, label: str, held: dict[str, _Conversation]) -
         )
     )
     for thread_id, name, tip, forked_from, when in rows:
+        if thread_id is None:  # would all share the key "None" (merged, and never a no-op on re-import)
+            yield ImportProblem(label, None, f"a thread named {name!r} has no id; it was skipped")
+            continue
         key = str(thread_id)
         try:
             messages = _chain(con, tip, graph, dated, parse_ts(when))

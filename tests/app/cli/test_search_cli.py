@@ -15,7 +15,20 @@ from app.cli.common import UsageError
 from app.cli.search import parse_date
 from store import MessageIn, Store, ThreadIn
 
-RESULT_KEYS = {"kind", "id", "thread_id", "external_id", "role", "category", "content", "score", "matched"}
+RESULT_KEYS = {
+    "kind",
+    "id",
+    "thread_id",
+    "external_id",
+    "role",
+    "category",
+    "content",
+    "score",
+    "matched",
+    "superseded_by",
+    "valid_until",
+    "source",
+}
 
 
 @pytest.fixture

@@ -51,6 +51,9 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("read_thread", {"thread": 1, "around_message": 4}, "is in thread 2, not in thread 1"),
     ("get_context", {"thread": 42, "budget": 1000}, "no thread with id 42"),
     ("get_context", {"thread": 1, "budget": 10}, "greater than or equal to 64"),
+    ("list_conflicts", {"limit": 0}, "greater than or equal to 1"),
+    ("resolve_conflict", {"id": 999, "keep": "new"}, "no conflict with id 999"),
+    ("resolve_conflict", {"id": 1, "keep": "maybe"}, "'new', 'old', 'both' or 'merge'"),
 ]
 
 

@@ -1,0 +1,214 @@
+"""The conflicts queue: pairs of memories the classifier would not decide alone, and the user's decisions.
+
+Why a queue and not a guess: a changed value without a word saying it changed ("uses Postgres for billing"
+next to "uses Redis for billing") may be an update or a second fact; a paraphrase in another category may
+be worth merging or not. The user decides once, with both texts side by side:
+
+    keep new   the old memory is superseded by the new one (valid_until, ranked down, out of context)
+    keep old   the new memory goes to the trash (restorable), the old one is current again
+    both       both stay current (undoes an automatic supersede)
+    merge      one memory: the old row takes the new wording (importance the max, pinned if either was),
+               the new row goes to the trash
+
+Each decision writes a `resolve` history row on both memories, in the same transaction. Automatic
+supersedes are stored here already resolved (`keep new`), so `memapp conflicts list --all` shows them and
+a second `resolve` can change the decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from store.errors import InvalidInputError, NotFoundError
+from store.memories import content_hash
+from store.records import Memory, iso, json_loads, now
+
+if TYPE_CHECKING:
+    from store.store import Store
+
+KEEPS = ("new", "old", "both", "merge")
+COLUMNS = "id, new_id, old_id, relation, similarity, reasons, status, resolution, created_at, resolved_at"
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    id: int
+    new_id: int
+    old_id: int
+    relation: str  # reversal | update | paraphrase | unsure
+    similarity: float | None
+    reasons: tuple[str, ...]
+    status: str  # open | resolved
+    resolution: str | None  # new | old | both | merge
+    created_at: float
+    resolved_at: float | None
+    new: Memory
+    old: Memory
+
+    @property
+    def suggested(self) -> str:
+        """The resolution the classifier leans to (the TUI's default button)."""
+        return {"reversal": "new", "update": "new", "paraphrase": "merge"}.get(self.relation, "both")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "relation": self.relation,
+            "similarity": self.similarity,
+            "reasons": list(self.reasons),
+            "status": self.status,
+            "resolution": self.resolution,
+            "suggested": self.suggested,
+            "created_at": iso(self.created_at),
+            "resolved_at": iso(self.resolved_at),
+            "new": self.new.to_json(),
+            "old": self.old.to_json(),
+        }
+
+
+def _conflict(store: Store, r: Sequence[Any]) -> Conflict:
+    reasons = json_loads(r[5])
+    return Conflict(
+        int(r[0]),
+        int(r[1]),
+        int(r[2]),
+        str(r[3]),
+        r[4],
+        tuple(reasons) if isinstance(reasons, list) else (),
+        str(r[6]),
+        r[7],
+        float(r[8]),
+        r[9],
+        store.get_memory(int(r[1])),
+        store.get_memory(int(r[2])),
+    )
+
+
+def get_conflict(store: Store, conflict_id: int) -> Conflict:
+    row = store.con.execute(f"SELECT {COLUMNS} FROM memory_conflicts WHERE id = ?", (conflict_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"no conflict with id {conflict_id}")
+    return _conflict(store, row)
+
+
+def list_conflicts(
+    store: Store, *, status: str | None = "open", limit: int = 500, offset: int = 0
+) -> list[Conflict]:
+    """Open conflicts (newest first) whose memories are both out of the trash; `status=None`: every one."""
+    if status not in (None, "open", "resolved"):
+        raise InvalidInputError(f"unknown status {status!r}: use open or resolved")
+    where = "c.status = ?" if status else "1"
+    args: list[Any] = [status] if status else []
+    if status == "open":
+        where += " AND n.deleted_at IS NULL AND o.deleted_at IS NULL"
+    rows = store.con.execute(
+        f"SELECT {', '.join('c.' + c for c in COLUMNS.split(', '))} FROM memory_conflicts c "
+        "JOIN long_term_memories n ON n.id = c.new_id JOIN long_term_memories o ON o.id = c.old_id "
+        f"WHERE {where} ORDER BY c.id DESC LIMIT ? OFFSET ?",
+        [*args, limit, offset],
+    ).fetchall()
+    return [_conflict(store, r) for r in rows]
+
+
+def count_open(store: Store) -> int:
+    row = store.con.execute(
+        "SELECT count(*) FROM memory_conflicts c JOIN long_term_memories n ON n.id = c.new_id "
+        "JOIN long_term_memories o ON o.id = c.old_id WHERE c.status = 'open' "
+        "AND n.deleted_at IS NULL AND o.deleted_at IS NULL"
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def open_conflict_ids(store: Store) -> dict[int, int]:
+    """memory id -> an open conflict it is part of (the Memories screen marks and filters them)."""
+    out: dict[int, int] = {}
+    for c in list_conflicts(store, limit=10_000):
+        out.setdefault(c.new_id, c.id)
+        out.setdefault(c.old_id, c.id)
+    return out
+
+
+def resolve_conflict(store: Store, conflict_id: int, keep: str) -> Conflict:
+    """Apply the user's decision (see the module docstring). One transaction; history on both memories."""
+    if keep not in KEEPS:
+        raise InvalidInputError(f"unknown resolution {keep!r}: use one of {', '.join(KEEPS)}")
+    with store.con:
+        c = get_conflict(store, conflict_id)
+        new, old = c.new, c.old
+        if new.deleted_at is not None and keep in ("new", "both", "merge"):
+            raise InvalidInputError(f"memory {new.id} is in the trash: restore it first")
+        if old.deleted_at is not None and keep in ("old", "both", "merge"):
+            raise InvalidInputError(f"memory {old.id} is in the trash: restore it first")
+        t = now()
+        if keep == "new":
+            _reinstate_if(store, new, old.id)
+            if old.superseded_by != new.id:
+                store.con.execute(
+                    "UPDATE long_term_memories SET valid_until = ?, superseded_by = ?, updated_at = ? WHERE id = ?",
+                    (new.valid_from or new.created_at, new.id, t, old.id),
+                )
+                store.record_history(
+                    old.id,
+                    "supersede",
+                    {"valid_until": old.valid_until, "superseded_by": old.superseded_by},
+                    {
+                        "valid_until": new.valid_from or new.created_at,
+                        "superseded_by": new.id,
+                        "conflict": c.id,
+                    },
+                )
+        elif keep in ("old", "both"):
+            _reinstate_if(store, old, new.id)
+            _reinstate_if(store, new, old.id)
+            if keep == "old":
+                store.delete_memory(new.id, reason=f"conflict {c.id}: kept memory {old.id}")
+        else:  # merge: the old row takes the new wording; the new row goes to the trash
+            _reinstate_if(store, old, new.id)
+            importance = max(old.importance, new.importance)
+            store.con.execute(
+                "UPDATE long_term_memories SET content = ?, content_hash = ?, importance = ?, pinned = ?, "
+                "token_count = ?, updated_at = ? WHERE id = ?",
+                (
+                    new.content,
+                    content_hash(new.content),
+                    importance,
+                    int(old.pinned or new.pinned),
+                    new.token_count,
+                    t,
+                    old.id,
+                ),
+            )
+            store.reindex_memory(old.id, new.id)
+            store.record_history(
+                old.id,
+                "merge",
+                {"content": old.content, "importance": old.importance, "pinned": old.pinned},
+                {
+                    "content": new.content,
+                    "importance": importance,
+                    "pinned": old.pinned or new.pinned,
+                    "from": new.id,
+                },
+            )
+            store.delete_memory(new.id, reason=f"conflict {c.id}: merged into memory {old.id}")
+        store.con.execute(
+            "UPDATE memory_conflicts SET status = 'resolved', resolution = ?, resolved_at = ? WHERE id = ?",
+            (keep, t, c.id),
+        )
+        for mid in (new.id, old.id):
+            store.record_history(
+                mid,
+                "resolve",
+                {"conflict": c.id, "resolution": c.resolution},
+                {"conflict": c.id, "resolution": keep},
+                t,
+            )
+        return get_conflict(store, c.id)
+
+
+def _reinstate_if(store: Store, memory: Memory, by: int) -> None:
+    """Make `memory` current again if the other memory of the pair had superseded it."""
+    if memory.superseded_by == by and memory.valid_until is not None:
+        store.reinstate_memory(memory.id)

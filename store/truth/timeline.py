@@ -1,0 +1,310 @@
+"""Superseding and provenance: the Store methods that keep an old fact without letting it pass for a current one.
+
+Why supersede instead of delete or merge: "lives in Lisbon" was true until the user moved; deleting it
+loses the past (`search --as-of`), merging it makes the reversal read as an edit. So the old memory gets
+`valid_until` (the new one's `valid_from`) and `superseded_by`, stays searchable (ranked down), and leaves
+the context sent to assistants. Every change is a history row in the same transaction, and is undone by
+`reinstate_memory`.
+
+Adding a memory asks store.truth.classify what it is to its nearest neighbours (any category; one KNN
+over the vector the add computed anyway, no second embedding): merge, supersede, review or add. Pairs it
+is unsure about go to the conflicts queue (store.truth.conflicts); automatic supersedes are recorded
+there too, already resolved, so they can be listed and undone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from store.core import StoreCore
+from store.errors import InvalidInputError
+from store.records import Memory, json_dumps, now
+from store.truth.classify import DEFAULT, Neighbour, Plan, Thresholds, Verdict, plan
+
+if TYPE_CHECKING:
+    import numpy as np
+
+NEIGHBOURS = 5  # nearest memories a new one is compared with
+FLOOR = 0.4  # below this cosine nothing is related enough to compare (all-MiniLM-L6-v2 scale)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where a memory came from: a message in a thread, a thread, or an import."""
+
+    origin: str
+    thread_id: int | None
+    thread_title: str | None
+    message_id: int | None
+    message_seq: int | None
+    message_role: str | None
+    message_excerpt: str | None
+    note: str | None
+
+    def describe(self) -> str:
+        if self.message_id is not None:
+            return f"message {self.message_id} ({self.message_role}, turn {self.message_seq}) in thread {self.thread_id} “{self.thread_title}”"
+        if self.thread_id is not None:
+            return f"thread {self.thread_id} “{self.thread_title}”"
+        if self.note:
+            return f"{self.origin}: {self.note}"
+        return {"manual": "typed by hand", "extract": "a suggestion", "import": "an import"}.get(
+            self.origin, self.origin
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "origin": self.origin,
+            "thread_id": self.thread_id,
+            "thread_title": self.thread_title,
+            "message_id": self.message_id,
+            "message_seq": self.message_seq,
+            "message_role": self.message_role,
+            "message_excerpt": self.message_excerpt,
+            "note": self.note,
+            "description": self.describe(),
+        }
+
+
+class TimelineMixin(StoreCore):
+    if TYPE_CHECKING:
+
+        def get_memory(self, memory_id: int) -> Memory: ...
+
+        def _history(
+            self,
+            memory_id: int,
+            event: str,
+            old: dict[str, Any] | None,
+            new: dict[str, Any] | None,
+            at: float | None = None,
+        ) -> None: ...
+
+    # -- classification on add / edit ----------------------------------------------------------------
+
+    def plan_for(
+        self,
+        content: str,
+        category: str,
+        vec: np.ndarray,
+        *,
+        exclude: int | None = None,
+        allow_merge: bool = True,
+        thresholds: Thresholds = DEFAULT,
+    ) -> Plan:
+        """Classify `content` (embedded as `vec`) against its nearest current memories, any category."""
+        hits = self.vectors.knn_memories(vec, NEIGHBOURS + 1)
+        ids = [mid for mid, sim in hits if sim >= FLOOR and mid != exclude]
+        if not ids:
+            return Plan()
+        rows = {
+            int(r[0]): r
+            for r in self.con.execute(
+                "SELECT id, content, category, pinned, user_edited FROM long_term_memories "
+                "WHERE id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL AND valid_until IS NULL",
+                (json_dumps(ids),),
+            )
+        }
+        neighbours = [
+            Neighbour(
+                mid, str(rows[mid][1]), str(rows[mid][2]), float(sim), bool(rows[mid][3] or rows[mid][4])
+            )
+            for mid, sim in hits
+            if mid in rows
+        ][:NEIGHBOURS]
+        return plan(content, category, neighbours, thresholds, allow_merge=allow_merge)
+
+    def apply_plan(self, memory: Memory, p: Plan, *, at: float | None = None) -> tuple[list[int], list[int]]:
+        """Inside the add's transaction: supersede what the new memory replaces, queue what is unsure.
+        `at`: when the replacement happened (an edit: now), else the new memory's valid_from, and an
+        imported memory older than its neighbour is the one superseded. Returns (superseded memory ids,
+        opened conflict ids)."""
+        superseded: list[int] = []
+        opened: list[int] = []
+        for n, v in p.supersede:
+            older = self.get_memory(n.id)
+            new_from = at if at is not None else (memory.valid_from or memory.created_at)
+            old_from = older.valid_from if older.valid_from is not None else older.created_at
+            if (
+                at is None and new_from < old_from
+            ):  # an import brought an older statement: it is the one superseded
+                if self.get_memory(memory.id).valid_until is None:
+                    self._supersede(memory.id, older.id, old_from, v, automatic=True)
+                    superseded.append(memory.id)
+                continue
+            self._supersede(older.id, memory.id, new_from, v, automatic=True)
+            superseded.append(older.id)
+        for n, v in p.review:
+            cid = self.open_conflict(memory.id, n.id, v)
+            if cid is not None:
+                opened.append(cid)
+        return superseded, opened
+
+    # -- conflicts rows --------------------------------------------------------------------------------
+
+    def open_conflict(
+        self, new_id: int, old_id: int, v: Verdict, *, resolution: str | None = None
+    ) -> int | None:
+        """Record a pair for review (or, with `resolution`, a decision already taken). Idempotent per pair."""
+        status = "open" if resolution is None else "resolved"
+        relation = v.relation if v.relation in ("reversal", "update", "paraphrase") else "unsure"
+        t = now()
+        self.con.execute(
+            "INSERT INTO memory_conflicts(new_id, old_id, relation, similarity, reasons, status, resolution, "
+            "created_at, resolved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(new_id, old_id) DO NOTHING",
+            (
+                new_id,
+                old_id,
+                relation,
+                round(v.similarity, 4),
+                json_dumps(list(v.reasons)),
+                status,
+                resolution,
+                t,
+                None if resolution is None else t,
+            ),
+        )
+        if not self.con.changes():
+            return None
+        cid = self.con.last_insert_rowid()
+        if resolution is None:
+            for mid, other in ((new_id, old_id), (old_id, new_id)):
+                self._history(
+                    mid, "conflict", None, {"conflict": cid, "with": other, "relation": relation}, t
+                )
+        return cid
+
+    # -- supersede / reinstate -------------------------------------------------------------------------
+
+    def _supersede(self, old_id: int, new_id: int, at: float, v: Verdict | None, *, automatic: bool) -> None:
+        old = self.get_memory(old_id)
+        self.con.execute(
+            "UPDATE long_term_memories SET valid_until = ?, superseded_by = ?, updated_at = ? WHERE id = ?",
+            (at, new_id, now(), old_id),
+        )
+        new: dict[str, Any] = {"valid_until": at, "superseded_by": new_id}
+        if v is not None:
+            new.update(relation=v.relation, similarity=round(v.similarity, 4), reasons=list(v.reasons))
+        new["automatic"] = automatic
+        self._history(
+            old_id, "supersede", {"valid_until": old.valid_until, "superseded_by": old.superseded_by}, new
+        )
+        if automatic and v is not None:
+            self.open_conflict(new_id, old_id, v, resolution="new")
+
+    def supersede_memory(self, old_id: int, new_id: int) -> Memory:
+        """Mark `old_id` as replaced by `new_id` (from the new one's valid_from). By hand: always allowed."""
+        if old_id == new_id:
+            raise InvalidInputError("a memory cannot supersede itself")
+        with self.con:
+            new = self.get_memory(new_id)
+            self.get_memory(old_id)
+            self._supersede(old_id, new_id, new.valid_from or new.created_at, None, automatic=False)
+            return self.get_memory(old_id)
+
+    def reinstate_memory(self, memory_id: int) -> Memory:
+        """Undo a supersede: the memory is current again."""
+        with self.con:
+            old = self.get_memory(memory_id)
+            if old.valid_until is None:
+                return old
+            self.con.execute(
+                "UPDATE long_term_memories SET valid_until = NULL, superseded_by = NULL, updated_at = ? WHERE id = ?",
+                (now(), memory_id),
+            )
+            self._history(
+                memory_id,
+                "reinstate",
+                {"valid_until": old.valid_until, "superseded_by": old.superseded_by},
+                {"valid_until": None, "superseded_by": None},
+            )
+            return self.get_memory(memory_id)
+
+    def superseded_ids(self, memory_ids: list[int]) -> set[int]:
+        """Which of these memories a newer one has replaced."""
+        if not memory_ids:
+            return set()
+        return {
+            int(r[0])
+            for r in self.con.execute(
+                "SELECT id FROM long_term_memories WHERE valid_until IS NOT NULL "
+                "AND id IN (SELECT value FROM json_each(?))",
+                (json_dumps(memory_ids),),
+            )
+        }
+
+    def superseded_by_memory(self, memory_id: int) -> list[int]:
+        """Ids of the memories this one superseded (its predecessors)."""
+        return [
+            int(r[0])
+            for r in self.con.execute(
+                "SELECT id FROM long_term_memories WHERE superseded_by = ? ORDER BY valid_until, id",
+                (memory_id,),
+            )
+        ]
+
+    # -- provenance ------------------------------------------------------------------------------------
+
+    def locate_source(
+        self, source: str | None, thread_external_id: str | None, message_external_ids: tuple[str, ...] = ()
+    ) -> tuple[int | None, int | None]:
+        """(thread id, message id) of an imported memory's origin: the nearest of `message_external_ids`
+        that was stored, preferring what the user said (a bio write's own node is tool plumbing)."""
+        if source is None or thread_external_id is None:
+            return None, None
+        row = self.con.execute(
+            "SELECT id FROM threads WHERE source = ? AND external_id = ?", (source, thread_external_id)
+        ).fetchone()
+        if row is None:
+            return None, None
+        thread_id = int(row[0])
+        if not message_external_ids:
+            return thread_id, None
+        found = {
+            str(ext): (int(mid), str(role))
+            for ext, mid, role in self.con.execute(
+                "SELECT external_id, id, role FROM messages WHERE thread_id = ? "
+                "AND external_id IN (SELECT value FROM json_each(?))",
+                (thread_id, json_dumps(list(message_external_ids))),
+            )
+        }
+        ordered = [found[e] for e in message_external_ids if e in found]
+        for mid, role in ordered:
+            if role == "user":
+                return thread_id, mid
+        return thread_id, ordered[0][0] if ordered else None
+
+    def memory_source(self, memory: Memory) -> Source:
+        thread_id, title = memory.source_thread_id, None
+        seq = role = excerpt = None
+        if memory.source_message_id is not None:
+            row = self.con.execute(
+                "SELECT m.thread_id, m.seq, m.role, substr(m.content, 1, 200), t.title FROM messages m "
+                "JOIN threads t ON t.id = m.thread_id WHERE m.id = ?",
+                (memory.source_message_id,),
+            ).fetchone()
+            if row is not None:
+                thread_id, seq, role, excerpt, title = (
+                    int(row[0]),
+                    int(row[1]),
+                    str(row[2]),
+                    str(row[3]),
+                    str(row[4]),
+                )
+        if thread_id is not None and title is None:
+            row = self.con.execute("SELECT title FROM threads WHERE id = ?", (thread_id,)).fetchone()
+            if row is None:
+                thread_id = None
+            else:
+                title = str(row[0])
+        return Source(
+            memory.origin,
+            thread_id,
+            title,
+            memory.source_message_id if seq is not None else None,
+            seq,
+            role,
+            excerpt,
+            memory.source_note,
+        )
