@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/import.py $(BENCH_SIZE)
 	$(BIN)/python bench/reimport.py $(BENCH_SIZE)
 	$(BIN)/python bench/startup.py $(BENCH_SIZE)
+	$(BIN)/python bench/cold.py $(BENCH_SIZE)
 	$(BIN)/python bench/context.py $(BENCH_SIZE)
 	$(BIN)/python bench/transcript.py $(if $(QUICK),--turns 100,)
 	$(BIN)/python bench/eval_search.py --out bench/out/eval_search.json

@@ -86,10 +86,14 @@ def timing(ms: Sequence[float]) -> dict[str, float]:
     }
 
 
+CLOCK: list[Callable[[], float]] = [time.perf_counter]  # `[time.process_time]`: CPU of the whole process
+
+
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    t0 = time.perf_counter()
+    clock = CLOCK[0]
+    t0 = clock()
     out = fn()
-    return (time.perf_counter() - t0) * 1000, out
+    return (clock() - t0) * 1000, out
 
 
 def emit(name: str, result: dict[str, Any], summary: str) -> None:
@@ -311,6 +315,13 @@ class Precomputed:
         self.dimension = dimension
         self.max_tokens = 256
         self.table: dict[str, np.ndarray] = {}
+
+    @property
+    def loaded(self) -> bool:
+        return True
+
+    def load(self) -> None:
+        return None
 
     def chunk(self, text: str) -> list[tuple[int, int]]:
         return [(0, len(text))] if text.strip() else []

@@ -8,13 +8,15 @@ of realistic lengths (user turns ~35 words, answers ~200, long tails), then, eac
 neither warms up the other:
 
 1. `store.importing.pipeline.import_paths` with embedding (the model is loaded first and timed apart),
-2. `SentenceTransformer.encode` alone on the very chunks that import stored (read back from chat.db),
-   in one call with the configured batch size: the physical limit for the embedding import,
+2. the encoder alone on the very chunks that import stored (read back from chat.db), in one call: the
+   runtime's raw rate, the limit for the embedding import,
+2b. the same import through the old path (sentence-transformers + torch, MEMAPP_EMBED_BACKEND), for the
+   new-vs-old ratio in messages per CPU-second (issue 19: >= 3x; `--no-old` skips it),
 3. `import_paths(embed=False)` of the 2,000-thread / 40,000-message export (token counts come from a
    helper process, embeddings/token_worker.py; `cpu_s` / `helper_cpu_s` are the CPU seconds of the
    import's process and of that helper, steadier than wall time on a busy machine).
 
-Targets (issue 7): embedding import >= 0.8x the raw encode rate (in messages/s); --no-embed >= 5,000
+Targets (issue 7, 19): embedding import >= 0.8x the raw encode rate (messages per CPU-second); --no-embed >= 5,000
 messages/s. Also reported: chat.db bytes per 1,000 messages with and without vectors and each import's
 peak RSS. The embedding run defaults to 100 threads (2,000 messages): on 2 cores the model encodes about
 20-30 chunks a second, so the full 40,000 messages take about an hour per pass; `--full` runs it anyway.
@@ -107,9 +109,12 @@ def _node(
     }
 
 
-def child(argv: list[str]) -> tuple[dict[str, Any], float]:
-    """Run this script in a fresh process; its JSON answer and its peak RSS (MiB)."""
-    proc = subprocess.Popen([sys.executable, __file__, "--child", *argv], stdout=subprocess.PIPE, text=True)
+def child(argv: list[str], backend: str = "onnx") -> tuple[dict[str, Any], float]:
+    """Run this script in a fresh process with the given encoder; its JSON answer and peak RSS (MiB)."""
+    env = dict(os.environ, MEMAPP_EMBED_BACKEND=backend)
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--child", *argv], stdout=subprocess.PIPE, text=True, env=env
+    )
     out = proc.stdout.read() if proc.stdout else ""
     _, status, usage = os.wait4(proc.pid, 0)
     if status != 0:
@@ -138,10 +143,13 @@ def run_import(db: str, export_path: str, embed: bool) -> dict[str, Any]:
     messages = report.messages_added
     problems = store.check_indexes()
     store.close()
+    cpu_s = cpu[0] + cpu[1]
     return {
+        "backend": getattr(store.embedder, "backend", None) or "sentence-transformers",
         "seconds": round(seconds, 2),
         "model_load_s": round(load_s, 2),
         "messages": messages,
+        "messages_per_cpu_s": round(messages / max(cpu_s, 1e-9), 1),
         "threads": report.threads_added,
         "chunks": chunks,
         "errors": len(report.errors),
@@ -167,22 +175,27 @@ def run_encode(db: str) -> dict[str, Any]:
     texts = [content[a:b] for content, a, b in rows]
     embedder = store.embedder
     assert embedder is not None
-    embedder.load()
-    model = embedder._model  # type: ignore[attr-defined]  # noqa: SLF001 - the raw model is what is measured
+    embedder.load()  # type: ignore[attr-defined]
     batch = store.config.embedding.batch_size
-    t0 = time.perf_counter()
-    model.encode(
-        texts, batch_size=batch, show_progress_bar=False, convert_to_numpy=True, normalize_embeddings=True
-    )
+    t0, cpu0 = time.perf_counter(), os.times()
+    # The runtime alone, in one call: onnxruntime through the embedder's own batching (tokenize, sort by
+    # length, two threads), or SentenceTransformer.encode for the old path.
+    embedder.embed_documents(texts)
     seconds = time.perf_counter() - t0
+    cpu = [b - a for a, b in zip(cpu0, os.times(), strict=False)]
+    cpu_s = cpu[0] + cpu[1]
+    backend = getattr(embedder, "backend", None) or "sentence-transformers"
     store.close()
     return {
+        "backend": backend,
         "seconds": round(seconds, 2),
+        "cpu_s": round(cpu_s, 2),
         "chunks": len(texts),
         "messages": messages,
         "batch_size": batch,
         "chunks_per_s": round(len(texts) / seconds, 1),
         "messages_per_s": round(messages / seconds, 1),
+        "messages_per_cpu_s": round(messages / max(cpu_s, 1e-9), 1),
     }
 
 
@@ -197,6 +210,7 @@ def main() -> None:
     )
     ap.add_argument("--no-embed-threads", type=int, default=2000)
     ap.add_argument("--quick", action="store_true", help="20 threads with embeddings, 500 without")
+    ap.add_argument("--no-old", action="store_true", help="skip the old (sentence-transformers) import run")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.quick:
@@ -213,11 +227,17 @@ def main() -> None:
         path = data_file(f"import-{n}-{key}", stale=f"import-{n}-") / "conversations.json"
         exports[n] = (path, export(path, n) if not path.exists() else None)
     db = str(data_file("import-embed.db"))
+    load = os.getloadavg()
     imp, imp_rss = child(["import", db, str(exports[n_embed][0])])
     enc, enc_rss = child(["encode", db])
+    old, old_rss = (
+        (None, None) if a.no_old else child(["import", db, str(exports[n_embed][0])], "sentence-transformers")
+    )
     db_plain = str(data_file("import-plain.db"))
     plain, plain_rss = child(["no-embed", db_plain, str(exports[a.no_embed_threads][0])])
-    ratio = round(imp["messages_per_s"] / enc["messages_per_s"], 3)
+    # Per CPU-second (steadier than wall time on a shared machine), each against its baseline in this run.
+    ratio = round(imp["messages_per_cpu_s"] / enc["messages_per_cpu_s"], 3)
+    new_vs_old = round(imp["messages_per_cpu_s"] / old["messages_per_cpu_s"], 2) if old else None
     per_1k = {
         "with_vectors_mb": round(imp["db_bytes"] / imp["messages"] * 1000 / 1e6, 3),
         "without_vectors_mb": round(plain["db_bytes"] / plain["messages"] * 1000 / 1e6, 3),
@@ -226,9 +246,17 @@ def main() -> None:
         "import_ge_0.8x_raw_encode": ratio >= 0.8,
         "no_embed_ge_5000_msgs_per_s": plain["messages_per_s"] >= 5000,
     }
+    if new_vs_old is not None:
+        targets["import_ge_3x_old_path_per_cpu_s"] = new_vs_old >= 3
+    old_text = (
+        f"; old path (sentence-transformers) {old['messages_per_cpu_s']:.1f} msg/CPU-s, new {new_vs_old:.1f}x"
+        if old
+        else ""
+    )
     summary = (
-        f"import: {imp['messages']} messages ({imp['chunks']} chunks) at {imp['messages_per_s']:.1f} msg/s vs "
-        f"raw encode {enc['messages_per_s']:.1f} msg/s ({ratio:.2f}x); --no-embed {plain['messages']} messages "
+        f"import ({imp['backend']}): {imp['messages']} messages ({imp['chunks']} chunks) at "
+        f"{imp['messages_per_cpu_s']:.1f} msg/CPU-s vs raw encode {enc['messages_per_cpu_s']:.1f} msg/CPU-s "
+        f"({ratio:.2f}x){old_text}; --no-embed {plain['messages']} messages "
         f"at {plain['messages_per_s']:.0f} msg/s; chat.db {per_1k['with_vectors_mb']:.2f} MB per 1k messages "
         f"with vectors ({per_1k['without_vectors_mb']:.2f} without); peak RSS {imp_rss:.0f} MiB importing "
         f"with the model; targets "
@@ -241,11 +269,15 @@ def main() -> None:
             "embed_import": imp,
             "raw_encode": enc,
             "ratio_import_to_encode": ratio,
+            "old_path_import": old,
+            "ratio_new_to_old_per_cpu_s": new_vs_old,
             "no_embed_import": plain,
+            "load_average_1_5_15": [round(x, 2) for x in load],
             "peak_rss_mib": {
                 "import_with_model": imp_rss,
                 "raw_encode": enc_rss,
                 "import_no_embed": plain_rss,
+                "import_old_path": old_rss,
             },
             "db_mb_per_1k_messages": per_1k,
             "targets": targets,

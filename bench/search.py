@@ -221,7 +221,36 @@ def vector_series(store: Store, mem: Population, chunks: Population, nq: int) ->
     def chu(**kw: Any) -> Callable[[int, np.ndarray], list[int]]:
         return lambda i, q: [h[0] for h in vectors.knn_chunks(con, q, 10, helper=helper, **kw)]
 
+    # The in-process path (store.vectors.codes), as the TUI and the MCP server search.
+    store.in_memory_vectors = True
+    held_m, held_c = store.code_table("memories"), store.code_table("chunks")
+    assert held_m is not None and held_c is not None
+    load_ms = timed(lambda: (held_m.current(con), held_c.current(con)))[0]
+
+    def hmem(**kw: Any) -> Callable[[int, np.ndarray], list[int]]:
+        return lambda i, q: [h[0] for h in held_m.search(con, q, 10, equal={"deleted": 0, **kw}) or []]
+
+    def hchu(**kw: Any) -> Callable[[int, np.ndarray], list[int]]:
+        return lambda i, q: [h[0] for h in held_c.search(con, q, 10, **kw) or []]
+
     out = {
+        "in_process_load_ms": round(load_ms, 1),
+        "in_process_bytes": store.vector_memory_bytes(),
+        "memories_in_process": side_by_side(qm, hmem(), ex(m_ids, m_x)),
+        "chunks_in_process": side_by_side(qc, hchu(), ex(c_ids, c_x)),
+        "memories_category_fact_in_process": side_by_side(qm, hmem(category="fact"), ex(m_ids, m_x, fact)),
+        "chunks_role_user_in_process": side_by_side(qc, hchu(equal={"role": "user"}), ex(c_ids, c_x, user)),
+        "chunks_last_10pct_of_time_in_process": side_by_side(
+            qc, hchu(since=since), ex(c_ids, c_x, when >= since)
+        ),
+        "chunks_one_thread_in_process": side_by_side(
+            qc,
+            lambda i, q: [h[0] for h in held_c.search(con, q, 10, equal={"thread_id": top_threads[i]}) or []],
+            by_thread,
+        ),
+    }
+    store.in_memory_vectors = False
+    out |= {
         "memories": side_by_side(qm, mem(), ex(m_ids, m_x)),
         "chunks": side_by_side(qc, chu(), ex(c_ids, c_x)),
         "memories_category_fact": side_by_side(qm, mem(category="fact"), ex(m_ids, m_x, fact)),
@@ -238,7 +267,8 @@ def vector_series(store: Store, mem: Population, chunks: Population, nq: int) ->
     return out
 
 
-def hybrid_series(store: Store, chunks: Population, nq: int) -> dict[str, Any]:
+def hybrid_series(store: Store, chunks: Population, nq: int, in_process: bool = False) -> dict[str, Any]:
+    store.in_memory_vectors = in_process
     words = Words()
     rng = np.random.default_rng(5)
     qc, threads = chunks.queries(nq, seed=3)
@@ -273,6 +303,7 @@ def hybrid_series(store: Store, chunks: Population, nq: int) -> dict[str, Any]:
             "modes": sorted(modes),
         }
     out["example_query"] = texts[0]
+    store.in_memory_vectors = False
     return out
 
 
@@ -288,12 +319,12 @@ def query_embedding(chunks: Population, n: int = 50) -> dict[str, Any]:
 
 
 def _embed_only(chunks: Population, n: int) -> dict[str, Any]:
-    from embeddings import SentenceTransformerEmbedder
+    from embeddings.onnx_embedder import make_embedder
 
     words = Words()
     rng = np.random.default_rng(11)
     texts = [words.query(chunks, int(h), rng) for h in chunks.threads[rng.integers(0, chunks.n, n)]]
-    emb = SentenceTransformerEmbedder()
+    emb = make_embedder()  # the default: onnxruntime, one thread per query
     load_ms, _ = timed(emb.load)
     emb.embed_query("warm up")
     return {
@@ -317,6 +348,20 @@ def scale_point(n: int, nq: int) -> tuple[dict[str, Any], float | None]:
         lambda i, q: [h[0] for h in vectors.knn_memories(store.con, q, 10, helper=helper)],
         lambda i, q: ids[exact_top(x, q, 10)].tolist(),
     )
+    store.in_memory_vectors = True
+    held = store.code_table("memories")
+    assert held is not None
+    load_ms = timed(lambda: held.current(store.con))[0]
+    r["in_process"] = side_by_side(
+        q,
+        lambda i, q: [h[0] for h in held.search(store.con, q, 10, equal={"deleted": 0}) or []],
+        lambda i, q: ids[exact_top(x, q, 10)].tolist(),
+    )
+    r["in_process"] |= {
+        "load_ms": round(load_ms, 1),
+        "bytes": held.nbytes,
+        "mode": "exact floats" if held.snapshot and held.snapshot.floats is not None else "codes",
+    }
     store.close()
     return r, build_s
 
@@ -324,17 +369,38 @@ def scale_point(n: int, nq: int) -> tuple[dict[str, Any], float | None]:
 def scaling(sizes: list[int], main: dict[str, Any], n_mem: int, nq: int) -> list[dict[str, Any]]:
     out = []
     for n in sizes:
-        r, build_s = (main["memories"], None) if n == n_mem else scale_point(n, nq)
-        out.append(
-            {
-                "rows": n,
-                "ours_p50_ms": r["ours"]["p50_ms"],
-                "numpy_p50_ms": r["numpy"]["p50_ms"],
-                "ratio_p50": r["ratio_p50"],
-                "recall_at_10": r["recall_at_10"],
-                "build_s": build_s,
+        if n == n_mem:
+            from store.vectors.codes import EXACT_ROWS
+
+            r, build_s = dict(main["memories"]), None
+            r["in_process"] = {
+                **main["memories_in_process"],
+                "load_ms": main["in_process_load_ms"],
+                "bytes": main["in_process_bytes"],
+                "mode": "exact floats" if n <= EXACT_ROWS else "codes",
             }
-        )
+        else:
+            r, build_s = scale_point(n, nq)
+        row = {
+            "rows": n,
+            "ours_p50_ms": r["ours"]["p50_ms"],
+            "numpy_p50_ms": r["numpy"]["p50_ms"],
+            "ratio_p50": r["ratio_p50"],
+            "recall_at_10": r["recall_at_10"],
+            "build_s": build_s,
+        }
+        if "in_process" in r:
+            ip = r["in_process"]
+            row["in_process"] = {
+                "p50_ms": ip["ours"]["p50_ms"],
+                "numpy_p50_ms": ip["numpy"]["p50_ms"],
+                "ratio_p50": ip["ratio_p50"],
+                "recall_at_10": ip["recall_at_10"],
+                "load_ms": ip["load_ms"],
+                "bytes": ip["bytes"],
+                "mode": ip["mode"],
+            }
+        out.append(row)
     return out
 
 
@@ -382,6 +448,13 @@ def main() -> None:
     size.add_argument("--quick", action="store_true", help="10k memories, 20k chunks (for iterating)")
     size.add_argument("--full", action="store_true", help="also the 1M-row scaling point")
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--sizes", help="scaling points, comma-separated (default 10000,100000; --full adds 1M)")
+    ap.add_argument("--scaling-only", action="store_true", help="only the scaling points (with --sizes)")
+    ap.add_argument(
+        "--cpu",
+        action="store_true",
+        help="time CPU seconds of the process (all threads) instead of wall time: steadier on a busy machine",
+    )
     ap.add_argument("--embed-only", nargs=2, type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.embed_only:
@@ -391,6 +464,51 @@ def main() -> None:
         return
     n_mem, n_chunks = (10_000, 20_000) if a.quick else (100_000, 200_000)
     sizes = [10_000] if a.quick else [10_000, 100_000] + ([1_000_000] if a.full else [])
+    if a.sizes:
+        sizes = [int(x) for x in a.sizes.split(",")]
+    load = os.getloadavg()
+    if a.cpu:
+        import _common
+
+        _common.CLOCK[0] = time.process_time
+    if a.scaling_only:  # only the memories-only scaling points (vec0 and in process against numpy)
+        import json
+
+        rows = []
+        for n in sizes:
+            r, build_s = scale_point(n, a.queries)
+            ip = r["in_process"]
+            rows.append(
+                {
+                    "rows": n,
+                    "vec0": {
+                        "p50_ms": r["ours"]["p50_ms"],
+                        "ratio_p50": r["ratio_p50"],
+                        "recall_at_10": r["recall_at_10"],
+                    },
+                    "in_process": {
+                        "p50_ms": ip["ours"]["p50_ms"],
+                        "ratio_p50": ip["ratio_p50"],
+                        "recall_at_10": ip["recall_at_10"],
+                        "load_ms": ip["load_ms"],
+                        "bytes": ip["bytes"],
+                        "mode": ip["mode"],
+                    },
+                    "numpy_p50_ms": r["numpy"]["p50_ms"],
+                    "build_s": build_s,
+                }
+            )
+        print(
+            json.dumps(
+                {
+                    "scaling": rows,
+                    "clock": "cpu" if a.cpu else "wall",
+                    "load_average_1_5_15": [round(x, 2) for x in load],
+                },
+                indent=2,
+            )
+        )
+        return
     mem, chunks = populations(n_mem, n_chunks)
     key = f"d{DATA_VERSION}-{layout_key()}"
     path = data_file(f"search-{n_mem}-{n_chunks}-b{BUILD}-{key}.db", stale=f"search-{n_mem}-{n_chunks}-")
@@ -398,24 +516,43 @@ def main() -> None:
     store = Store(path, embedder=Precomputed())
     vec = vector_series(store, mem, chunks, a.queries)
     hyb = hybrid_series(store, chunks, a.queries)
+    hyb["in_process"] = hybrid_series(store, chunks, a.queries, in_process=True)
     emb = query_embedding(chunks)
     scale = scaling(sizes, vec, n_mem, a.queries)
     foot = footprint(store)
     store.close()
     worst = max(vec["memories"]["ratio_p50"], vec["chunks"]["ratio_p50"])
-    recall = min(v["recall_at_10"] for v in vec.values())
+    recall = min(v["recall_at_10"] for v in vec.values() if isinstance(v, dict))
+    ip_recall = min(v["recall_at_10"] for k, v in vec.items() if k.endswith("_in_process"))
+    hip = hyb["in_process"]["all"]
     targets = {
         "vector_p50_le_1.5x_numpy": worst <= 1.5,
         "recall_at_10_ge_0.95": recall >= 0.95,
         "hybrid_p50_le_2x_vector": hyb["all"]["ratio_p50"] <= 2.0,
+        # issue 19, the in-process path: <= 1.0x numpy at 10k, <= 0.3x above; recall >= 0.98
+        "in_process_recall_at_10_ge_0.98": ip_recall >= 0.98,
+        "in_process_hybrid_le_2x_vector_and_30ms": hip["ratio_p50"] <= 2.0 and hip["hybrid"]["p50_ms"] <= 30,
     }
+    for row in scale:
+        if "in_process" in row:
+            limit = 1.0 if row["rows"] <= 10_000 else 0.3
+            targets[f"in_process_{row['rows']}_le_{limit}x_numpy"] = row["in_process"]["ratio_p50"] <= limit
     summary = (
         f"search: {n_mem // 1000}k memories {vec['memories']['ours']['p50_ms']:.1f} ms vs numpy "
         f"{vec['memories']['numpy']['p50_ms']:.1f} ms ({vec['memories']['ratio_p50']:.2f}x), "
         f"{n_chunks // 1000}k chunks {vec['chunks']['ours']['p50_ms']:.1f} vs "
         f"{vec['chunks']['numpy']['p50_ms']:.1f} ms ({vec['chunks']['ratio_p50']:.2f}x); min recall@10 "
         f"{recall:.3f}; hybrid {hyb['all']['hybrid']['p50_ms']:.1f} ms = {hyb['all']['ratio_p50']:.2f}x "
-        f"vector-only; query embedding {emb['p50_ms']:.1f} ms; targets "
+        f"vector-only; in process: memories {vec['memories_in_process']['ratio_p50']:.2f}x numpy, chunks "
+        f"{vec['chunks_in_process']['ratio_p50']:.2f}x, min recall@10 {ip_recall:.3f}, hybrid "
+        f"{hip['hybrid']['p50_ms']:.1f} ms = {hip['ratio_p50']:.2f}x vector-only; scaling "
+        + ", ".join(
+            f"{r['rows'] // 1000}k {r['in_process']['ratio_p50']:.2f}x (recall "
+            f"{r['in_process']['recall_at_10']:.3f})"
+            for r in scale
+            if "in_process" in r
+        )
+        + f"; query embedding {emb['p50_ms']:.1f} ms; load average {load[0]:.1f}; targets "
         f"{'met' if all(targets.values()) else 'MISSED: ' + ', '.join(k for k, v in targets.items() if not v)}"
     )
     emit(
@@ -429,6 +566,7 @@ def main() -> None:
             "hybrid": hyb,
             "query_embedding": emb,
             "scaling": scale,
+            "load_average_1_5_15": [round(x, 2) for x in load],
             "targets": targets,
         },
         summary,

@@ -30,6 +30,8 @@ class EmbeddingConfig:
     chunk_tokens: int = 200  # model word pieces per chunk (the model reads at most 256)
     chunk_overlap: int = 40
     enabled: bool = True  # false: keyword search only, never load a model
+    # "onnx": onnxruntime, no torch (sentence-transformers is its fallback); "sentence-transformers": torch
+    backend: str = "onnx"
 
 
 @dataclass

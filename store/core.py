@@ -26,9 +26,12 @@ from typing import Any, Literal, Self
 import apsw
 import numpy as np
 
-from embeddings import Embedder, SentenceTransformerEmbedder, TokenCounter
+from embeddings import Embedder, TokenCounter
+from embeddings.onnx_embedder import make_embedder
 from store import db
 from store.config import Config
+from store.vectors import codes
+from store.vectors.codes import CodeTable
 from store.vectors.rows import VectorIndex
 
 log = logging.getLogger("store.store")
@@ -63,6 +66,11 @@ class StoreCore:
             self.embedder = embedder
             if embedder is None:
                 self.embedder_problem = "semantic search is off (no embedding model)"
+        # Long-lived processes (TUI, MCP server) turn this on (hold_vectors): vector search then scans codes
+        # held in memory (store.vectors.codes), loaded once and kept in step with chat.db.
+        self.in_memory_vectors = False
+        self._code_tables: dict[str, CodeTable] = {}
+        self._code_lock = threading.Lock()
         _ = self.con  # open now: a bad path or newer schema fails here, with a clear message
 
     def _default_embedder(self) -> Embedder | None:
@@ -71,8 +79,9 @@ class StoreCore:
             self.embedder_problem = "semantic search is disabled in config (embedding.enabled = false)"
             return None
         try:
-            return SentenceTransformerEmbedder(
+            return make_embedder(
                 cfg.model_path or None,
+                backend=cfg.backend,
                 batch_size=cfg.batch_size,
                 chunk_tokens=cfg.chunk_tokens,
                 chunk_overlap=cfg.chunk_overlap,
@@ -94,6 +103,35 @@ class StoreCore:
                 self._close_finished_threads()
                 self._all.append((threading.current_thread(), con))
         return con
+
+    def code_table(self, name: str) -> CodeTable | None:
+        """The in-memory copy of vector table `name` ("memories" or "chunks") when in_memory_vectors is
+        on and the database has the current layout, else None (vec0 searches instead)."""
+        if not self.in_memory_vectors or self.embedder is None:
+            return None
+        facts = self.vectors.facts()
+        if not facts.tables_exist or facts.legacy:
+            return None
+        with self._code_lock:
+            table = self._code_tables.get(name)
+            if table is None or table.dim != self.embedder.dimension:
+                spec = codes.MEMORIES if name == "memories" else codes.CHUNKS
+                table = self._code_tables[name] = CodeTable(spec, self.embedder.dimension)
+        return None if table.too_big else table
+
+    def hold_vectors(self, *, load: bool = True) -> None:
+        """Search vectors in process from now on (long-lived processes: the TUI, the MCP server); `load`
+        reads the held copies now (e.g. in a worker after the model loaded) instead of on the first search."""
+        self.in_memory_vectors = True
+        if load and self.vector_problem is None:
+            for name in ("memories", "chunks"):
+                table = self.code_table(name)
+                if table is not None:
+                    table.current(self.con)
+
+    def vector_memory_bytes(self) -> int:
+        """Bytes held by the in-memory vector copies (0 when none is loaded)."""
+        return sum(t.nbytes for t in self._code_tables.values())
 
     def _close_finished_threads(self) -> None:
         """Close the connections of threads that have ended (the TUI runs each worker in a thread of its

@@ -51,6 +51,9 @@ def doctor(store: Store, *, load_model: bool = True, full: bool = False) -> dict
         store.load_model()
         model["load_seconds"] = round(time.monotonic() - t0, 2)
     model["state"] = store.semantic_state
+    # Which runtime encodes (onnx, or sentence-transformers as the fallback) and why it fell back.
+    model["runtime"] = getattr(embedder, "backend", None)
+    model["runtime_problem"] = getattr(embedder, "backend_problem", None)
     rec = attempt("vector model", store.vectors.recorded_model)
     model["recorded_in_database"] = None if rec is None else {"name": rec[0], "dimension": rec[1]}
     missing_messages = attempt(

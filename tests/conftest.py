@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,12 @@ import pytest
 
 from embeddings import FakeEmbedder, SentenceTransformerEmbedder
 from store import Store
+
+# The ONNX copy of the model (embeddings.onnx_export) is made once and kept beside the test run, not in
+# the user's cache; it survives between runs, as it would for a user.
+os.environ.setdefault(
+    "MEMAPP_CACHE_DIR", str(Path(__file__).resolve().parent.parent / ".pytest_cache" / "memapp")
+)
 
 
 class NetworkRefused(OSError):

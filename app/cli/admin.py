@@ -43,7 +43,11 @@ def cmd_doctor(ctx: Context) -> int | None:
         for line in [*content, *report["read_problems"]]:
             print(f"  - {line}")
         print(f"tokenizer:  {report['tokenizer']}")
-        print(f"model:      {report['model']['name'] or '-'}: {report['model']['state']}")
+        m = report["model"]
+        runtime = f" ({m['runtime']})" if m.get("runtime") else ""
+        print(f"model:      {m['name'] or '-'}: {m['state']}{runtime}")
+        if m.get("runtime_problem"):
+            print(f"            {m['runtime_problem']}")
         print(f"config:     {report['config'] or '(defaults)'}")
         counts = report["counts"]
         if counts:
@@ -74,11 +78,38 @@ def cmd_embed(ctx: Context) -> int | None:
     if problem:
         ctx.emit({"error": problem}, lambda: print(f"memapp: cannot embed: {problem}"))
         return EXIT_FAILED
+    if ctx.args.prepare:
+        return _prepare(ctx)
     result = maintenance.embed_missing(ctx.store, progress=_progress(ctx, "embedding"))
     ctx.emit(
         result, lambda: print(f"\nembedded {result['messages']} messages and {result['memories']} memories")
     )
     return None if not result.get("error") else EXIT_FAILED
+
+
+def _prepare(ctx: Context) -> int | None:
+    """`memapp embed --prepare`: make the model's ONNX copy now (once; otherwise the first semantic
+    operation makes it) and load it, saying which runtime encodes."""
+    ok = ctx.store.load_model()
+    emb = ctx.store.embedder
+    info = {
+        "model": getattr(emb, "name", None),
+        "backend": getattr(emb, "backend", None) or "custom",
+        "problem": getattr(emb, "backend_problem", None) or (None if ok else ctx.store.vector_problem),
+    }
+    if info["backend"] == "onnx" and emb is not None:
+        from embeddings.onnx_export import onnx_path
+
+        info["onnx_file"] = str(onnx_path(emb.path))  # type: ignore[attr-defined]
+
+    def human() -> None:
+        print(f"model:   {info['model']}")
+        print(f"runtime: {info['backend']}" + (f" ({info['onnx_file']})" if info.get("onnx_file") else ""))
+        if info["problem"]:
+            print(f"note:    {info['problem']}")
+
+    ctx.emit(info, human)
+    return None if ok else EXIT_FAILED
 
 
 def cmd_reindex(ctx: Context) -> int | None:
@@ -116,6 +147,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_doctor)
 
     p = sub.add_parser("embed", help="embed whatever has no vector yet (resumable)")
+    p.add_argument(
+        "--prepare",
+        action="store_true",
+        help="only make the model's ONNX copy (once) and load it; no vectors",
+    )
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_embed)
 

@@ -9,8 +9,12 @@ the client's log shows the one-line reason.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from app.cli.common import Context, UsageError
+
+if TYPE_CHECKING:
+    from store.store import Store
 
 
 def cmd_mcp(ctx: Context) -> None:
@@ -21,7 +25,12 @@ def cmd_mcp(ctx: Context) -> None:
         )
     from app.mcp.server import run_stdio  # the SDK is imported only for this command
 
-    run_stdio(lambda: ctx.store, read_only=ctx.args.read_only)
+    def store() -> Store:
+        s = ctx.store
+        s.hold_vectors(load=False)  # a long-lived server: vectors held in process from its first search
+        return s
+
+    run_stdio(store, read_only=ctx.args.read_only)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

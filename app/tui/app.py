@@ -269,6 +269,8 @@ class MemApp(App[None]):
             store.tokens.load()  # the BPE file is parsed on first use: do it here, not in the first count
             ok = store.load_model()
             problem = store.vector_problem or "the embedding model failed to load"
+            if ok:
+                store.hold_vectors()  # search-as-you-type scans vectors held in this process
         except Exception as exc:  # noqa: BLE001 - shown to the person, never a crash
             ok, problem = False, f"{type(exc).__name__}: {exc}"
         self.post_message(ModelStateChanged("ready" if ok else f"unavailable: {problem}"))

@@ -257,9 +257,9 @@ def _prefilter(units: list[Unit], limit: int) -> list[Unit]:
     return sorted(chosen, key=lambda u: u.order)
 
 
-def _vectors(store: Store, texts: Sequence[str]) -> tuple[np.ndarray, str]:
-    """Sentence embeddings when a model is usable, else TF-IDF rows: (vectors, method)."""
-    if store.vector_problem is None:
+def _vectors(store: Store, texts: Sequence[str], use_model: bool = True) -> tuple[np.ndarray, str]:
+    """Sentence embeddings when a model is usable (and `use_model`), else TF-IDF rows: (vectors, method)."""
+    if use_model and store.vector_problem is None:
         vecs = store.embed_texts(list(texts))
         if vecs is not None:
             return vecs, "embedding"
@@ -308,8 +308,8 @@ def _fit(store: Store, text: str, cap: int) -> str:
     return "\n".join(lines)
 
 
-def _compress(store: Store, units: list[Unit], cap: int) -> tuple[list[Unit], str]:
-    vecs, method = _vectors(store, [u.text for u in units])
+def _compress(store: Store, units: list[Unit], cap: int, use_model: bool = True) -> tuple[list[Unit], str]:
+    vecs, method = _vectors(store, [u.text for u in units], use_model)
     return select(units, vecs, cap), method
 
 
@@ -336,17 +336,20 @@ def threads_to_summarize(store: Store, *, min_new: int = 1) -> list[int]:
     return [int(r[0]) for r in rows]
 
 
-def maybe_summarize(store: Store, thread_id: int) -> SummaryResult | None:
+def maybe_summarize(store: Store, thread_id: int, *, use_model: bool = True) -> SummaryResult | None:
     """Summarise when at least `summary.trigger_messages` messages are new (after an import). Else None."""
     if unsummarised_count(store, thread_id) < max(1, store.config.summary.trigger_messages):
         return None
-    return summarize_thread(store, thread_id)
+    return summarize_thread(store, thread_id, use_model=use_model)
 
 
-def summarize_thread(store: Store, thread_id: int, force: bool = False) -> SummaryResult:
+def summarize_thread(
+    store: Store, thread_id: int, force: bool = False, *, use_model: bool = True
+) -> SummaryResult:
     """Bring the thread's summary up to its last message (on demand: any number of new messages).
 
     `force` rebuilds the summary from the first message instead of continuing from last_message_seq.
+    `use_model=False` (an import with --no-embed) never loads the embedding model: TF-IDF stands in.
     """
     thread = store.get_thread(thread_id)
     cap = store.config.summary.max_tokens
@@ -373,7 +376,7 @@ def summarize_thread(store: Store, thread_id: int, force: bool = False) -> Summa
     part_cap = min(part_cap, cap, max(MIN_PART_TOKENS, int(source_tokens * SUMMARY_SHARE)))
 
     candidates = _prefilter(units, MAX_CANDIDATES)
-    vecs, method = _vectors(store, [u.text for u in candidates])
+    vecs, method = _vectors(store, [u.text for u in candidates], use_model)
     part = select(candidates, vecs, part_cap)
     details: dict[str, Any] = {
         "from_seq": int(rows[0][0]),
@@ -393,13 +396,15 @@ def summarize_thread(store: Store, thread_id: int, force: bool = False) -> Summa
         content = "\n".join(x for x in (old_text, content) if x)
         if store.tokens.count(content) > cap:
             strategy = "recursive"
-            old_part, _ = _compress(store, summary_units(store, old_text), max(1, details["old_tokens"] // 3))
+            old_part, _ = _compress(
+                store, summary_units(store, old_text), max(1, details["old_tokens"] // 3), use_model
+            )
             details["compressed_old_tokens"] = store.tokens.count(_render(old_part))
             details["passes"] = 1
             merged = old_part + part
             content = _render(merged)
             if store.tokens.count(content) > cap:
-                again, _ = _compress(store, summary_units(store, content), cap)
+                again, _ = _compress(store, summary_units(store, content), cap, use_model)
                 content = _render(again)
                 details["passes"] = 2
     content = _fit(store, content, cap)

@@ -27,6 +27,7 @@ Why it is shaped like this:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -146,28 +147,41 @@ def import_paths(
                         "summarising",
                     )
                 )
-            if maybe_summarize(store, thread_id) is not None:
+            # --no-embed: no model at all, the summaries use TF-IDF (README "Importing")
+            if maybe_summarize(store, thread_id, use_model=embed) is not None:
                 report.summaries_updated += 1
     return report
 
 
-def load_demo(store: Store, *, embed: bool = True, progress: ProgressFn | None = None) -> ImportReport:
-    """Import the bundled demo threads and memories (the TUI's "load demo"); a second call adds nothing."""
+def load_demo(
+    store: Store,
+    *,
+    embed: bool = True,
+    progress: ProgressFn | None = None,
+    use_shipped_vectors: bool = True,
+) -> ImportReport:
+    """Import the bundled demo threads and memories (the TUI's "load demo"); a second call adds nothing.
+
+    The demo's vectors ship beside it (store.importing.demo_vectors): with the configured model being the
+    one that made them, no model is loaded at all."""
     path = data_file(DEMO_FILE)
     if path is None:
         raise StoreError(
             f"the bundled demo data ({DEMO_FILE}) is not installed; set MEMAPP_DATA_DIR to its folder"
         )
-    report = import_paths(store, [path], "generic", embed=embed, progress=progress, summarize=False)
-    # Demo threads are short (below the summary trigger): summarise them and find their memory suggestions
-    # now, so the demo shows every part of the thread view.
-    from store.extract.suggestions import extract_suggestions
-    from store.extract.summaries import summarize_thread
+    from store.importing.demo_vectors import demo_vectors
 
-    for thread_id in dict.fromkeys(report.grown_threads):
-        summarize_thread(store, thread_id)
-        extract_suggestions(store, thread_id)
-        report.summaries_updated += 1
+    with demo_vectors(store) if use_shipped_vectors and embed else contextlib.nullcontext():
+        report = import_paths(store, [path], "generic", embed=embed, progress=progress, summarize=False)
+        # Demo threads are short (below the summary trigger): summarise them and find their memory
+        # suggestions now, so the demo shows every part of the thread view.
+        from store.extract.suggestions import extract_suggestions
+        from store.extract.summaries import summarize_thread
+
+        for thread_id in dict.fromkeys(report.grown_threads):
+            summarize_thread(store, thread_id, use_model=embed)
+            extract_suggestions(store, thread_id)
+            report.summaries_updated += 1
     return report
 
 

@@ -310,15 +310,27 @@ class SearchMixin(StoreCore):
         """(key, cosine, best chunk span) best first; messages score as their best chunk."""
         out: list[tuple[Key, float, tuple[int, int] | None]] = []
         if "message" in kinds:
-            chunks = self.vectors.knn_chunks(
-                qvec,
-                min(vectors.K_MAX, n * 3),
-                thread_id=filters.thread_id,
-                role=filters.role,
-                since=filters.since,
-                until=filters.until,
-                helper=self.vector_helper(),
-            )
+            held = self.code_table("chunks")
+            chunks = None
+            if held is not None:
+                chunks = held.search(
+                    self.con,
+                    qvec,
+                    min(vectors.K_MAX, n * 3),
+                    equal={"thread_id": filters.thread_id, "role": filters.role},
+                    since=filters.since,
+                    until=filters.until,
+                )
+            if chunks is None:
+                chunks = self.vectors.knn_chunks(
+                    qvec,
+                    min(vectors.K_MAX, n * 3),
+                    thread_id=filters.thread_id,
+                    role=filters.role,
+                    since=filters.since,
+                    until=filters.until,
+                    helper=self.vector_helper(),
+                )
             best: dict[int, tuple[int, float]] = {}
             for chunk_id, mid, sim in chunks:
                 if mid not in best:
@@ -371,6 +383,12 @@ class SearchMixin(StoreCore):
         """Category and trash are vec0 metadata, filtered inside the KNN. Pinned and dates are not: then
         the memories that pass the filter are ranked exactly, by distance, among themselves."""
         if f.pinned is None and f.since is None and f.until is None and f.as_of is None:
+            held = self.code_table("memories")
+            hits = None
+            if held is not None:
+                hits = held.search(self.con, qvec, n, equal={"category": f.category, "deleted": 0})
+            if hits is not None:
+                return [(mid, sim) for mid, _, sim in hits]
             return self.vectors.knn_memories(qvec, n, category=f.category, helper=self.vector_helper())
         if not self.vectors.tables_exist():
             return []

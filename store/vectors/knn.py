@@ -58,7 +58,7 @@ def search(
     rows = scalar(con, f"SELECT max({pk}) FROM {table}") or 0  # ids only grow: about the count
     n = min(K_MAX, max(MIN_CANDIDATES, OVERSAMPLE * k, rows // ROWS_PER_CANDIDATE))
     ids = _coarse(con, f"{table}_bits", pk, q, n, where, args, helper)
-    return _rescore(con, table, pk, extra, q, ids, k)
+    return rescore(con, table, pk, extra, q, ids, k)
 
 
 def _halves(
@@ -103,7 +103,7 @@ def _coarse(
     return [int(r[0]) for r in con.execute(f"{knn} ORDER BY distance", [blob, n, *args])]
 
 
-def _rescore(
+def rescore(
     con: apsw.Connection, table: str, pk: str, extra: str, q: np.ndarray, ids: Sequence[int], k: int
 ) -> list[Hit]:
     """The k best of `ids` by exact cosine against their float rows, computed inside SQLite so that only

@@ -26,6 +26,7 @@ import apsw
 import numpy as np
 
 from store.db import json_ids
+from store.vectors.codes import bump_generation
 from store.vectors.knn import BIT_TABLES, K_MAX, SHARDS, Helper, search
 from store.vectors.layout import (
     VEC_TABLES,
@@ -98,11 +99,13 @@ class VectorIndex:
             return
         self._held, self._changed = None, True  # until the transaction ends, the facts are read afresh
         create_tables(self.con, facts, name, dim)
+        bump_generation(self.con)  # held copies (store.vectors.codes) reload
 
     def drop_tables(self) -> None:
         """Forget every vector and the recorded model (reindex recreates them)."""
         self._held, self._changed = None, True
         drop_tables(self.con)
+        bump_generation(self.con)
 
     def check(self) -> list[str]:
         """Ways the bit tables disagree with the float rows (empty when in step, or before they exist)."""
@@ -112,6 +115,8 @@ class VectorIndex:
 
     def put_memory(self, memory_id: int, vec: np.ndarray, category: str, deleted: bool) -> None:
         blob = _f32(vec)
+        if self.con.execute("SELECT 1 FROM vec_memories WHERE memory_id = ?", (memory_id,)).fetchone():
+            bump_generation(self.con)  # a changed row, not an append: held copies reload
         self.con.execute(
             "INSERT INTO vec_memories(memory_id, embedding, category, deleted) VALUES (?, ?, ?, ?) "
             "ON CONFLICT(memory_id) DO UPDATE SET embedding = excluded.embedding, "
@@ -146,6 +151,8 @@ class VectorIndex:
             "UPDATE vec_memories SET category = ?, deleted = ? WHERE memory_id = ? RETURNING embedding",
             (category, int(deleted), memory_id),
         ).fetchone()
+        if row is not None:
+            bump_generation(self.con)
         if row is not None and facts.has_bits:
             self._put_memory_bits(memory_id, row[0], category, deleted)
 
@@ -154,6 +161,8 @@ class VectorIndex:
         for table in ("vec_memories", "vec_memories_bits"):
             if table in layout:
                 self.con.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))
+        if "vec_memories" in layout:
+            bump_generation(self.con)
 
     def knn_memories(
         self,
@@ -233,6 +242,7 @@ class VectorIndex:
         ]
         if not chunk_ids:
             return
+        bump_generation(self.con)
         layout = self.facts().layout
         for table in ("vec_chunks", "vec_chunks_bits"):
             if table in layout:  # one id at a time: `IN (...)` would make vec0 scan the whole table

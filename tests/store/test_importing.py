@@ -302,6 +302,19 @@ def test_threads_that_grew_past_the_trigger_are_summarised_after_import(store: S
     assert store.scalar("SELECT count(*) FROM compression_history WHERE thread_id = ?", (long_t.id,)) == 1
 
 
+def test_no_embed_import_summarises_without_any_model(
+    store: Store, fake_embedder: FakeEmbedder, tmp_path: Path
+) -> None:
+    path = write_jsonl(tmp_path / "t.jsonl", [thread("long", 35, words=12)])
+    report = import_paths(store, [path], embed=False)
+    assert report.summaries_updated == 1
+    assert fake_embedder.calls == 0  # --no-embed: the model is never asked, not even for the summary
+    long_t = store.find_thread("jsonl", "long")
+    assert long_t is not None
+    details = store.scalar("SELECT details FROM compression_history WHERE thread_id = ?", (long_t.id,))
+    assert '"tfidf"' in str(details)
+
+
 def test_no_summarize_leaves_summaries_for_later(store: Store, tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "t.jsonl", [thread("long", 35)])
     assert import_paths(store, [path], summarize=False).summaries_updated == 0

@@ -182,4 +182,5 @@ def test_real_model_end_to_end_offline(capsys, db_path) -> None:  # type: ignore
     assert isinstance(doctor, dict)
     assert doctor["ok"] and doctor["integrity"] == "ok" and doctor["tokenizer_exact"]
     assert doctor["model"]["state"] == "ready" and doctor["model"]["dimension"] == 384
+    assert doctor["model"]["runtime"] == "onnx" and doctor["model"]["runtime_problem"] is None  # no torch
     assert doctor["counts"]["embedded_memories"] == 2

@@ -1,0 +1,205 @@
+"""In-process vector search (store.vectors.codes): the same answers as the exact scan, filters applied,
+and kept in step with writes by this Store and by another process's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from embeddings import FakeEmbedder
+from store import Store
+from store.records import CATEGORIES
+from store.search.engine import Filters
+from store.vectors import codes
+
+WORDS = [
+    "backup",
+    "script",
+    "nightly",
+    "cron",
+    "postgres",
+    "sqlite",
+    "vector",
+    "search",
+    "index",
+    "memory",
+    "thread",
+    "summary",
+    "python",
+    "rust",
+    "garden",
+    "tomato",
+    "recipe",
+    "bread",
+    "oven",
+    "travel",
+    "train",
+    "ticket",
+    "budget",
+    "invoice",
+    "music",
+    "guitar",
+    "chord",
+    "running",
+    "shoes",
+]
+
+
+def texts(n: int, seed: int = 1) -> list[str]:
+    rng = np.random.default_rng(seed)
+    return [" ".join(rng.choice(WORDS, size=6)) + f" item{i}" for i in range(n)]
+
+
+@pytest.fixture
+def held(db_path: Path) -> Iterator[Store]:
+    s = Store(db_path, embedder=FakeEmbedder())
+    for i, t in enumerate(texts(400)):
+        s.add_memory(t, CATEGORIES[i % 4], force=True)
+    s.in_memory_vectors = True
+    yield s
+    s.close()
+
+
+def exact_scores(store: Store, q: np.ndarray, k: int, category: str | None = None) -> list[float]:
+    """The k best cosines by the exact scan (ids can tie: the hashing embedder repeats scores)."""
+    sql = (
+        "SELECT v.embedding FROM vec_memories v JOIN long_term_memories m ON m.id = v.memory_id "
+        "WHERE m.deleted_at IS NULL" + (" AND v.category = ?" if category else "")
+    )
+    x = np.stack(
+        [
+            np.frombuffer(r[0], dtype=np.float32)
+            for r in store.con.execute(sql, (category,) if category else ())
+        ]
+    )
+    return sorted((x @ q).tolist(), reverse=True)[:k]
+
+
+def scores(store: Store, q: np.ndarray, k: int = 10, category: str | None = None) -> list[float]:
+    return [sim for _, sim, _ in store.semantic_candidates(q, ("memory",), Filters(category=category), k)]
+
+
+def exact(store: Store, q: np.ndarray, k: int, category: str | None = None) -> list[int]:
+    sql = (
+        "SELECT v.memory_id, v.embedding FROM vec_memories v JOIN long_term_memories m ON m.id = v.memory_id "
+        "WHERE m.deleted_at IS NULL" + (" AND v.category = ?" if category else "")
+    )
+    rows = store.con.execute(sql, (category,) if category else ()).fetchall()
+    ids = np.array([r[0] for r in rows])
+    x = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])  # type: ignore[arg-type]
+    return ids[np.argsort(-(x @ q), kind="stable")[:k]].tolist()
+
+
+def memory_hits(store: Store, q: np.ndarray, k: int = 10, category: str | None = None) -> list[int]:
+    return [
+        int(key[1]) for key, _, _ in store.semantic_candidates(q, ("memory",), Filters(category=category), k)
+    ]
+
+
+@pytest.mark.parametrize("exact_rows", [0, 10_000])  # the code scan, and the float scan of small tables
+def test_held_search_matches_the_exact_scan(
+    held: Store, monkeypatch: pytest.MonkeyPatch, exact_rows: int
+) -> None:
+    monkeypatch.setattr(codes, "EXACT_ROWS", exact_rows)
+    monkeypatch.setattr(codes, "MIN_CANDIDATES", 400)  # every row re-scored: the answer must be exact
+    emb = held.embedder
+    assert emb is not None
+    for query in ("nightly backup script", "tomato bread oven", "guitar chord music", "item17"):
+        q = emb.embed_query(query)
+        np.testing.assert_allclose(scores(held, q), exact_scores(held, q, 10), atol=1e-5)
+        np.testing.assert_allclose(
+            scores(held, q, category="skill"), exact_scores(held, q, 10, "skill"), atol=1e-5
+        )
+        hits = memory_hits(held, q, category="skill")
+        assert all(held.get_memory(i).category == "skill" for i in hits)
+    table = held.code_table("memories")
+    assert table is not None and table.loads == 1 and table.nbytes > 0
+    assert (table.snapshot is not None) and ((table.snapshot.floats is None) == (exact_rows == 0))
+
+
+def test_codes_give_high_recall_with_few_candidates(held: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(codes, "EXACT_ROWS", 0)
+    emb = held.embedder
+    assert emb is not None
+    found = total = 0
+    for query in texts(30, seed=9):
+        q = emb.embed_query(query)
+        found += len(set(memory_hits(held, q)) & set(exact(held, q, 10)))
+        total += 10
+    assert found / total >= 0.9  # 128 of 400 rows re-scored (64-bit codes of a hashing embedder)
+
+
+def test_held_copy_follows_writes_here_and_elsewhere(held: Store, db_path: Path) -> None:
+    emb = held.embedder
+    assert emb is not None
+    q = emb.embed_query("zebra quartz xylophone")
+    assert memory_hits(held, q)  # loads the copy
+    table = held.code_table("memories")
+    assert table is not None and table.loads == 1
+    added = held.add_memory("zebra quartz xylophone", "fact", force=True).memory
+    assert memory_hits(held, q)[0] == added.id
+    assert table.loads == 1  # an append: only the new row was read
+    held.delete_memory(added.id)  # trash: a change, not an append
+    assert added.id not in memory_hits(held, q, k=50)
+    assert table.loads == 2
+    held.restore_memory(added.id)
+    assert memory_hits(held, q)[0] == added.id
+    with Store(db_path, embedder=FakeEmbedder()) as other:  # another writer (another process alike)
+        other_id = other.add_memory("zebra quartz xylophone!", "fact", force=True).memory.id
+        other.edit_memory(added.id, category="skill")
+    assert set(memory_hits(held, q)[:2]) == {added.id, other_id}
+    assert memory_hits(held, q, category="skill")[0] == added.id
+    assert memory_hits(held, q, category="fact")[0] == other_id
+
+
+def test_chunks_filters_in_process(db_path: Path) -> None:
+    from store import ThreadIn
+    from store.records import MessageIn
+
+    with Store(db_path, embedder=FakeEmbedder()) as s:
+        for t in range(6):
+            msgs = [
+                MessageIn("user" if i % 2 == 0 else "assistant", text, f"m{i}", 1000.0 * t + i)
+                for i, text in enumerate(texts(10, seed=t))
+            ]
+            s.write_thread(ThreadIn("jsonl", f"t{t}", f"thread {t}", msgs, created_at=1000.0 * t))
+        emb = s.embedder
+        assert emb is not None
+        q = emb.embed_query("backup script nightly")
+        f = Filters(role="assistant", since=2000.0, until=5000.0)
+        off = s.semantic_candidates(q, ("message",), f, 10)
+        s.in_memory_vectors = True
+        on = s.semantic_candidates(q, ("message",), f, 10)
+        assert [k for k, _, _ in on] == [k for k, _, _ in off] and on
+        ids = [k[1] for k, _, _ in on]
+        rows = [
+            (str(r), float(c))  # type: ignore[arg-type]
+            for r, c in s.con.execute(
+                "SELECT role, created_at FROM messages WHERE id IN (SELECT value FROM json_each(?))",
+                (str(ids),),
+            )
+        ]
+        assert rows and all(r == "assistant" and 2000.0 <= c < 5000.0 for r, c in rows)
+        one = s.list_threads(limit=10)[0]
+        hits = s.semantic_candidates(q, ("message",), Filters(thread_id=one.id), 50)
+        assert len(hits) == 10 and all(
+            s.scalar("SELECT thread_id FROM messages WHERE id = ?", (k[1],)) == one.id for k, _, _ in hits
+        )
+
+
+def test_too_big_to_hold_falls_back_to_vec0(held: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(codes, "MAX_BYTES", 1000)
+    emb = held.embedder
+    assert emb is not None
+    q = emb.embed_query("nightly backup script")
+    table = held.code_table("memories")
+    assert table is not None
+    table.max_bytes = 1000
+    hits = memory_hits(held, q)
+    assert hits and table.too_big and table.nbytes == 0
+    assert held.code_table("memories") is None  # vec0 from now on
+    held.in_memory_vectors = False
+    assert memory_hits(held, q) == hits
