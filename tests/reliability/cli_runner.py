@@ -36,8 +36,8 @@ def _patch_fake_embedder() -> None:
     import store.core
     from embeddings import FakeEmbedder
 
-    assert hasattr(store.core, "SentenceTransformerEmbedder")  # else the patch below would do nothing
-    store.core.SentenceTransformerEmbedder = lambda *a, **k: FakeEmbedder()  # type: ignore[misc,assignment]
+    assert hasattr(store.core, "make_embedder")  # else the patch below would do nothing
+    store.core.make_embedder = lambda *a, **k: FakeEmbedder()  # type: ignore[assignment]
 
 
 def _edit_loop(

@@ -57,7 +57,7 @@ FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
 @pytest.fixture
 def fake_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """CLI commands in this process get the fake embedder, so vectors are written without torch."""
-    monkeypatch.setattr("store.core.SentenceTransformerEmbedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr("store.core.make_embedder", lambda *a, **k: FakeEmbedder())
 
 
 def cli(db: Path, *args: str) -> tuple[int, str, str]:
