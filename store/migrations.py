@@ -264,7 +264,7 @@ def _m005_truth(con: apsw.Connection) -> None:
     )
 
 
-def _m008_stemmed_keywords(con: apsw.Connection) -> None:
+def _m006_stemmed_keywords(con: apsw.Connection) -> None:
     """The keyword indexes, re-created with the porter stemmer in front of the same unicode61 tokenizer
     ("decided" finds "decide", "backups" finds "backup"; CJK characters pass through unchanged) and
     refilled from the canonical rows (issue 14: stemming measurably improves recall)."""
@@ -279,7 +279,7 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (3, "import_files", _m003_import_files),
     (4, "thread_archive", _m004_thread_archive),
     (5, "truth", _m005_truth),
-    (8, "stemmed_keywords", _m008_stemmed_keywords),
+    (6, "stemmed_keywords", _m006_stemmed_keywords),
 ]
 LATEST = MIGRATIONS[-1][0]
 

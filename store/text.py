@@ -144,7 +144,7 @@ FTS_SOURCES = {
 
 def rebuild_fts(con: apsw.Connection, tokenize: str = FTS_TOKENIZE) -> None:
     """Drop and re-create every keyword index with `tokenize`, filled from the canonical rows. Call inside
-    a transaction (migration 8 and `memapp reindex` do)."""
+    a transaction (migration 6 and `memapp reindex` do)."""
     for table in FTS_TABLES:
         con.execute(f"DROP TABLE IF EXISTS {table}")
         con.execute(

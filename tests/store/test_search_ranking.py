@@ -1,5 +1,5 @@
 """Issue 14: stemming, stop words, the relevance floor, access counts that mean use, the conversations scope,
-thread titles in results, the stemmed index for old databases (migration 8 and reindex), [search] config.
+thread titles in results, the stemmed index for old databases (migration 6 and reindex), [search] config.
 
 All against the real apsw + sqlite-vec database in a temp file; the fake embedder where the model is not the
 point, the real model (marker `model`) for the nonsense-query and floor behaviour it is about.
