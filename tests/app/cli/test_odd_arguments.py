@@ -66,7 +66,7 @@ def test_one_bad_batch_line_is_answered_and_the_others_run(
                 '{"query": "hello", "thread": ' + HUGE + "}",
                 "[" * 100_000 + "]" * 100_000,
                 "not json",
-                json.dumps({"query": "there", "keyword_only": True}),
+                json.dumps({"query": "hello", "keyword_only": True}),
             ]
         )
     )
