@@ -18,6 +18,7 @@ import functools
 import importlib.util
 import logging
 import os
+import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,30 @@ def _create_private(path: Path) -> None:
     os.close(fd)
 
 
+def _read_only(path: Path) -> bool:
+    """True for an existing chat.db that cannot be written (the file, or its folder, where SQLite keeps the
+    -wal and -shm files). Such a file is opened read-only and immutable, so reading works and every write
+    is refused with one line (SQLite's read-only error), instead of the open failing outright.
+
+    Changes still in a -wal file cannot be applied on a read-only disk and an immutable open would not see
+    them: refused, rather than showing an older state."""
+    if str(path) == ":memory:" or not path.exists():
+        return False
+    if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK):
+        return False
+    wal = path.with_name(path.name + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise StoreError(
+            f"{path} is read-only, and changes in {wal.name} cannot be applied there: open it once where "
+            "it can be written"
+        )
+    return True
+
+
+def is_read_only(con: apsw.Connection) -> bool:
+    return bool(con.readonly("main"))
+
+
 def _check_ours(con: apsw.Connection, path: Path) -> None:
     """Refuse an SQLite file of another application before anything writes to it.
 
@@ -110,9 +135,16 @@ def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> a
             _create_private(path)
         elif path.is_dir():
             raise NotADatabaseError(f"{path} is a directory, not a chat.db file")
-    flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
+    read_only = _read_only(path)
     try:
-        con = apsw.Connection(str(path), flags=flags)
+        if read_only:
+            con = apsw.Connection(
+                f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro&immutable=1",
+                flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
+            )
+        else:
+            flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
+            con = apsw.Connection(str(path), flags=flags)
     except apsw.CantOpenError as exc:
         raise StoreError(f"cannot open {path}: {exc}") from exc
     try:
@@ -132,6 +164,13 @@ def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> a
         con.config(apsw.SQLITE_DBCONFIG_DQS_DML, 0)
         con.config(apsw.SQLITE_DBCONFIG_DQS_DDL, 0)
         con.execute("PRAGMA foreign_keys = ON")
+        if read_only:
+            if migrations.current_version(con) < migrations.LATEST:
+                raise StoreError(
+                    f"{path} is read-only and was written by an older memapp: it needs an upgrade that "
+                    "cannot be written here; open it once where it can be written"
+                )
+            return con
         if str(path) != ":memory:":
             con.execute("PRAGMA journal_mode = WAL").fetchall()
             con.execute("PRAGMA synchronous = NORMAL")

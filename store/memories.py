@@ -501,7 +501,7 @@ class MemoriesMixin(TimelineMixin):
     def touch_memories(self, memory_ids: Iterable[int]) -> None:
         """Count one access for each memory returned to the user: one statement, whatever the count."""
         ids = sorted({int(i) for i in memory_ids})
-        if not ids:
+        if not ids or self.con.readonly("main"):  # a read-only chat.db is read, its counts stay as they are
             return
         self.con.execute(
             "UPDATE long_term_memories SET access_count = access_count + 1, last_accessed = ? "

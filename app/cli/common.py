@@ -64,6 +64,8 @@ class Context:
             from store.store import Store  # numpy, vectors, the embedder: only once a store is needed
 
             self._store = Store(self.db_path, config=self.config)
+            if str(self.db_path) != ":memory:" and chat_db.is_read_only(self._store.con):
+                fail(f"{self.db_path} is read-only: reading works, changes will be refused")
         return self._store
 
     def require_database(self) -> None:
