@@ -85,7 +85,13 @@ def _has_token_char(token: str) -> bool:
 def query_terms(text: str) -> list[str]:
     """The user's words as the index would see them (CJK spaced), de-duplicated, in order, capped."""
     seen: dict[str, None] = {}
-    text = _SURROGATE.sub(" ", text[:MAX_QUERY_CHARS])
+    if len(text) > MAX_QUERY_CHARS:
+        # Cut at a space: a word cut in half ("mega" of "megabytes") is a word no row has, and it made a
+        # pasted long query find nothing (the floor weighs the query's words by rarity).
+        cut = text[: MAX_QUERY_CHARS + 1]
+        space = max(cut.rfind(" "), cut.rfind("\n"), cut.rfind("\t"))
+        text = cut[:space] if space > MAX_QUERY_CHARS // 2 else cut[:MAX_QUERY_CHARS]
+    text = _SURROGATE.sub(" ", text)
     for raw in _SPACES.split(_CONTROL.sub(" ", text).replace('"', " ")):
         if not raw or not _has_token_char(raw):
             continue
