@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
@@ -35,7 +36,7 @@ from textual.screen import Screen
 from app.text import short_path
 from app.tui.commands import MemappCommands
 from app.tui.messages import CountsChanged, ModelStateChanged
-from app.tui.modes import FIRST_MODE, PLACES, mode_screen_class
+from app.tui.modes import ALT_DIGIT_AS_KEY, FIRST_MODE, PLACES, mode_screen_class
 from app.tui.widgets.status_line import AppStatus
 from app.tui.work import run_in_thread
 from store.errors import StoreError
@@ -344,6 +345,18 @@ class MemApp(App[None]):
 
         if isinstance(self.screen, WelcomeScreen):
             self.screen.dismiss()
+
+    async def on_event(self, event: events.Event) -> None:
+        """A terminal's alt+digit arrives as a macOS Option+digit character (see modes.ALT_DIGIT_AS_KEY);
+        taken here, before the focused text box would type it."""
+        if isinstance(event, events.Key) and event.key in ALT_DIGIT_AS_KEY:
+            place = next((p for p in PLACES if p.key == ALT_DIGIT_AS_KEY[event.key]), None)
+            if place is not None:
+                event.stop()
+                event.prevent_default()
+                self.action_go(place.mode)
+                return
+        await super().on_event(event)
 
     def action_go(self, mode: str) -> None:
         self._leave_welcome()

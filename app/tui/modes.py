@@ -18,6 +18,17 @@ if TYPE_CHECKING:
     from textual.screen import Screen
 
 
+# What Textual's parser makes of ESC + digit (a terminal's alt+digit): the macOS Option+digit characters.
+# Found in tmux, where alt+2 typed "™" into the search box instead of opening Memories.
+ALT_DIGIT_AS_KEY = {
+    "inverted_exclamation_mark": "1",
+    "trade_mark_sign": "2",
+    "pound_sign": "3",
+    "cent_sign": "4",
+    "infinity": "5",
+}
+
+
 @dataclass(frozen=True)
 class Place:
     mode: str
@@ -40,7 +51,11 @@ class Place:
 
     def anywhere_binding(self) -> Binding:
         """alt+digit with priority: it reaches the app even from inside a text box (hidden from help: the
-        row above lists it)."""
+        row above lists it).
+
+        A terminal sends alt+2 as ESC 2, which Textual's parser reports as the character macOS types for
+        Option+2 (`trade_mark_sign`, "™"), not as alt+2, and a binding on that name never fires: MemApp
+        catches those keys itself (`MemApp.on_event`, ALT_DIGIT_AS_KEY)."""
         return Binding(
             f"alt+{self.key}", f"go('{self.mode}')", self.label, show=False, priority=True, system=True
         )

@@ -114,3 +114,23 @@ async def test_the_footer_is_readable_at_80_columns(demo_store: Store) -> None:
             footer = screen_text(app).splitlines()[-1]
             assert "…" not in footer, f"screen {key}: {footer!r}"
             assert "palette" in footer
+
+
+async def test_alt_digits_as_a_terminal_sends_them_switch_screen_from_a_box(demo_store: Store) -> None:
+    """A terminal sends alt+2 as ESC 2, which Textual parses as "™" (macOS's Option+2): found in tmux,
+    where alt+2 typed "™" into the search box instead of opening Memories."""
+    from textual._xterm_parser import XTermParser
+
+    [key] = [e.key for e in XTermParser().feed("\x1b2") if hasattr(e, "key")]
+    app = make_app(demo_store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("3", *"tea")
+        await settle(pilot)
+        assert isinstance(app.screen, SearchScreen)
+        await pilot.press(key)  # what the terminal's alt+2 becomes
+        await settle(pilot)
+        assert isinstance(app.screen, MemoriesScreen)
+        await pilot.press("alt+3")
+        await settle(pilot)
+        assert app.screen.query_one("#search-input", Input).value == "tea"  # nothing typed into it
