@@ -192,3 +192,95 @@ def test_migration_killed_leaves_either_version_and_then_completes(
             assert database_problems(store) == []
             assert store.schema_version() == LATEST
             assert store.con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+
+
+def test_memory_add_that_merges_or_supersedes_killed(
+    tmp_path: Path, soak: bool, figures: dict[str, int]
+) -> None:
+    """`memory add` of texts that merge into, supersede or queue against existing memories (store/truth),
+    killed anywhere in the process; each add is one transaction: whole or absent, history consistent."""
+    db = tmp_path / "chat.db"
+    base = [
+        "I live in Lisbon with my partner",
+        "I prefer uv over pip for Python projects",
+        "We use Postgres 15 for the billing service",
+        "My dentist appointment is on Monday at 9",
+    ]
+    new = [
+        "I moved to Porto with my partner",
+        "I prefer pip over uv for Python projects",
+        "We upgraded the billing service to Postgres 17",
+        "My dentist appointment moved to Friday at 9",
+        "I prefer uv over pip for python projects.",
+        "I live in Lisbon with my partner, near the river",
+    ]
+    with Store(db, embedder=FakeEmbedder()) as store:
+        for text in base:
+            store.add_memory(text, "fact")
+    rng = random.Random(SEED + 5)
+    landed = 0
+    with Zygote(tmp_path) as zygote:
+        for n in range(12 if soak else 4):
+            args = ["--db", str(db), "memory", "add", new[n % len(new)], "--category", "fact", "--json"]
+            job = zygote.run(args, fake_embedder=True)
+            landed += int(job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.04)))
+            _check(db).close()
+        for text in new:  # then every add runs to the end: a refused merge is exit 1, never a crash
+            job = zygote.run(
+                ["--db", str(db), "memory", "add", text, "--category", "fact"], fake_embedder=True
+            )
+            assert job.wait() in (0, 1), job.stderr()
+            assert "Traceback" not in job.stderr()
+    with _check(db) as store:
+        assert len(store.list_memories(limit=100)) >= len(base)
+    _count_kills(figures, "memory add with merge/supersede", landed)
+
+
+def test_extract_accept_killed_is_whole_or_absent(
+    tmp_path: Path, soak: bool, figures: dict[str, int]
+) -> None:
+    from store.extract.suggestions import extract_suggestions
+
+    db = tmp_path / "chat.db"
+    lines = [
+        "I prefer tea over coffee in the morning.",
+        "I'm working on a bird-feeder camera with a Raspberry Pi.",
+        "I know how to solder surface-mount parts.",
+        "I prefer dark themes in every editor.",
+        "I'm working on a Rust parser for my config files.",
+        "I know how to bake sourdough bread.",
+    ]
+    with Store(db, embedder=FakeEmbedder()) as store:
+        from store import MessageIn, ThreadIn
+
+        msgs = [
+            MessageIn("user" if i % 2 == 0 else "assistant", t if i % 2 == 0 else "Noted.", f"m{i}")
+            for i, t in enumerate(x for line in lines for x in (line, "ok"))
+        ]
+        tid = store.write_thread(ThreadIn("generic", "prefs", "Preferences", msgs)).thread_id
+        extract_suggestions(store, tid)
+        pending = [
+            int(r[0])
+            for r in store.con.execute(
+                "SELECT id FROM memory_suggestions WHERE status = 'pending' ORDER BY id"
+            )
+        ]
+    assert pending
+    rng = random.Random(SEED + 6)
+    landed = 0
+    with Zygote(tmp_path) as zygote:
+        for n, sid in enumerate(pending):
+            job = zygote.run(["--db", str(db), "extract", "accept", str(sid), "--json"], fake_embedder=True)
+            landed += int(job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.04)))
+            with _check(db) as store:
+                status, memory_id = store.con.execute(
+                    "SELECT status, memory_id FROM memory_suggestions WHERE id = ?", (sid,)
+                ).fetchall()[0]
+                # accepted with its memory, or still pending with none: never half
+                assert (status == "pending" and memory_id is None) or (status != "pending" and memory_id), (
+                    status,
+                    memory_id,
+                )
+            if n >= (len(pending) if soak else 3):
+                break
+    _count_kills(figures, "extract accept", landed)
