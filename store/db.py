@@ -127,8 +127,14 @@ def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> a
     _route_sqlite_log()
     path = Path(path)
     if str(path) != ":memory:":
-        if path.is_symlink() and not path.exists():
-            raise StoreError(f"{path} is a symbolic link to {os.readlink(path)}, which does not exist")
+        if path.is_symlink():
+            # Refused whatever it points at: a link where chat.db should be is how another file (or a
+            # missing one, which would then be created elsewhere) gets written to by mistake.
+            target = os.readlink(path)
+            gone = "" if path.exists() else ", which does not exist"
+            raise StoreError(
+                f"{path} is a symbolic link to {target}{gone}; give the path of the chat.db file itself"
+            )
         if not path.exists():
             if not create:
                 raise StoreError(f"{path} does not exist")

@@ -96,3 +96,17 @@ def test_a_dangling_symlink_as_db_is_one_line_and_creates_nothing(
     err = capsys.readouterr().err
     assert "symbolic link" in err and err.count("\n") == 1
     assert not (tmp_path / "gone").exists()
+
+
+def test_a_symlink_to_a_real_database_is_refused_and_left_untouched(
+    db_path: Path, tmp_path: Path, no_model_config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--db", str(db_path), "memory", "add", "hello there", "--category", "fact"]) == 0
+    before = db_path.read_bytes()
+    link = tmp_path / "link.db"
+    os.symlink(db_path, link)
+    capsys.readouterr()
+    assert main(["--db", str(link), "memory", "list"]) == 1
+    err = capsys.readouterr().err
+    assert "is a symbolic link to" in err and err.count("\n") == 1
+    assert db_path.read_bytes() == before
