@@ -202,56 +202,19 @@ def test_memapp_without_a_command_skips_the_subcommand_parsers(tmp_path: Path) -
 def test_quitting_while_the_model_loads_does_not_wait_for_it(tmp_path: Path) -> None:
     """ctrl+q in the first seconds (the model still importing torch in its thread) ends memapp at once,
     not when the load finishes (it used to wait 5-10 s); chat.db is intact afterwards."""
-    import fcntl
-    import pty
-    import struct
-    import termios
-    import threading
     import time
 
     from store import Store
+    from tests.app.tui.pty_helpers import memapp_in_pty
 
     db = tmp_path / "chat.db"
     with Store(db, embedder=None) as s:
         s.add_memory("I prefer uv over pip", "preference")
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    env = {**os.environ, "TERM": "xterm-256color", "MEMAPP_CONFIG": str(tmp_path / "none.toml")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app", "--db", str(db)],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env=env,
-        close_fds=True,
-        cwd=Path(__file__).resolve().parents[3],
-    )
-    os.close(slave)
-    screen = bytearray()
-
-    def drain() -> None:
-        try:
-            while chunk := os.read(master, 65536):
-                screen.extend(chunk)
-        except OSError:
-            pass
-
-    threading.Thread(target=drain, daemon=True).start()
-    try:
-        deadline = time.monotonic() + 60
-        while b"warming" not in screen and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert b"warming" in screen, "memapp never showed its first screen"
-        time.sleep(1.5)  # the first counts are in and the model thread has started importing torch
-        t0 = time.monotonic()
-        os.write(master, b"\x11")  # ctrl+q
-        proc.wait(timeout=60)
-        quit_s = time.monotonic() - t0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(master)
-    assert proc.returncode == 0
+    with memapp_in_pty(db, tmp_path / "none.toml") as run:
+        assert run.wait_for(b"warming", 60), "memapp never showed its first screen"
+        time.sleep(1.5)  # the first counts are in and the model thread has started loading
+        quit_s = run.quit_seconds()
+    assert run.proc.returncode == 0
     assert quit_s < 3.0, f"quitting took {quit_s:.1f} s"
     with Store(db, embedder=None) as s:
         assert [m.content for m in s.list_memories()] == ["I prefer uv over pip"]
