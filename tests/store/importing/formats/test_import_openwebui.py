@@ -81,3 +81,11 @@ def test_unclosed_summaries_inside_an_unclosed_reasoning_block_are_linear() -> N
         '<details type="reasoning"><summary>Thought</summary>step one</details>done'
     )
     assert (visible, found["reasoning"]) == ("done", ["step one"])
+
+
+@pytest.mark.timeout(120)  # a hang guard: linear takes milliseconds
+def test_a_long_word_inside_a_details_tag_is_linear() -> None:
+    """Found by the soak fuzz run: 400 KB of word characters inside a `<details …>` tag made the attribute
+    regex rescan the run from every position (minutes for one message)."""
+    visible, found = split_details('<details type="reasoning" x' + "x" * 400_000 + ">thinking</details>done")
+    assert visible == "done" and found["reasoning"] == ["thinking"]
