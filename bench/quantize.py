@@ -1,0 +1,199 @@
+"""Which int8 copy of the model, if any (issue 19): speed per CPU-second, agreement with float32 and the
+search evaluation, every variant against float32 in the same run; prints JSON.
+
+    .venv/bin/python bench/quantize.py [--plans all,keep-ffn-out] [--threads 20] [--repeat 3]
+                                       [--eval tune|test|both|none]
+
+1. The int8 copies (embeddings.onnx_quantize, one per plan) are made from the cached float32 ONNX file
+   into bench/.data/quant/.
+2. Speed: the chunks an import of bench/import.py's export stores (`--threads` conversations of 20
+   messages), encoded by each variant in this process, round-robin `--repeat` times; CPU seconds
+   (user + system, both encoder threads) per pass, median and min-max. Two ways of batching: `batch32`
+   (length-sorted batches of 32, what float32 does) and `single` (one text per call, what int8 does so
+   that a text's vector does not depend on its batch).
+3. Agreement: cosine of each variant's vector with float32's for every chunk (mean, 1st percentile,
+   min), and for `batch32` how far a text alone is from the same text inside its batch.
+4. `--eval`: bench/eval_longmem.py's retrievers on databases built with each variant (cached in
+   bench/.data/ under the variant's name): recall@10 of the shipped hybrid and of vector-only beside
+   float32's. Choose on `tune`; report `test` only for the choice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _common import DATA, MODEL_NAME, ROOT, emit
+
+sys.path.insert(0, str(ROOT))
+
+from embeddings.embedder import default_model_dir  # noqa: E402
+from embeddings.onnx_embedder import OnnxEmbedder  # noqa: E402
+from embeddings.onnx_export import ensure_onnx, model_hash  # noqa: E402
+from embeddings.onnx_quantize import PLANS, quantize  # noqa: E402
+
+
+def chunk_texts(n_threads: int) -> list[str]:
+    """The chunk texts an import of bench/import.py's export of `n_threads` conversations embeds."""
+    spec = importlib.util.spec_from_file_location("bench_import", ROOT / "bench" / "import.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    path = DATA / "quant" / f"export-{n_threads}.json"
+    if not path.exists():
+        mod.export(path, n_threads)
+    emb = OnnxEmbedder()
+    out = []
+    for conv in json.loads(path.read_text()):
+        node = conv["current_node"]
+        mapping = conv["mapping"]
+        while node and mapping[node]["message"] is not None:
+            parts = mapping[node]["message"]["content"]["parts"]
+            text = parts[0] if parts else ""
+            if text.strip():
+                out += [text[a:b] for a, b in emb.chunk(text)]
+            node = mapping[node]["parent"]
+    return out
+
+
+def variant_file(plan: str) -> Path:
+    model_dir = default_model_dir()
+    assert model_dir is not None
+    src = ensure_onnx(model_dir)
+    if plan == "float32":
+        return src
+    dest = DATA / "quant" / f"{model_hash(model_dir)[:16]}-int8-{plan}.onnx"
+    if not dest.exists():
+        t0 = time.perf_counter()
+        kept = quantize(src, dest, PLANS[plan], model_dir)
+        print(
+            f"quantized {plan} in {time.perf_counter() - t0:.1f} s, float32 kept: {len(kept)}",
+            file=sys.stderr,
+        )
+    return dest
+
+
+def embedder(plan: str, batch_size: int) -> OnnxEmbedder:
+    emb = OnnxEmbedder(onnx_file=variant_file(plan), batch_size=batch_size)
+    emb.load()
+    assert emb.backend == "onnx", emb.backend_problem
+    if plan != "float32":
+        emb.name = f"{MODEL_NAME}#int8-{plan}"  # its own evaluation cache
+    return emb
+
+
+def cpu() -> float:
+    t = os.times()
+    return t[0] + t[1]
+
+
+def speed(plans: list[str], texts: list[str], repeat: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    runs: dict[str, list[float]] = {}
+    vectors: dict[str, np.ndarray] = {}
+    embs = {(p, b): embedder(p, b) for p in plans for b in (32, 1)}
+    for _ in range(repeat):
+        for (plan, batch), emb in embs.items():
+            key = f"{plan}/{'batch32' if batch == 32 else 'single'}"
+            c0 = cpu()
+            vecs = emb.embed_documents(texts)
+            runs.setdefault(key, []).append(cpu() - c0)
+            vectors[key] = vecs
+    out = {}
+    base = statistics.median(runs["float32/batch32"])
+    for key, xs in runs.items():
+        med = statistics.median(xs)
+        out[key] = {
+            "cpu_s_median": round(med, 2),
+            "cpu_s_min_max": [round(min(xs), 2), round(max(xs), 2)],
+            "chunks_per_cpu_s": round(len(texts) / med, 1),
+            "speedup_vs_float32_batch32": round(base / med, 2),
+        }
+    return out, vectors
+
+
+def agreement(vectors: dict[str, np.ndarray], texts: list[str], plans: list[str]) -> dict[str, Any]:
+    ref = vectors["float32/batch32"]
+    out: dict[str, Any] = {}
+    for key, vecs in vectors.items():
+        cos = (vecs * ref).sum(axis=1)
+        out[key] = {
+            "cos_mean": round(float(cos.mean()), 4),
+            "cos_p1": round(float(np.percentile(cos, 1)), 4),
+            "cos_min": round(float(cos.min()), 4),
+        }
+    for plan in plans:  # a text alone vs the same text inside its length-sorted batch of 32
+        emb = embedder(plan, 32)
+        idx = np.linspace(0, len(texts) - 1, 24).astype(int)
+        alone = np.stack([emb.embed_query(texts[i]) for i in idx])
+        out[f"{plan}/batch32"]["alone_vs_batch_cos_min"] = round(
+            float((alone * vectors[f"{plan}/batch32"][idx]).sum(axis=1).min()), 4
+        )
+    return out
+
+
+def evaluate(plans: list[str], split: str) -> dict[str, Any]:
+    sys.path.insert(0, str(ROOT / "bench"))
+    import eval_longmem as lm
+
+    questions = lm.load_jsonl(lm.LONGMEM / "questions.jsonl")
+    if split != "both":
+        questions = [q for q in questions if q["split"] == split]
+    kinds = list(dict.fromkeys(q["kind"] for q in questions))
+    out = {}
+    for plan in plans:
+        emb = embedder(plan, 32 if plan == "float32" else 1)
+        t0 = time.monotonic()
+        folder, built = lm.ensure_databases(emb)
+        build = time.monotonic() - t0
+        res = lm.evaluate(folder, emb, questions)
+        splits = lm.summarise(res["results"], kinds)
+        out[plan] = {
+            "build_s": round(build, 1),
+            "built": built,
+            "splits": {
+                name: {r: s["overall"][r]["recall@10"] for r in ("hybrid", "vector", "keyword")}
+                for name, s in splits.items()
+            },
+        }
+        print(f"eval {plan}: {out[plan]['splits']}", file=sys.stderr)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--plans", default=",".join(PLANS), help="int8 plans (embeddings/onnx_quantize.py)")
+    ap.add_argument("--threads", type=int, default=20, help="conversations of bench/import.py's export")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--eval", choices=("tune", "test", "both", "none"), default="none")
+    ap.add_argument("--eval-plans", help="plans to evaluate (default: --plans); float32 is always run")
+    ap.add_argument("--no-speed", action="store_true")
+    a = ap.parse_args()
+    plans = ["float32", *[p for p in a.plans.split(",") if p]]
+    report: dict[str, Any] = {"plans": plans, "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()]}
+    summary = []
+    if not a.no_speed:
+        texts = chunk_texts(a.threads)
+        report["chunks"] = len(texts)
+        report["speed"], vectors = speed(plans, texts, a.repeat)
+        report["agreement"] = agreement(vectors, texts, plans[1:])
+        for key, s in report["speed"].items():
+            g = report["agreement"][key]
+            summary.append(f"{key} {s['speedup_vs_float32_batch32']}x cos {g['cos_mean']}/{g['cos_min']}")
+    if a.eval != "none":
+        eval_plans = ["float32", *[p for p in (a.eval_plans or a.plans).split(",") if p and p != "float32"]]
+        report["eval"] = evaluate(eval_plans, a.eval)
+        for plan, e in report["eval"].items():
+            summary.append(f"{plan} R@10 {e['splits']}")
+    emit("quantize", report, "; ".join(summary))
+
+
+if __name__ == "__main__":
+    main()
