@@ -1,0 +1,88 @@
+"""A database keeps the precision its vectors were made with (issue 19): an int8-configured encoder
+uses float32 on a chat.db embedded in float32 (and the other way round), never mixing the two, and
+vectors whose model changed while loading are not handed out. No model is loaded here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from embeddings import FakeEmbedder
+from embeddings.onnx_embedder import OnnxEmbedder
+from store import Store
+
+FLOAT = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def recorded(db: Path, name: str, dim: int = 384) -> None:
+    """A chat.db whose vectors were made by model `name` (one memory embedded with a stand-in)."""
+    with Store(db, embedder=FakeEmbedder(dimension=dim, name=name)) as s:
+        s.add_memory("the nightly backup runs at 3am", category="fact")
+        assert s.vectors.recorded_model() == (name, dim)
+
+
+def test_names_say_the_precision_and_the_switch_is_between_the_models_own() -> None:
+    emb = OnnxEmbedder(precision="int8")
+    assert emb.float_name == FLOAT and emb.name == f"{FLOAT} (int8)"
+    assert emb.use_model_of("some-other-model") is False and emb.precision == "int8"
+    assert emb.use_model_of(FLOAT) is True
+    assert (emb.precision, emb.name) == ("float32", FLOAT)
+    assert emb.use_model_of(f"{FLOAT} (int8)") is True and emb.precision == "int8"
+    fixed = OnnxEmbedder(precision="int8", onnx_file=Path("/nonexistent/variant.onnx"))
+    assert fixed.use_model_of(FLOAT) is False  # an explicit file is what it is
+
+
+def test_int8_configured_store_uses_float32_on_a_float32_database(tmp_path: Path) -> None:
+    db = tmp_path / "chat.db"
+    recorded(db, FLOAT)
+    emb = OnnxEmbedder(precision="int8")
+    with Store(db, embedder=emb) as s:
+        assert s.vector_problem is None
+        assert (emb.precision, emb.name) == ("float32", FLOAT)
+        assert s.vectors.recorded_model() == (FLOAT, 384)
+
+
+def test_float32_configured_store_uses_int8_on_an_int8_database(tmp_path: Path) -> None:
+    db = tmp_path / "chat.db"
+    recorded(db, f"{FLOAT} (int8)")
+    emb = OnnxEmbedder(precision="float32")
+    with Store(db, embedder=emb) as s:
+        assert s.vector_problem is None and emb.precision == "int8"
+
+
+def test_another_models_database_is_still_refused(tmp_path: Path) -> None:
+    db = tmp_path / "chat.db"
+    recorded(db, "some-other-model")
+    emb = OnnxEmbedder(precision="int8")
+    with Store(db, embedder=emb) as s:
+        assert "some-other-model" in (s.vector_problem or "") and "reindex" in (s.vector_problem or "")
+        assert emb.precision == "int8"
+
+
+class Renaming(FakeEmbedder):
+    """Stands for an int8 encoder that fell back to sentence-transformers when it loaded: from then on
+    it makes another model's vectors, and its name says so."""
+
+    def load(self) -> None:
+        self.name = "float-fallback"
+
+
+def test_vectors_whose_model_changed_while_loading_are_not_handed_out(tmp_path: Path) -> None:
+    db = tmp_path / "chat.db"
+    recorded(db, "int8-model", dim=64)
+    emb = Renaming(dimension=64, name="int8-model")
+    with Store(db, embedder=emb) as s:
+        assert s.vector_problem is None
+        assert s.embed_texts(["a text"], checked=True) is None  # the encode thread's call
+        assert "float-fallback" in (s.vector_problem or "")
+        assert s.vectors.recorded_model() == ("int8-model", 64)  # nothing recorded over it
+
+
+def test_a_model_change_while_loading_is_fine_on_a_new_database(tmp_path: Path) -> None:
+    emb = Renaming(dimension=64, name="int8-model")
+    with Store(tmp_path / "chat.db", embedder=emb) as s:
+        vecs = s.embed_texts(["a text"], checked=True)
+        assert vecs is not None and vecs.shape == (1, 64) and np.isfinite(vecs).all()
+        s.add_memory("the nightly backup runs at 3am", category="fact")
+        assert s.vectors.recorded_model() == ("float-fallback", 64)
