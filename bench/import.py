@@ -202,6 +202,20 @@ def run_encode(db: str) -> dict[str, Any]:
 # -- the run ---------------------------------------------------------------------------------------------
 
 
+def median_run(runs: list[tuple[dict[str, Any], float]]) -> tuple[dict[str, Any], float]:
+    """The run with the median messages per CPU-second, with every run's CPU seconds and rate beside it."""
+    ordered = sorted(runs, key=lambda r: r[0]["messages_per_cpu_s"])
+    out, rss = ordered[len(ordered) // 2]
+    rates = [r[0]["messages_per_cpu_s"] for r in ordered]
+    cpus = sorted(r[0]["cpu_s"] for r in ordered)
+    return {
+        **out,
+        "runs": len(runs),
+        "rate_min_max": [rates[0], rates[-1]],
+        "cpu_s_min_max": [cpus[0], cpus[-1]],
+    }, rss
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--threads", type=int, default=100, help="threads in the embedding run (default 100)")
@@ -211,10 +225,11 @@ def main() -> None:
     ap.add_argument("--no-embed-threads", type=int, default=2000)
     ap.add_argument("--quick", action="store_true", help="20 threads with embeddings, 500 without")
     ap.add_argument("--no-old", action="store_true", help="skip the old (sentence-transformers) import run")
+    ap.add_argument("--runs", type=int, default=3, help="rounds of new import, raw encode, old import")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.quick:
-        a.threads, a.no_embed_threads = 20, 500
+        a.threads, a.no_embed_threads, a.runs = 20, 500, 1
     if a.child:
         kind, *rest = a.child
         out = run_encode(rest[0]) if kind == "encode" else run_import(rest[0], rest[1], kind == "import")
@@ -228,11 +243,16 @@ def main() -> None:
         exports[n] = (path, export(path, n) if not path.exists() else None)
     db = str(data_file("import-embed.db"))
     load = os.getloadavg()
-    imp, imp_rss = child(["import", db, str(exports[n_embed][0])])
-    enc, enc_rss = child(["encode", db])
-    old, old_rss = (
-        (None, None) if a.no_old else child(["import", db, str(exports[n_embed][0])], "sentence-transformers")
-    )
+    # Interleaved rounds (new import, raw encode of its chunks, old import), so a busy moment of the
+    # machine lands on all three alike; each figure is the median round, with the min-max beside it.
+    rounds: dict[str, list[tuple[dict[str, Any], float]]] = {"imp": [], "enc": [], "old": []}
+    for _ in range(a.runs):
+        rounds["imp"].append(child(["import", db, str(exports[n_embed][0])]))
+        rounds["enc"].append(child(["encode", db]))
+        if not a.no_old:
+            rounds["old"].append(child(["import", db, str(exports[n_embed][0])], "sentence-transformers"))
+    (imp, imp_rss), (enc, enc_rss) = median_run(rounds["imp"]), median_run(rounds["enc"])
+    old, old_rss = median_run(rounds["old"]) if rounds["old"] else (None, None)
     db_plain = str(data_file("import-plain.db"))
     plain, plain_rss = child(["no-embed", db_plain, str(exports[a.no_embed_threads][0])])
     # Per CPU-second (steadier than wall time on a shared machine), each against its baseline in this run.

@@ -75,6 +75,15 @@ class PrecomputedEmbedder:
         return self.embed_documents([text])[0]
 
 
+def table_model(path: Path) -> str | None:
+    """The name of the model that made the vectors in `path`, or None when it cannot be read."""
+    try:
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return str(data["model"]) if data.get("format") == FORMAT and data.get("model") else None
+
+
 def read_table(path: Path, name: str, dimension: int) -> dict[str, np.ndarray] | None:
     """The vectors in `path`, or None when it is missing, unreadable, or made by another model."""
     try:

@@ -69,3 +69,15 @@ def test_precomputed_table_round_trip_and_misses(tmp_path: Path) -> None:
     assert fake.calls == calls + 1 and (wrapped.hits, wrapped.misses) == (2, 1)  # one call, for the miss
     assert float(out[0] @ vecs[1]) == pytest.approx(1.0, abs=1e-4)  # float16 storage
     np.testing.assert_allclose(out[1], fake.embed_query("not shipped"), atol=1e-6)
+
+
+@pytest.mark.parametrize("precision", ["float32", "int8"])
+def test_a_new_database_takes_the_demos_precision(db_path: Path, precision: str) -> None:
+    path = data_file(DEMO_VECTORS)
+    assert path is not None
+    emb = NoModel(precision=precision)
+    with Store(db_path, embedder=emb) as store:
+        report = load_demo(store)
+        assert report.ok and store.scalar("SELECT count(*) FROM vec_chunks") > 0
+        made_by = str(path.read_text(encoding="utf-8")).split('"model":"', 1)[1].split('"', 1)[0]
+        assert emb.name == made_by and store.vectors.recorded_model() == (made_by, 384)
