@@ -110,6 +110,7 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         self.float_name = self.name
         self.precision = precision
         self.name = self.name_for(precision)
+        self.configured_name = self.name  # what `memapp reindex` rebuilds with (use_model_of may switch)
 
     @property
     def loaded(self) -> bool:

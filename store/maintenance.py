@@ -116,6 +116,14 @@ def reindex(store: Store, *, vectors: bool = True, progress: Progress = None) ->
     if store.embedder is None:
         return {"messages": 0, "memories": 0, "keyword_index": "rebuilt", "error": store.vector_problem}
     store.drop_vectors()  # also forgets the recorded model, which clears a model mismatch
+    # An embedder that switched to this database's precision (float32 / int8) goes back to the configured
+    # one: reindexing is how a database moves to it.
+    configured, switch = (
+        getattr(store.embedder, "configured_name", None),
+        getattr(store.embedder, "use_model_of", None),
+    )
+    if configured and callable(switch):
+        switch(configured)
     result = embed_missing(store, progress=progress)
     return {**result, "keyword_index": "rebuilt"}
 

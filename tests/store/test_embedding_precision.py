@@ -86,3 +86,30 @@ def test_a_model_change_while_loading_is_fine_on_a_new_database(tmp_path: Path) 
         assert vecs is not None and vecs.shape == (1, 64) and np.isfinite(vecs).all()
         s.add_memory("the nightly backup runs at 3am", category="fact")
         assert s.vectors.recorded_model() == ("float-fallback", 64)
+
+
+class TwoPrecisions(FakeEmbedder):
+    """OnnxEmbedder's switching contract on the fast fake model: "m" (float32) and "m (int8)"."""
+
+    def __init__(self) -> None:
+        super().__init__(name="m (int8)")
+        self.configured_name = self.name
+
+    def use_model_of(self, recorded: str) -> bool:
+        if recorded not in ("m", "m (int8)"):
+            return False
+        self.name = recorded
+        return True
+
+
+def test_reindex_moves_a_database_to_the_configured_precision(tmp_path: Path) -> None:
+    from store.maintenance import reindex
+
+    db = tmp_path / "chat.db"
+    recorded(db, "m", dim=64)
+    emb = TwoPrecisions()
+    with Store(db, embedder=emb) as s:
+        assert s.vector_problem is None and emb.name == "m"  # used as it is: float32
+        result = reindex(s)
+        assert result["memories"] == 1 and "error" not in result
+        assert s.vectors.recorded_model() == ("m (int8)", 64) and s.vector_problem is None
