@@ -265,6 +265,9 @@ def _restore_vectors(store: Store, emb: Any) -> None:
     """Vectors come back only from the same model as the store's; otherwise `memapp embed` redoes them."""
     if not isinstance(emb, dict) or store.embedder is None:
         return
+    switch = getattr(store.embedder, "use_model_of", None)
+    if emb.get("model") != store.embedder.name and store.vectors.recorded_model() is None and callable(switch):
+        switch(str(emb.get("model")))  # the same model at its other precision (float32 / int8): take it
     if (emb.get("model"), emb.get("dimension")) != (store.embedder.name, store.embedder.dimension):
         return
     store.ensure_vector_tables()

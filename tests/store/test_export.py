@@ -163,3 +163,19 @@ def test_markdown_export_matches_expected(tmp_path: Path) -> None:
         "# Memories\n\n## Preference\n\n- 📌 Likes sencha _(importance 5, used 0×, #1)_\n\n"
         "## Project\n\n_none_\n\n## Skill\n\n_none_\n\n## Fact\n\n- Lives in Porto _(importance 6, used 0×, #2)_\n"
     )
+
+
+def test_restore_takes_the_exported_vectors_precision(tmp_path: Path) -> None:
+    """An export made at the other precision of the same model (float32 / int8) keeps its vectors: the
+    empty database takes that precision (store.core: it never mixes the two)."""
+    from tests.store.test_embedding_precision import TwoPrecisions
+
+    src = Store(tmp_path / "a.db", embedder=FakeEmbedder(dimension=64, name="m"))
+    _fill(src)
+    data = json.loads(json.dumps(export_json(src, include_embeddings=True)))
+    emb = TwoPrecisions()
+    dst = Store(tmp_path / "b.db", embedder=emb)
+    restore_json(dst, data)
+    assert emb.name == "m" and dst.vectors.recorded_model() == ("m", 64)
+    q = "SELECT memory_id, embedding FROM vec_memories ORDER BY memory_id"
+    assert list(dst.con.execute(q)) == list(src.con.execute(q)) != []
