@@ -15,7 +15,8 @@ search evaluation, every variant against float32 in the same run; prints JSON.
    min), and for `batch32` how far a text alone is from the same text inside its batch.
 4. `--eval`: bench/eval_longmem.py's retrievers on databases built with each variant (cached in
    bench/.data/ under the variant's name): recall@10 of the shipped hybrid and of vector-only beside
-   float32's. Choose on `tune`; report `test` only for the choice.
+   float32's. Choose on `tune`; report `test` only for the choice. An eval plan `mix:PLAN` searches the
+   float32 databases with PLAN's int8 query vectors (what mixing the two would cost).
 """
 
 from __future__ import annotations
@@ -171,7 +172,10 @@ def evaluate(plans: list[str], split: str) -> dict[str, Any]:
     kinds = list(dict.fromkeys(q["kind"] for q in questions))
     out = {}
     for plan in plans:
-        emb = embedder(plan, 1 if plan in PLANS else 32)  # int8 runs one text per call, as shipped
+        mixed = plan.startswith("mix:")  # float32 stored vectors searched with int8 query vectors
+        emb = embedder(plan.removeprefix("mix:"), 1 if plan.removeprefix("mix:") in PLANS else 32)
+        if mixed:
+            emb.name = MODEL_NAME  # the float32 databases
         t0 = time.monotonic()
         folder, built = lm.ensure_databases(emb)
         build = time.monotonic() - t0

@@ -100,7 +100,7 @@ def _prepare(ctx: Context) -> int | None:
     if info["backend"] == "onnx" and emb is not None:
         from embeddings.onnx_export import onnx_path
 
-        info["onnx_file"] = str(onnx_path(emb.path))  # type: ignore[attr-defined]
+        info["onnx_file"] = str(onnx_path(emb.path, emb.precision))  # type: ignore[attr-defined]
 
     def human() -> None:
         print(f"model:   {info['model']}")
