@@ -240,7 +240,7 @@ def make_embedder(
     model_dir: str | Path | None = None,
     *,
     backend: str = "onnx",
-    precision: str = "float32",
+    precision: str = "int8",
     batch_size: int = 32,
     chunk_tokens: int = 200,
     chunk_overlap: int = 40,

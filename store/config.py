@@ -34,7 +34,7 @@ class EmbeddingConfig:
     backend: str = "onnx"
     # "int8" or "float32" (onnx only): the int8 copy of the model encodes about twice as fast per CPU-second
     # (README "Benchmarks"); a database keeps the precision its vectors were made with
-    precision: str = "float32"
+    precision: str = "int8"
 
 
 @dataclass
