@@ -266,7 +266,11 @@ def _restore_vectors(store: Store, emb: Any) -> None:
     if not isinstance(emb, dict) or store.embedder is None:
         return
     switch = getattr(store.embedder, "use_model_of", None)
-    if emb.get("model") != store.embedder.name and store.vectors.recorded_model() is None and callable(switch):
+    if (
+        emb.get("model") != store.embedder.name
+        and store.vectors.recorded_model() is None
+        and callable(switch)
+    ):
         switch(str(emb.get("model")))  # the same model at its other precision (float32 / int8): take it
     if (emb.get("model"), emb.get("dimension")) != (store.embedder.name, store.embedder.dimension):
         return
