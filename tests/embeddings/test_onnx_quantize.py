@@ -11,7 +11,7 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-from embeddings.onnx_quantize import PLANS, Plan, quantize, smooth, weight_matmuls
+from embeddings.onnx_quantize import PLANS, Plan, drop_nan_guards, quantize, smooth, weight_matmuls
 
 DIM, HIDDEN = 16, 32
 
@@ -130,3 +130,31 @@ def test_smoothing_helps_int8_on_an_outlier_channel(tmp_path: Path) -> None:
     err_plain = np.abs(run(plain, x) - ref).mean()
     err_smooth = np.abs(run(smoothed, x) - ref).mean()
     assert err_smooth < err_plain
+
+
+def test_the_softmax_nan_guard_is_dropped_and_nothing_else_changes(tmp_path: Path) -> None:
+    """x -> Softmax -> Where(IsNaN(s), 0, s) -> MatMul: the guard goes, the MatMul reads the softmax."""
+    w = numpy_helper.from_array(np.eye(DIM, dtype=np.float32) * 2, "w")
+    zero = numpy_helper.from_array(np.zeros((), dtype=np.float32), "zero")
+    nodes = [
+        helper.make_node("Softmax", ["x"], ["s"], name="sm", axis=-1),
+        helper.make_node("IsNaN", ["s"], ["nan"], name="isnan"),
+        helper.make_node("Where", ["nan", "zero", "s"], ["guarded"], name="where"),
+        helper.make_node("MatMul", ["guarded", "w"], ["y"], name="mm"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "guard",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, None, DIM])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, None, DIM])],
+        [w, zero],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    x = inputs(7, 2)
+    before = run(model.SerializeToString(), x)
+    assert drop_nan_guards(model) == 1
+    assert [n.op_type for n in model.graph.node] == ["Softmax", "MatMul"]
+    assert list(model.graph.node[1].input) == ["s", "w"]
+    np.testing.assert_array_equal(run(model.SerializeToString(), x), before)
+    assert drop_nan_guards(model) == 0
