@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from store.errors import InvalidInputError, NotFoundError, StoreError
 from store.extract.patterns import Candidate, find_candidates
-from store.memories import AddResult, content_hash, validate
+from store.memories import AddResult
+from store.memory_rows import content_hash, validate
 from store.records import Memory, SuggestionIn, iso, json_dumps, now
 
 if TYPE_CHECKING:
