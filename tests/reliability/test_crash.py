@@ -29,20 +29,15 @@ from embeddings import FakeEmbedder
 from store import Store, maintenance
 from store.cleanup import Thresholds, apply_cleanup, find_candidates
 from store.importing.pipeline import import_paths
-from tests.reliability.reliability_helpers import (
-    ExportSpec,
-    Runner,
-    Zygote,
+from tests.reliability.generated_exports import ExportSpec, conversation_texts, write_chatgpt, write_generic
+from tests.reliability.invariants import (
     apply_edit,
-    conversation_texts,
     database_problems,
     history_problems,
     memory_state,
-    no_embed_config,
     thread_contents,
-    write_chatgpt,
-    write_generic,
 )
+from tests.reliability.processes import Runner, Zygote, no_embed_config
 
 SEED = int(os.environ.get("MEMAPP_CRASH_SEED", "8008"))
 DAY = 86400.0

@@ -18,14 +18,9 @@ from embeddings import FakeEmbedder
 from store import Store
 from store.importing.pipeline import import_paths
 from store.migrations import LATEST
-from tests.reliability.reliability_helpers import (
-    Zygote,
-    conversation_texts,
-    database_problems,
-    history_problems,
-    no_embed_config,
-    write_generic,
-)
+from tests.reliability.generated_exports import conversation_texts, write_generic
+from tests.reliability.invariants import database_problems, history_problems
+from tests.reliability.processes import Zygote, no_embed_config
 
 SEED = int(os.environ.get("MEMAPP_CRASH_SEED", "8008"))
 FIXTURE_V1 = Path(__file__).resolve().parents[1] / "fixtures" / "chat-v1.db"

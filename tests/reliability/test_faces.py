@@ -27,15 +27,8 @@ import pytest
 from app.tui.app import MemApp
 from embeddings import FakeEmbedder
 from store import Store
-from tests.reliability.reliability_helpers import (
-    SOAK,
-    Runner,
-    apply_edit,
-    database_problems,
-    history_problems,
-    memory_state,
-    no_embed_config,
-)
+from tests.reliability.invariants import apply_edit, database_problems, history_problems, memory_state
+from tests.reliability.processes import SOAK, Runner, no_embed_config
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.soak, pytest.mark.serial]
