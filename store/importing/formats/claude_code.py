@@ -32,7 +32,7 @@ from store.importing.formats._common import (
     parse_ts,
     title_or_fallback,
 )
-from store.importing.formats.agent_session import TranscriptBuilder
+from store.importing.formats.agent_session import TranscriptBuilder, objects, problem_if_it_fails
 from store.importing.formats.lines import read_lines, session_id_from_name, short
 from store.records import ThreadIn
 
@@ -87,13 +87,8 @@ def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
     b = TranscriptBuilder()
     meta: dict[str, Any] = {}
     summary: str | None = None
-    for offset, obj, error in lines.rows:
-        if error or not isinstance(obj, dict):
-            out.append(
-                ImportProblem(str(path), session, f"byte {offset}: {error or 'line is not an object'}")
-            )
-            continue
-        try:
+    for offset, obj in objects(lines, path, session, out):
+        with problem_if_it_fails(out, path, session, offset):
             kind = obj.get("type")
             if kind == "summary":
                 if summary is None and isinstance(obj.get("summary"), str) and obj["summary"].strip():
@@ -104,15 +99,8 @@ def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
             if not meta:
                 meta = _thread_meta(obj)
             _line(b, obj, f"line@{offset}")
-        except Exception as exc:  # one odd line must not lose the session
-            out.append(ImportProblem(str(path), session, f"byte {offset}: {describe(exc)}"))
+    b.session_model(meta)
     messages = b.messages
-    models = [m.metadata["model"] for m in messages if "model" in m.metadata]
-    if models:
-        meta["model"] = models[0]  # the session's model; a message keeps its own only when it differs
-        for m in messages:
-            if m.metadata.get("model") == models[0]:
-                del m.metadata["model"]
     if messages:
         title = summary if summary is not None else ("" if start else None)
         out.insert(

@@ -30,7 +30,7 @@ from store.importing.formats._common import (
     parse_ts,
     title_or_fallback,
 )
-from store.importing.formats.agent_session import TranscriptBuilder
+from store.importing.formats.agent_session import TranscriptBuilder, objects, problem_if_it_fails
 from store.importing.formats.lines import read_lines, session_id_from_name, short
 from store.records import ThreadIn
 
@@ -69,13 +69,8 @@ def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
     meta: dict[str, Any] = {}
     model: str | None = None
     started: float | None = None
-    for offset, obj, error in lines.rows:
-        if error or not isinstance(obj, dict):
-            out.append(
-                ImportProblem(str(path), session, f"byte {offset}: {error or 'line is not an object'}")
-            )
-            continue
-        try:
+    for offset, obj in objects(lines, path, session, out):
+        with problem_if_it_fails(out, path, session, offset):
             kind, payload = _unwrap(obj)
             when = parse_ts(obj.get("timestamp"))
             if kind == "session_meta":
@@ -85,15 +80,8 @@ def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
                 model = payload.get("model") if isinstance(payload.get("model"), str) else model
             elif kind == "response_item":
                 _item(b, payload, f"{offset}", when, model)
-        except Exception as exc:
-            out.append(ImportProblem(str(path), session, f"byte {offset}: {describe(exc)}"))
+    b.session_model(meta)
     messages = b.messages
-    models = [m.metadata["model"] for m in messages if "model" in m.metadata]
-    if models:
-        meta["model"] = models[0]  # the session's model; a message keeps its own only when it differs
-        for m in messages:
-            if m.metadata.get("model") == models[0]:
-                del m.metadata["model"]
     if messages:
         out.insert(
             0,
