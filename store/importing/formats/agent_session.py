@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from store.importing.formats._common import ImportProblem, Item, describe
-from store.importing.formats.lines import Lines
+from store.importing.formats.lines import Lines, read_lines
 from store.records import MessageIn
 
 MAX_CALLS_PER_MESSAGE = 2000  # a longer run is split: metadata stays a reasonable size
@@ -87,6 +87,18 @@ class TranscriptBuilder:
             for m in self.messages:
                 if m.metadata.get("model") == models[0]:
                     del m.metadata["model"]
+
+
+def open_session(path: Path, start: int, what: str) -> Lines | tuple[list[Item], int]:
+    """The complete lines of `path` from byte `start`; or, when the file cannot be read or its first line
+    is not JSON (it is not `what` at all), the problem and the offset to read from next time."""
+    try:
+        lines = read_lines(path, start)
+    except OSError as exc:
+        return [ImportProblem(str(path), None, describe(exc))], start
+    if start == 0 and lines.rows and not isinstance(lines.rows[0][1], dict):
+        return [ImportProblem(str(path), None, f"not {what} (its first line is not JSON)")], 0
+    return lines
 
 
 def objects(lines: Lines, path: Path, session: str, out: list[Item]) -> Iterator[tuple[int, dict[str, Any]]]:

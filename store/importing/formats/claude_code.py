@@ -25,15 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from store.importing.formats._common import (
-    ImportProblem,
     Item,
     clean_text,
-    describe,
     parse_ts,
     title_or_fallback,
 )
-from store.importing.formats.agent_session import TranscriptBuilder, objects, problem_if_it_fails
-from store.importing.formats.lines import read_lines, session_id_from_name, short
+from store.importing.formats.agent_session import (
+    TranscriptBuilder,
+    objects,
+    open_session,
+    problem_if_it_fails,
+)
+from store.importing.formats.lines import Lines, session_id_from_name, short
 from store.records import ThreadIn
 
 SOURCE = "claude-code"
@@ -72,17 +75,10 @@ def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
     A read from an offset gives the thread an empty title unless it meets a summary line: the stored
     title stays.
     """
-    try:
-        lines = read_lines(path, start)
-    except OSError as exc:
-        return [ImportProblem(str(path), None, describe(exc))], start
+    lines = open_session(path, start, "a Claude Code session transcript")
+    if not isinstance(lines, Lines):
+        return lines
     session = session_id_from_name(path)
-    if start == 0 and lines.rows and not isinstance(lines.rows[0][1], dict):
-        return [
-            ImportProblem(
-                str(path), None, "not a Claude Code session transcript (its first line is not JSON)"
-            )
-        ], 0
     out: list[Item] = []
     b = TranscriptBuilder()
     meta: dict[str, Any] = {}
