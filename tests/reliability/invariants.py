@@ -8,9 +8,20 @@ sequences whole, and memory_history replaying to exactly the memory rows.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from store import Store
+
+
+def checked_store(db: Path) -> Store:
+    """Open chat.db after a kill (this recovers the WAL) and assert the invariants that always hold."""
+    store = Store(db, embedder=None)
+    problems = database_problems(store) + history_problems(store)
+    if problems:
+        store.close()
+        raise AssertionError("\n".join(problems[:20]))
+    return store
 
 
 def database_problems(store: Store) -> list[str]:

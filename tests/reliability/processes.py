@@ -37,6 +37,18 @@ def no_embed_config(directory: Path) -> Path:
     return path
 
 
+def end(proc: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    """Close the process's stdin (a zygote's or an MCP server's cue to finish), wait for it, and kill it
+    if it does not end within `timeout` seconds."""
+    if proc.stdin is not None:
+        proc.stdin.close()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def runner_env(tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMAPP_")}
     env["PYTHONPATH"] = str(REPO)
@@ -187,13 +199,7 @@ class Zygote:
         return job
 
     def close(self) -> None:
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        end(self.proc)
         if self.proc.stdout is not None:
             self.proc.stdout.close()
         if self.proc.stderr is not None:

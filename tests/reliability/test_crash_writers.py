@@ -19,22 +19,13 @@ from store import Store
 from store.importing.pipeline import import_paths
 from store.migrations import LATEST
 from tests.reliability.generated_exports import conversation_texts, write_generic
-from tests.reliability.invariants import database_problems, history_problems
+from tests.reliability.invariants import checked_store, database_problems
 from tests.reliability.processes import Zygote, no_embed_config
 
 SEED = int(os.environ.get("MEMAPP_CRASH_SEED", "8008"))
 FIXTURE_V1 = Path(__file__).resolve().parents[1] / "fixtures" / "chat-v1.db"
 
 pytestmark = [pytest.mark.soak, pytest.mark.serial]
-
-
-def _check(db: Path) -> Store:
-    store = Store(db, embedder=None)
-    problems = database_problems(store) + history_problems(store)
-    if problems:
-        store.close()
-        raise AssertionError("\n".join(problems[:20]))
-    return store
 
 
 def _count(db: Path, sql: str) -> int:
@@ -66,7 +57,7 @@ def _kill_series(
                 landed += 1
             else:
                 assert job.poll() == 0, job.stderr()
-            _check(db).close()
+            checked_store(db).close()
         finish = zygote.run(args, fake_embedder=fake_embedder, tag="finish")
         assert finish.wait() == 0, finish.stderr()
     return landed
@@ -100,7 +91,7 @@ def test_embed_killed_then_completes(tmp_path: Path, soak: bool, figures: dict[s
     )
     assert landed >= 1
     _count_kills(figures, "embed", landed)
-    with _check(db) as store:
+    with checked_store(db) as store:
         missing = store.con.execute(
             "SELECT count(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
         ).fetchall()[0][0]
@@ -122,7 +113,7 @@ def test_summarize_all_killed_then_completes(tmp_path: Path, soak: bool, figures
         seed=SEED + 2,
     )
     _count_kills(figures, "summarize --all", landed)
-    with _check(db) as store:
+    with checked_store(db) as store:
         assert store.con.execute("SELECT count(*) FROM thread_summaries").fetchall()[0][0] == n_threads
         # every summary was recorded with its compression history, none twice for the same state
         assert (
@@ -152,7 +143,7 @@ def test_trash_purge_killed_is_all_or_nothing(tmp_path: Path, soak: bool, figure
             _count_kills(
                 figures, "trash purge", int(job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.05)))
             )
-            with _check(db) as store:
+            with checked_store(db) as store:
                 left = store.con.execute("SELECT count(*) FROM long_term_memories").fetchall()[0][0]
                 assert left in (0, n)  # one transaction: all purged or none
                 if left == 0:
@@ -164,7 +155,7 @@ def test_trash_purge_killed_is_all_or_nothing(tmp_path: Path, soak: bool, figure
                 ).wait()
                 == 0
             )
-    with _check(db) as store:
+    with checked_store(db) as store:
         assert store.con.execute("SELECT count(*) FROM long_term_memories").fetchall()[0][0] == 0
         assert store.con.execute("SELECT count(*) FROM fts_memories").fetchall()[0][0] == 0
 
@@ -219,14 +210,14 @@ def test_memory_add_that_merges_or_supersedes_killed(
             args = ["--db", str(db), "memory", "add", new[n % len(new)], "--category", "fact", "--json"]
             job = zygote.run(args, fake_embedder=True)
             landed += int(job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.04)))
-            _check(db).close()
+            checked_store(db).close()
         for text in new:  # then every add runs to the end: a refused merge is exit 1, never a crash
             job = zygote.run(
                 ["--db", str(db), "memory", "add", text, "--category", "fact"], fake_embedder=True
             )
             assert job.wait() in (0, 1), job.stderr()
             assert "Traceback" not in job.stderr()
-    with _check(db) as store:
+    with checked_store(db) as store:
         assert len(store.list_memories(limit=100)) >= len(base)
     _count_kills(figures, "memory add with merge/supersede", landed)
 
@@ -267,7 +258,7 @@ def test_extract_accept_killed_is_whole_or_absent(
         for n, sid in enumerate(pending):
             job = zygote.run(["--db", str(db), "extract", "accept", str(sid), "--json"], fake_embedder=True)
             landed += int(job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.04)))
-            with _check(db) as store:
+            with checked_store(db) as store:
                 status, memory_id = store.con.execute(
                     "SELECT status, memory_id FROM memory_suggestions WHERE id = ?", (sid,)
                 ).fetchall()[0]
