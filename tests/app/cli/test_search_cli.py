@@ -14,31 +14,12 @@ from app.cli import main
 from app.cli.common import UsageError
 from app.cli.search import parse_date
 from store import MessageIn, Store, ThreadIn
-
-RESULT_KEYS = {
-    "kind",
-    "id",
-    "thread_id",
-    "external_id",
-    "role",
-    "category",
-    "content",
-    "score",
-    "matched",
-    "thread_title",
-    "created_at",
-    "superseded_by",
-    "valid_until",
-    "source",
-}
+from tests.store.test_search import RESULT_KEYS  # the JSON shape of a result is the store's
 
 
 @pytest.fixture
-def db(db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def db(db_path: Path, no_model_config: Path) -> dict[str, Any]:
     """A chat.db written without a model (so the CLI never loads one): two threads and two memories."""
-    cfg = tmp_path / "config.toml"
-    cfg.write_text("[embedding]\nenabled = false\n")
-    monkeypatch.setenv("MEMAPP_CONFIG", str(cfg))
     with Store(db_path, embedder=None) as s:
         t1 = s.write_thread(
             ThreadIn(

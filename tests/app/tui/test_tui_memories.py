@@ -8,16 +8,7 @@ from app.tui.screens.confirm import ConfirmScreen
 from app.tui.screens.memories import MemoriesScreen
 from app.tui.screens.memory_edit import MemoryEditScreen
 from store import Store
-from tests.app.tui.tui_helpers import make_app, screen_text, settle
-
-
-async def _open_memories(pilot) -> MemoriesScreen:  # type: ignore[no-untyped-def]
-    await settle(pilot)
-    await pilot.press("2")
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, MemoriesScreen)
-    return screen
+from tests.app.tui.tui_helpers import make_app, open_memories, screen_text, settle
 
 
 def _row_ids(screen: MemoriesScreen) -> list[int]:
@@ -29,7 +20,7 @@ async def test_add_memory_with_the_editor(tui_store: Store) -> None:
     tui_store.add_memory("I keep notes in plain Markdown files", "preference")
     app = make_app(tui_store)
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await _open_memories(pilot)
+        screen = await open_memories(pilot)
         await pilot.press("n")
         await pilot.pause()
         editor = app.screen
@@ -56,7 +47,7 @@ async def test_add_memory_with_the_editor(tui_store: Store) -> None:
 async def test_editor_validation_keeps_the_dialog_open(tui_store: Store) -> None:
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        await _open_memories(pilot)
+        await open_memories(pilot)
         await pilot.press("n")
         await pilot.pause()
         editor = app.screen
@@ -76,7 +67,7 @@ async def test_edit_pin_importance_delete_and_undo(tui_store: Store) -> None:
     m = tui_store.add_memory("Prefers tea over coffee", "preference", importance=5).memory
     app = make_app(tui_store)
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await _open_memories(pilot)
+        screen = await open_memories(pilot)
         await pilot.press("e")
         await settle(pilot)
         editor = app.screen
@@ -135,7 +126,7 @@ async def test_near_duplicate_of_a_pinned_memory_asks_and_can_add_anyway(tui_sto
     pinned = tui_store.add_memory("I use restic for backups to a storage box", "fact", pinned=True).memory
     app = make_app(tui_store)
     async with app.run_test(size=(100, 30)) as pilot:
-        await _open_memories(pilot)
+        await open_memories(pilot)
         await pilot.press("n")
         await pilot.pause()
         editor = app.screen
@@ -169,7 +160,7 @@ async def test_category_and_text_filters(tui_store: Store) -> None:
     tui_store.add_memory("Lives in Lyon", "fact")
     app = make_app(tui_store)
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await _open_memories(pilot)
+        screen = await open_memories(pilot)
         assert len(_row_ids(screen)) == 3
         await pilot.press("c", "c", "c")  # all -> preference -> project -> skill
         await settle(pilot)

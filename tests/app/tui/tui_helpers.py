@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.pilot import Pilot
 
 from app.tui.app import MemApp
 from store import Store
+
+if TYPE_CHECKING:
+    from app.tui.screens.memories import MemoriesScreen
 
 NASTY = [
     "[red]not markup[/red]",
@@ -29,6 +32,18 @@ async def settle(pilot: Pilot[Any], rounds: int = 3) -> None:
     for _ in range(rounds):
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
+
+
+async def open_memories(pilot: Pilot[Any]) -> MemoriesScreen:
+    """The Memories screen (key 2), its first page read."""
+    from app.tui.screens.memories import MemoriesScreen  # as the app does: on first use
+
+    await settle(pilot)
+    await pilot.press("2")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, MemoriesScreen)
+    return screen
 
 
 def write_generic(path: Path, threads: list[dict[str, Any]]) -> Path:
