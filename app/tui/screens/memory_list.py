@@ -248,28 +248,25 @@ class MemoryListScreen(MemappScreen):
         self.table.focus()
 
     def action_category(self) -> None:
-        values = [ALL, *CATEGORIES]
-        nxt = values[(values.index(self.category) + 1) % len(values)]
-        self.query_one("#memories-category", Select).value = nxt
+        self._next_choice("#memories-category", [ALL, *CATEGORIES], self.category)
 
     def action_state(self) -> None:
-        values = [v for _, v in STATES]
-        nxt = values[(values.index(self.state) + 1) % len(values)]
-        self.query_one("#memories-state", Select).value = nxt
+        self._next_choice("#memories-state", [v for _, v in STATES], self.state)
 
-    @on(Select.Changed, "#memories-state")
-    def _state_changed(self, event: Select.Changed) -> None:
-        value = str(event.value)
-        if value != self.state:
-            self.state = value
-            self._reselect_row = 0
-            self.reload()
+    def _next_choice(self, select: str, values: list[str], current: str) -> None:
+        """Move a choice box on to its next value (the last wraps to the first); its Changed reloads."""
+        self.query_one(select, Select).value = values[(values.index(current) + 1) % len(values)]
 
     @on(Select.Changed, "#memories-category")
-    def _category_changed(self, event: Select.Changed) -> None:
+    @on(Select.Changed, "#memories-state")
+    def _choice_changed(self, event: Select.Changed) -> None:
+        """The category or the "show" choice changed (by key or by mouse): read again from the top."""
         value = str(event.value)
-        if value != self.category:
-            self.category = value
+        if event.select.id == "memories-category":
+            changed, self.category = value != self.category, value
+        else:
+            changed, self.state = value != self.state, value
+        if changed:
             self._reselect_row = 0
             self.reload()
 
