@@ -175,3 +175,22 @@ async def test_category_and_text_filters(tui_store: Store) -> None:
         await pilot.pause(0.3)
         await settle(pilot)
         assert len(_row_ids(screen)) == 2
+
+
+async def test_c_cycles_the_category_and_the_list_follows(tui_store: Store) -> None:
+    pref = tui_store.add_memory("Prefers tea over coffee", "preference").memory
+    proj = tui_store.add_memory("Working on a garden planner", "project").memory
+    app = make_app(tui_store, greet=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_memories(pilot)
+        assert sorted(_row_ids(screen)) == sorted([pref.id, proj.id])
+        shown = []
+        for _ in range(5):  # each of the four categories, then all again
+            screen.query_one("#memories-table", DataTable).focus()
+            await pilot.press("c")
+            await settle(pilot)
+            shown.append((screen.category, _row_ids(screen)))
+        assert shown[:2] == [("preference", [pref.id]), ("project", [proj.id])]
+        assert shown[2:4] == [("skill", []), ("fact", [])]
+        assert shown[4][0] == "all" and sorted(shown[4][1]) == sorted([pref.id, proj.id])
+        assert screen.query_one("#memories-category", Select).value == "all"
