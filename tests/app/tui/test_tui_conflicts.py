@@ -12,7 +12,7 @@ from app.tui.screens.thread_view import ThreadViewScreen
 from store import Store
 from store.records import MessageIn, ThreadIn
 from store.truth.conflicts import count_open, list_conflicts
-from tests.app.tui.tui_helpers import make_app, open_memories, settle
+from tests.app.tui.tui_helpers import go_to, make_app, open_memories, settle
 
 
 def _rows(screen: MemoriesScreen) -> dict[int, list[object]]:
@@ -114,11 +114,7 @@ async def test_search_strikes_a_superseded_memory_and_its_editor_names_the_succe
     new = tui_store.add_memory("I prefer pip over uv for Python projects", "preference").memory
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(110, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("3")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, SearchScreen)
+        screen = await go_to(pilot, "3", SearchScreen)
         await pilot.press(*"uv pip")
         await pilot.pause(0.35)
         await settle(pilot)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from app.tui.app import MemApp
 from store import Store
@@ -23,6 +24,9 @@ NASTY = [
 ]
 
 
+S = TypeVar("S", bound=Screen[Any])
+
+
 def make_app(store: Store, **kwargs: Any) -> MemApp:
     return MemApp(store, **kwargs)
 
@@ -34,16 +38,21 @@ async def settle(pilot: Pilot[Any], rounds: int = 3) -> None:
         await pilot.pause()
 
 
+async def go_to(pilot: Pilot[Any], key: str, kind: type[S]) -> S:
+    """Press a place's key (1-5) once the app is idle; the screen it shows, of `kind`, its data read."""
+    await settle(pilot)
+    await pilot.press(key)
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, kind)
+    return screen
+
+
 async def open_memories(pilot: Pilot[Any]) -> MemoriesScreen:
     """The Memories screen (key 2), its first page read."""
     from app.tui.screens.memories import MemoriesScreen  # as the app does: on first use
 
-    await settle(pilot)
-    await pilot.press("2")
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, MemoriesScreen)
-    return screen
+    return await go_to(pilot, "2", MemoriesScreen)
 
 
 def write_generic(path: Path, threads: list[dict[str, Any]]) -> Path:
