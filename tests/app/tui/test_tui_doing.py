@@ -116,10 +116,7 @@ async def test_editor_edits_a_long_memory(
 async def test_context_preview_copies_and_saves_to_a_file(demo_store: Store, tmp_path: Path) -> None:
     app = make_app(demo_store)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, ThreadViewScreen)
+        await go_to(pilot, "enter", ThreadViewScreen)
         await pilot.press("c")
         await settle(pilot)
         assert isinstance(app.screen, ContextPreviewScreen)

@@ -32,10 +32,7 @@ async def test_memories_detail_pane_shows_full_text_history_and_source_at_80_col
     tui_store.change_importance(m.id, -1)
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await pilot.press("2")
-        await settle(pilot)
-        assert isinstance(app.screen, MemoriesScreen)
+        await go_to(pilot, "2", MemoriesScreen)
         text = " ".join(screen_text(app).split())
         assert LONG in text  # every word, wrapped in the pane, though the table cuts it
         assert (

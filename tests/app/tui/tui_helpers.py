@@ -39,7 +39,8 @@ async def settle(pilot: Pilot[Any], rounds: int = 3) -> None:
 
 
 async def go_to(pilot: Pilot[Any], key: str, kind: type[S]) -> S:
-    """Press a place's key (1-5) once the app is idle; the screen it shows, of `kind`, its data read."""
+    """Press `key` once the app is idle (a place's 1-5, Enter on a thread…); the screen it leads to, which
+    must be a `kind`, with its data read."""
     await settle(pilot)
     await pilot.press(key)
     await settle(pilot)
