@@ -15,8 +15,8 @@ Rules (SPEC "Long-term memories", "Nothing is lost silently"):
   Purge removes for good only what has been in the trash longer than the retention, and never a pinned
   memory.
 
-Reading a memory, its columns, hash and validation, and the history/index row helpers are in
-store.memory_rows, under store.truth.timeline's mixin and this one.
+Reading a memory, its columns, hash and validation, and its history rows are store.memory_rows', under
+store.truth.timeline's mixin and this one.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+
+import numpy as np
 
 from store.errors import DuplicateMemoryError, InvalidInputError, PinnedMemoryError
 from store.memory_rows import MEMORY_COLUMNS, content_hash, memory_fields, memory_from_row, validate
@@ -324,6 +326,29 @@ class MemoriesMixin(TimelineMixin):
         )
 
     # -- vectors after the fact ---------------------------------------------------------------------
+
+    def reindex_memory(self, memory_id: int, vector_from: int | None = None) -> None:
+        """After a direct content change: FTS row again, and the vector of `vector_from` (a memory with the
+        same text), or none (`memapp embed` redoes it)."""
+        m = self.get_memory(memory_id)
+        fts_put(self.con, "fts_memories", memory_id, m.content)
+        row = (
+            self.con.execute(
+                "SELECT embedding FROM vec_memories WHERE memory_id = ?", (vector_from,)
+            ).fetchone()
+            if vector_from is not None and self.vectors.tables_exist()
+            else None
+        )
+        if row is None:
+            self.vectors.delete_memory(memory_id)
+        else:
+            self._put_vector(m, np.frombuffer(row[0], dtype=np.float32).copy())
+
+    def _put_vector(self, memory: Memory, vec: Any) -> None:
+        if vec is None:
+            return
+        self.ensure_vector_tables()
+        self.vectors.put_memory(memory.id, vec, memory.category, memory.deleted_at is not None)
 
     def memories_missing_vectors(self, limit: int = 256) -> list[Memory]:
         has = self.vectors.tables_exist()

@@ -1,4 +1,4 @@
-"""One memory row: its columns, how it is read, checked, hashed and listed, and its history and index rows.
+"""One memory row: its columns, how it is read, checked, hashed and listed, and its history rows.
 
 Why apart from store.memories: everything that touches a memory needs these (store.memories' add, edit
 and trash, superseding in store.truth.timeline, conflicts, cleanup, checks, suggestions), while
@@ -14,12 +14,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from store.core import StoreCore
 from store.errors import InvalidInputError, NotFoundError
 from store.records import CATEGORIES, HistoryEvent, Memory, json_dumps, json_loads, now
-from store.text import fts_put, unpaired_surrogate
+from store.text import unpaired_surrogate
 
 MEMORY_COLUMNS = (
     "id, category, content, importance, access_count, last_accessed, pinned, user_edited, origin, "
@@ -85,7 +83,7 @@ def validate(content: str | None = None, category: str | None = None, importance
 
 
 class MemoryRowsMixin(StoreCore):
-    """Reading memories, and the row-level writes every change of one makes inside its transaction."""
+    """Reading memories, and the history row every change of one writes inside its transaction."""
 
     # -- reads ---------------------------------------------------------------------------------------
 
@@ -156,7 +154,7 @@ class MemoryRowsMixin(StoreCore):
             for r in rows
         ]
 
-    # -- helpers inside a transaction -----------------------------------------------------------------
+    # -- inside a transaction ------------------------------------------------------------------------
 
     def record_history(
         self,
@@ -178,26 +176,3 @@ class MemoryRowsMixin(StoreCore):
                 at or now(),
             ),
         )
-
-    def reindex_memory(self, memory_id: int, vector_from: int | None = None) -> None:
-        """After a direct content change: FTS row again, and the vector of `vector_from` (a memory with the
-        same text), or none (`memapp embed` redoes it)."""
-        m = self.get_memory(memory_id)
-        fts_put(self.con, "fts_memories", memory_id, m.content)
-        row = (
-            self.con.execute(
-                "SELECT embedding FROM vec_memories WHERE memory_id = ?", (vector_from,)
-            ).fetchone()
-            if vector_from is not None and self.vectors.tables_exist()
-            else None
-        )
-        if row is None:
-            self.vectors.delete_memory(memory_id)
-        else:
-            self._put_vector(m, np.frombuffer(row[0], dtype=np.float32).copy())
-
-    def _put_vector(self, memory: Memory, vec: Any) -> None:
-        if vec is None:
-            return
-        self.ensure_vector_tables()
-        self.vectors.put_memory(memory.id, vec, memory.category, memory.deleted_at is not None)
