@@ -45,6 +45,31 @@ class AddResult:
 
 
 class MemoriesMixin(TimelineMixin):
+    # -- helpers inside a transaction -----------------------------------------------------------------
+
+    def reindex_memory(self, memory_id: int, vector_from: int | None = None) -> None:
+        """After a direct content change: FTS row again, and the vector of `vector_from` (a memory with the
+        same text), or none (`memapp embed` redoes it)."""
+        m = self.get_memory(memory_id)
+        fts_put(self.con, "fts_memories", memory_id, m.content)
+        row = (
+            self.con.execute(
+                "SELECT embedding FROM vec_memories WHERE memory_id = ?", (vector_from,)
+            ).fetchone()
+            if vector_from is not None and self.vectors.tables_exist()
+            else None
+        )
+        if row is None:
+            self.vectors.delete_memory(memory_id)
+        else:
+            self._put_vector(m, np.frombuffer(row[0], dtype=np.float32).copy())
+
+    def _put_vector(self, memory: Memory, vec: Any) -> None:
+        if vec is None:
+            return
+        self.ensure_vector_tables()
+        self.vectors.put_memory(memory.id, vec, memory.category, memory.deleted_at is not None)
+
     # -- add / merge ---------------------------------------------------------------------------------
 
     def add_memory(
@@ -326,29 +351,6 @@ class MemoriesMixin(TimelineMixin):
         )
 
     # -- vectors after the fact ---------------------------------------------------------------------
-
-    def reindex_memory(self, memory_id: int, vector_from: int | None = None) -> None:
-        """After a direct content change: FTS row again, and the vector of `vector_from` (a memory with the
-        same text), or none (`memapp embed` redoes it)."""
-        m = self.get_memory(memory_id)
-        fts_put(self.con, "fts_memories", memory_id, m.content)
-        row = (
-            self.con.execute(
-                "SELECT embedding FROM vec_memories WHERE memory_id = ?", (vector_from,)
-            ).fetchone()
-            if vector_from is not None and self.vectors.tables_exist()
-            else None
-        )
-        if row is None:
-            self.vectors.delete_memory(memory_id)
-        else:
-            self._put_vector(m, np.frombuffer(row[0], dtype=np.float32).copy())
-
-    def _put_vector(self, memory: Memory, vec: Any) -> None:
-        if vec is None:
-            return
-        self.ensure_vector_tables()
-        self.vectors.put_memory(memory.id, vec, memory.category, memory.deleted_at is not None)
 
     def memories_missing_vectors(self, limit: int = 256) -> list[Memory]:
         has = self.vectors.tables_exist()
