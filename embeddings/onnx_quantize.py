@@ -233,7 +233,8 @@ def quantize(
         feeds = calibration_feeds(model_dir, max_tokens)
         smooth(model, [m.node for m in mms if m.node not in kept], feeds, plan.smooth)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    # .NAME.PID-RANDOM.tmp: embeddings.onnx_export.sweep_partials removes it if this process is killed
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.{os.getpid()}-", suffix=".tmp")
     os.close(fd)
     try:
         quantize_dynamic(
