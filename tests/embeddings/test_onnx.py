@@ -175,7 +175,7 @@ def test_a_failed_export_falls_back_to_sentence_transformers(
     real_embedder: SentenceTransformerEmbedder,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    def broken(model_dir: Path, timeout: float = 0) -> Path:
+    def broken(model_dir: Path, timeout: float = 0, precision: str = "float32") -> Path:
         raise RuntimeError("ONNX export failed: no space left")
 
     monkeypatch.setattr("embeddings.onnx_export.ensure_onnx", broken)

@@ -46,9 +46,10 @@ def test_load_demo_needs_no_model(db_path: Path) -> None:
 def test_shipped_vectors_are_ignored_for_another_model(db_path: Path) -> None:
     path = data_file(DEMO_VECTORS)
     assert path is not None
-    assert read_table(path, "sentence-transformers/all-MiniLM-L6-v2", 384)
+    assert read_table(path, "sentence-transformers/all-MiniLM-L6-v2 (int8)", 384)  # the default encoder
+    assert read_table(path, "sentence-transformers/all-MiniLM-L6-v2", 384) is None  # float32: switches
     assert read_table(path, "fake-hash-embedder", 64) is None
-    assert read_table(path, "sentence-transformers/all-MiniLM-L6-v2", 768) is None
+    assert read_table(path, "sentence-transformers/all-MiniLM-L6-v2 (int8)", 768) is None
     fake = FakeEmbedder()
     with Store(db_path, embedder=fake) as store:
         load_demo(store)
