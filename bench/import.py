@@ -1,6 +1,6 @@
 """Import throughput against the model's own speed, and the footprint it leaves; prints JSON.
 
-    .venv/bin/python bench/import.py [--quick | --threads 100 | --full] [--no-embed-threads 2000]
+    .venv/bin/python bench/import.py [--quick | --threads 100 | --full] [--runs 3] [--no-embed-threads 2000]
 
 Generates a ChatGPT export (`conversations.json`: a `mapping` tree per conversation walked back from
 `current_node`, a hidden system root, regenerated answers on side branches) with 20 messages per thread
@@ -12,6 +12,7 @@ neither warms up the other:
    runtime's raw rate, the limit for the embedding import,
 2b. the same import through the old path (sentence-transformers + torch, MEMAPP_EMBED_BACKEND), for the
    new-vs-old ratio in messages per CPU-second (issue 19: >= 3x; `--no-old` skips it),
+   (1, 2 and 2b run `--runs` interleaved rounds; each figure is the median round, with min-max beside it)
 3. `import_paths(embed=False)` of the 2,000-thread / 40,000-message export (token counts come from a
    helper process, embeddings/token_worker.py; `cpu_s` / `helper_cpu_s` are the CPU seconds of the
    import's process and of that helper, steadier than wall time on a busy machine).

@@ -186,7 +186,7 @@ def test_threads_show_prints_tool_runs_as_one_line(capsys, no_model_config, db_p
 
 @pytest.mark.model
 def test_stop_hook_without_vectors_then_session_end_embeds_the_session(  # type: ignore[no-untyped-def]
-    monkeypatch, capsys, db_path, real_embedder
+    monkeypatch, capsys, db_path
 ) -> None:
     """The README's two hooks with the real model: Stop (--no-embed) imports every turn quickly, SessionEnd
     embeds what the session lacks; its text is then found by meaning; a re-run writes nothing."""
@@ -198,7 +198,7 @@ def test_stop_hook_without_vectors_then_session_end_embeds_the_session(  # type:
     assert (code, out, err) == (0, "", "")  # nothing new to import, but the vectors are written
     from store import Store
 
-    with Store(db_path, embedder=real_embedder) as s:
+    with Store(db_path) as s:  # the configured encoder, as the hook used (int8; real_embedder is float32)
         assert s.messages_missing_vectors(100) == [] and s.stats()["embedded_chunks"] == 5
         found = s.search("flaky test: one station has no timezone", scope="messages", k=3, keyword_only=False)
         assert found.mode == "hybrid"
