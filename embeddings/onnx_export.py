@@ -14,6 +14,10 @@ export would otherwise leave ~90 MB behind in the cache for good).
 Hashing 90 MB of weights costs a fifth of a second, too much for every cold `memapp search`: the
 content hash is remembered in a small stamp file keyed by the files' (name, size, mtime), so a cold
 start only stats the model directory.
+
+The int8 copy (`precision="int8"`) is made from the float32 copy by the same kind of child process
+(`python -m embeddings.onnx_export --int8 SRC DEST MODEL_DIR`, no torch: onnx + onnxruntime's
+quantiser, embeddings.onnx_quantize), named with the quantisation plan, written the same safe way.
 """
 
 from __future__ import annotations
