@@ -2,14 +2,14 @@
 
 Why: on a 2-core CPU the float32 transformer runs at the machine's floating-point peak (about 22
 chunks of ~200 word pieces per CPU-second), so an import is bound by the model's arithmetic; int8
-weights and activations run the same MatMuls on the CPU's integer dot-product units at about twice the
-rate. What it may cost is search quality, so the plan (which MatMuls stay float32) is chosen by
+weights and activations run the same MatMuls on the CPU's integer dot-product units: 3x the chunks per
+CPU-second (bench/quantize.py). What it may cost is search quality, so the plan (which MatMuls stay float32) is chosen by
 bench/quantize.py on the evaluation's tuning half, and the choice is recorded here, not guessed.
 
 onnxruntime's dynamic quantisation is used: weights int8 per output channel, activations uint8 with a
 scale computed per call over the whole input tensor. That per-call scale is why the int8 encoder runs
 one text per call (embeddings.onnx_embedder): inside a padded batch a text's vector would depend on its
-neighbours (cosine 0.991 measured between a text alone and in a batch), and a query embedded alone
+neighbours (cosine down to 0.978 measured between a text alone and in a batch), and a query embedded alone
 would not match the same text stored from a batch.
 
 The MatMuls are found by the node names torch.onnx gives a Hugging Face BERT-style encoder

@@ -32,7 +32,7 @@ class EmbeddingConfig:
     enabled: bool = True  # false: keyword search only, never load a model
     # "onnx": onnxruntime, no torch (sentence-transformers is its fallback); "sentence-transformers": torch
     backend: str = "onnx"
-    # "int8" or "float32" (onnx only): the int8 copy of the model encodes about twice as fast per CPU-second
+    # "int8" or "float32" (onnx only): the int8 copy of the model encodes 3x the chunks per CPU-second
     # (README "Benchmarks"); a database keeps the precision its vectors were made with
     precision: str = "int8"
 
