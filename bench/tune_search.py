@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/tune_search.py [--data bench/eval/longmem] [--out FILE] [--quick]
 
-One chat.db per conversation (search within one archive), built with the real model and cached under
-bench/.data/tune/ keyed by the data's hash. Every question's candidate lists are fetched once (the keyword
+One chat.db per conversation (search within one archive), built with the real model: the evaluation's
+own cache (bench/eval_longmem.py). Every question's candidate lists are fetched once (the keyword
 list once per BM25 `b` tried, the vector list once), then every setting of the grid re-ranks them with the
 same code `Store.search` runs (store.search.rank: fuse, smooth, order), so a setting's score here is the
 score the shipped search gets with it (checked: the chosen setting is also run through `Store.search`).
@@ -18,8 +18,6 @@ beside the tune half; nothing is chosen on it.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import hashlib
 import itertools
 import json
 import sys
@@ -32,11 +30,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from store import MessageIn, Store, ThreadIn  # noqa: E402
+from store import Store  # noqa: E402
 from store.search.engine import DEPTH, Filters  # noqa: E402
 from store.search.query import parse_query  # noqa: E402
 from store.search.rank import SMOOTH_DEPTH, Fusion, fuse, order, smooth  # noqa: E402
-from store.threads import PreparedChunks  # noqa: E402
 
 KINDS = ("message",)
 NOFILTER = Filters()
@@ -54,72 +51,26 @@ NONSENSE = [
 ]
 
 
-def epoch(text: str | None) -> float | None:
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() if text else None
-
-
 def load_jsonl(path: Path) -> list[dict[str, Any]]:
     with path.open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def build(path: Path, sessions: Sequence[dict[str, Any]], embedder: Any) -> Store:
-    """One archive: each session a thread, every message embedded in one call."""
-    store = Store(path, embedder=embedder)
-    threads = [
-        ThreadIn(
-            source="eval",
-            external_id=s["id"],
-            title=s.get("title", ""),
-            created_at=epoch(s.get("created_at")),
-            messages=[
-                MessageIn(m["role"], m["content"], external_id=m["id"], created_at=epoch(m.get("created_at")))
-                for m in s["messages"]
-            ],
-        )
-        for s in sessions
-    ]
-    prepared = store.prepare_chunks([m for t in threads for m in t.messages])
-    start = cursor = 0
-    for t in threads:
-        share = None
-        if prepared is not None and prepared.vectors is not None:
-            spans = prepared.spans[start : start + len(t.messages)]
-            n = sum(len(s) for s in spans)
-            share = PreparedChunks(spans, prepared.vectors[cursor : cursor + n])
-            start, cursor = start + len(t.messages), cursor + n
-        store.write_thread(t, prepared=share)
-    return store
-
-
 def stores(data: Path) -> dict[str, Store]:
-    """One cached chat.db per conversation (rebuilt when the data or the schema changes)."""
-    conv = data / "conversations.jsonl"
-    from store.migrations import MIGRATIONS
+    """One cached chat.db per conversation: the same cache bench/eval_search.py builds and uses
+    (bench/eval_longmem.py `ensure_databases`: rebuilt when the data, the model or the schema changes),
+    so the two scripts score the same databases and the model embeds the archives once."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from eval_longmem import LONGMEM, ensure_databases
 
-    schema = ",".join(f"{n}:{name}" for n, name, _ in MIGRATIONS).encode()
-    digest = hashlib.sha256(conv.read_bytes() + schema).hexdigest()[:16]
-    cache = ROOT / "bench" / ".data" / "tune" / digest
-    cache.mkdir(parents=True, exist_ok=True)
-    by_conv: dict[str, list[dict[str, Any]]] = {}
-    for s in load_jsonl(conv):
-        by_conv.setdefault(s["id"].split("-")[0], []).append(s)
-    out = {}
+    if data.resolve() != LONGMEM.resolve():
+        raise SystemExit(f"tune_search: only {LONGMEM} is supported (the cache is eval_longmem's)")
     from embeddings import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder()
-    for cid, sessions in sorted(by_conv.items()):
-        path = cache / f"{cid}.db"
-        if path.exists():
-            out[cid] = Store(path, embedder=embedder)
-            continue
-        tmp = cache / f"{cid}.building.db"
-        for p in cache.glob(f"{cid}.building.db*"):
-            p.unlink()
-        build(tmp, sessions, embedder).close()
-        tmp.rename(path)
-        out[cid] = Store(path, embedder=embedder)
-    return out
+    embedder.load()
+    folder, _ = ensure_databases(embedder)
+    return {p.stem: Store(p, embedder=embedder) for p in sorted(folder.glob("c*.db"))}
 
 
 class Question:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -30,6 +30,7 @@ from store.core import StoreCore
 from store.db import json_ids
 from store.errors import InvalidInputError
 from store.records import CATEGORIES, ROLES
+from store.search.answer import answers
 from store.search.keyword import Key, KeywordHit, keyword_hits, memory_where, message_where
 from store.search.query import ParsedQuery, parse_query
 from store.search.rank import SMOOTH_DEPTH, Context, Fusion, Ranked, fuse, order, smooth, snippet
@@ -47,6 +48,8 @@ _SCOPE_KINDS = {
     "conversations": ("message", "summary"),
 }
 NOTICE_NOTHING = "no good match: nothing in the archive is close enough to the query"
+NOTICE_UNSURE = "no good match: nothing in the archive clearly answers the query"
+NOTICE_WEAK = NOTICE_UNSURE + "; the closest matches are listed below as weak"
 NOTICE_STOP_ONLY = "no good match: the query has only common words (like 'what' or 'should') to search for"
 
 DEPTH = 100  # candidates fetched from each retriever before fusion
@@ -84,6 +87,7 @@ class SearchResult:
     valid_until: float | None = None
     source_message_id: int | None = None
     origin: str | None = None
+    weak: bool = False  # below the answer floor: shown apart, never counted as used, never sent by MCP
 
     def to_json(self) -> dict[str, Any]:
         return {**self._json(), **_memory_extras(self)}
@@ -101,6 +105,7 @@ class SearchResult:
             "matched": list(self.matched),
             "thread_title": self.thread_title,
             "created_at": self.created_at,
+            "weak": self.weak,
         }
 
 
@@ -123,6 +128,7 @@ class SearchResponse:
     mode: str  # "hybrid" | "keyword" | "semantic"
     results: list[SearchResult]
     notice: str | None = None  # one line for the user: no good match, or why results are keyword-only
+    weak: list[SearchResult] = field(default_factory=list)  # only with search(weak=True): see NOTICE_WEAK
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -130,6 +136,7 @@ class SearchResponse:
             "mode": self.mode,
             "notice": self.notice,
             "results": [r.to_json() for r in self.results],
+            "weak": [r.to_json() for r in self.weak],
         }
 
 
@@ -189,13 +196,17 @@ class SearchMixin(StoreCore):
         prefix: bool = False,
         fusion: Fusion | None = None,
         query_vector: np.ndarray | None = None,
+        weak: bool = False,
     ) -> SearchResponse:
         """Search memories, messages and/or summaries. Never raises on any query text.
 
         keyword_only: skip the model entirely (fast; for search-as-you-type). prefix: the last word also
         matches as a prefix. touch: count an access for every memory returned. query_vector: the query's
         embedding when the caller already has it (batch evaluation embeds all queries at once).
-        Only results above the relevance floor are returned; with none, `notice` says so.
+        Only results above the relevance floor are returned; with none, `notice` says so. When the
+        results pass the per-hit floor but the answer floor (store.search.answer) judges that none of
+        them answers the query, `results` is empty and, with `weak`, they come back in `weak` instead
+        (never counted as used).
         """
         filters = filters or Filters()
         self._validate_filters(filters)
@@ -228,19 +239,32 @@ class SearchMixin(StoreCore):
         if not filters.include_archived or filters.source is not None:
             kw, sem = _thread_scoped(self.con, kw, filters), _thread_scoped(self.con, sem, filters)
         ranked = fuse(kw, [(key, s) for key, s, _ in sem], fusion, parsed)
+        context = Context()
         if "message" in kinds and (fusion.neighbours > 0 or fusion.thread > 0):
             best = sorted((r for r in ranked.values() if r.key[0] == "message"), key=lambda r: -r.score)
-            ids = [r.key[1] for r in best[:SMOOTH_DEPTH]]
-            ranked = smooth(ranked, self.message_context(ids, filters), fusion, parsed)
+            context = self.message_context([r.key[1] for r in best[:SMOOTH_DEPTH]], filters)
+            ranked = smooth(ranked, context, fusion, parsed)
         if filters.as_of is None and "memory" in kinds:
             self._rank_down_superseded(ranked)
         spans = {key: span for key, _, span in sem}
-        results = self._hydrate(order(ranked)[:k], parsed, spans)
-        if not results:
+        kept = order(ranked)
+        unsure = (
+            bool(kept)
+            and mode == "hybrid"
+            and not answers(self.con, kw, sem, kept, context, parsed, kinds, fusion)
+        )
+        results = [] if unsure else self._hydrate(kept[:k], parsed, spans)
+        below = (
+            [replace(r, weak=True) for r in self._hydrate(kept[:k], parsed, spans)] if unsure and weak else []
+        )
+        if unsure:
+            head = NOTICE_WEAK if below else NOTICE_UNSURE
+            notice = head if notice is None else f"{head}; {notice}"
+        elif not results:
             notice = NOTICE_NOTHING if notice is None else f"{NOTICE_NOTHING}; {notice}"
         if touch:
             self.touch_memories([r.id for r in results if r.kind == "memory"])
-        return SearchResponse(query, mode, results, notice)
+        return SearchResponse(query, mode, results, notice, below)
 
     def fusion(self) -> Fusion:
         """The ranking settings from the configuration's [search] table."""
@@ -254,6 +278,7 @@ class SearchMixin(StoreCore):
             thread=c.thread_boost,
             floor=c.floor,
             keyword_floor=c.keyword_floor,
+            answer_floor=c.answer_floor,
         )
 
     def _keyword_soon(

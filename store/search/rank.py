@@ -58,6 +58,7 @@ class Fusion:
     cjk_smoothing: bool = False  # False: smoothing and thread boost shrink with the query's CJK share
     join_neighbours: bool = False  # a neighbour neither retriever found may join the list (measured: no gain)
     cjk_gain: float = 2.0  # how fast the semantic side fades as the query's CJK share grows
+    answer_floor: float = 0.0  # the query-level answer floor (store.search.answer): 0 = off
 
 
 @dataclass(slots=True)

@@ -1,0 +1,132 @@
+"""Does the archive answer this query at all? A query-level decision on top of the per-hit floor.
+
+Why: the per-hit floor (store.search.rank `evidence`) stops queries nothing is about ("quantum
+chromodynamics lattice"), but not near-topic questions the archive has no answer to ("what is my cat
+called" in an archive with a dog): their best cosine and keyword coverage look like an answerable
+question's. No single score separates them; several weak signals together separate some of them. This
+module turns a search's candidate lists into a handful of generic signals (nothing about any wording) and
+a logistic model over them, fitted on the evaluation's tuning half by bench/fit_answer.py, says how
+likely it is that the list holds an answer. Below `answer_floor` the results are not answers: the search
+returns them under a separate "weak" label (CLI and TUI show them as weak; MCP never sends them) or not at
+all (README "Search" has the trade-off curve on both halves).
+
+Cheap on purpose: everything but `absent_share` is arithmetic over lists the search already holds;
+`absent_share` is one FTS5 lookup per query word that stops at the first row.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import apsw
+
+from store.search.keyword import TABLES, Key, KeywordHit
+from store.search.query import CJK1, ParsedQuery
+from store.search.rank import KEYWORD, SEMANTIC, Context, Fusion, Ranked, cjk_lean
+
+TOP = 10  # the results a user (or a model) reads: the signals look at these
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """A logistic model: p = 1 / (1 + exp(-(bias + sum of weight x signal))), in the signals' own units."""
+
+    bias: float
+    weights: Mapping[str, float]
+
+    def probability(self, signals: Mapping[str, float]) -> float:
+        z = self.bias + sum(w * signals.get(name, 0.0) for name, w in self.weights.items())
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+# Fitted on the tuning half (bench/fit_answer.py prints it); see README "Search" for how it was chosen.
+MODEL = Model(bias=0.0, weights={})
+
+
+def _countable(phrase: str) -> bool:
+    """A CJK pair is no word when it is found nowhere (two characters across a word boundary)."""
+    return not CJK1.match(phrase[:1])
+
+
+def absent_share(con: apsw.Connection, parsed: ParsedQuery, kinds: Sequence[str]) -> float:
+    """The share of the query's (non-CJK) words that no row of the searched kinds contains at all: a word
+    the archive never uses is a strong hint that the archive is not about the question ("marathon" in an
+    archive without one). The word being typed (a prefix) is not counted."""
+    words = [p for p in parsed.phrases if _countable(p) and p != parsed.prefix]
+    if not words:
+        return 0.0
+    absent = 0
+    for phrase in words:
+        expr = '"' + phrase.replace('"', '""') + '"'
+        if not any(
+            con.execute(f"SELECT 1 FROM {TABLES[k]} WHERE {TABLES[k]} MATCH ? LIMIT 1", (expr,)).fetchone()
+            for k in kinds
+        ):
+            absent += 1
+    return absent / len(words)
+
+
+def signals(
+    keyword: Sequence[KeywordHit],
+    semantic: Sequence[tuple[Key, float]],
+    top: Sequence[Ranked],
+    thread_of: Mapping[int, int],
+    *,
+    absent: float,
+    lean: float,
+) -> dict[str, float]:
+    """The query-level signals (each 0 when its retriever found nothing)."""
+    cos = sorted((c for _, c in semantic), reverse=True)
+    bm = [h.bm25 for h in keyword]
+    out: dict[str, float] = {"absent": absent, "lean": lean}
+    out["cos1"] = cos[0] if cos else 0.0
+    out["cos_gap10"] = cos[0] - cos[min(len(cos), TOP) - 1] if cos else 0.0
+    out["cos_gap_mean"] = cos[0] - sum(cos) / len(cos) if cos else 0.0
+    out["cov1"] = max((h.coverage for h in keyword), default=0.0)
+    if len(bm) >= 3:
+        mean = sum(bm) / len(bm)
+        std = math.sqrt(sum((v - mean) ** 2 for v in bm) / len(bm)) or 1.0
+        out["kwz"] = (max(bm) - mean) / std
+    else:
+        out["kwz"] = 0.0
+    head = list(top[:TOP])
+    out["cov_top1"] = (head[0].coverage or 0.0) if head else 0.0
+    out["cos_top1"] = (head[0].cosine or 0.0) if head else 0.0
+    both = [r for r in head if KEYWORD in r.matched and SEMANTIC in r.matched]
+    out["both10"] = len(both) / TOP
+    out["both1"] = 1.0 if head and head[0] in both else 0.0
+    threads = [thread_of.get(r.key[1]) if r.key[0] == "message" else None for r in head]
+    first = threads[0] if threads else None
+    out["conc"] = sum(1 for t in threads if t is not None and t == first) / TOP if first is not None else 0.0
+    out["cos1_en"] = out["cos1"] * (1.0 - lean)
+    return out
+
+
+def answers(
+    con: apsw.Connection,
+    keyword: Sequence[KeywordHit],
+    semantic: Sequence[tuple[Key, float, object]],
+    kept: Sequence[Ranked],
+    context: Context,
+    parsed: ParsedQuery,
+    kinds: Sequence[str],
+    fusion: Fusion,
+) -> bool:
+    """Whether the ranked results that passed the per-hit floor (`kept`, best first) answer the query:
+    the model's probability is at least `fusion.answer_floor` (0 turns the check off)."""
+    if fusion.answer_floor <= 0 or not kept:
+        return True
+    found = signals(
+        keyword,
+        [(key, cos) for key, cos, _ in semantic],
+        kept,
+        context.thread_of,
+        absent=absent_share(con, parsed, kinds),
+        lean=cjk_lean(parsed, fusion),
+    )
+    return MODEL.probability(found) >= fusion.answer_floor
+
+
+__all__ = ["MODEL", "TOP", "Model", "absent_share", "answers", "signals"]
