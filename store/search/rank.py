@@ -58,6 +58,9 @@ class Fusion:
     cjk_smoothing: bool = False  # False: smoothing and thread boost shrink with the query's CJK share
     join_neighbours: bool = False  # a neighbour neither retriever found may join the list (measured: no gain)
     cjk_gain: float = 2.0  # how fast the semantic side fades as the query's CJK share grows
+    cjk_smooth_gain: float = (
+        2.0  # how fast smoothing and the thread boost fade with it (cjk_smoothing: never)
+    )
     answer_floor: float = 0.0  # the query-level answer floor (store.search.answer): 0 = off
 
 
@@ -157,7 +160,7 @@ def smooth(
 ) -> dict[Key, Ranked]:
     """Neighbour smoothing and the thread boost, for messages. A neighbour that neither retriever found
     joins the list (matched "neighbour"), and any turn next to a message that passes the floor passes."""
-    lean = 0.0 if fusion.cjk_smoothing else cjk_lean(parsed, fusion)
+    lean = 0.0 if fusion.cjk_smoothing or parsed is None else min(1.0, fusion.cjk_smooth_gain * parsed.cjk)
     if lean:
         fusion = replace(fusion, neighbours=fusion.neighbours * (1 - lean), thread=fusion.thread * (1 - lean))
     if fusion.neighbours <= 0 and fusion.thread <= 0:
