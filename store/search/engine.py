@@ -1,6 +1,6 @@
 """Hybrid search over memories, messages and summaries: FTS5 BM25 and sqlite-vec KNN, fused.
 
-`Store.search(query, scope=, k=, filters=, keyword_only=, touch=, prefix=)` -> SearchResponse.
+`Store.search(query, scope=, k=, filters=, keyword_only=, touch=, prefix=, weak=)` -> SearchResponse.
 
 - The query is parsed once (store.search.query.ParsedQuery): its searchable words, its CJK share.
 - Two retrievers, each asked for a deep list (`DEPTH` candidates) with the filters applied *inside* the
@@ -9,7 +9,9 @@
 - A long message is searched through its chunks and scores as its best chunk; results are messages.
 - The lists are fused, smoothed over neighbouring turns and threads, and floored by store.search.rank
   (why: see there, and README "Search"); what passes no floor is never returned, and an empty answer
-  carries a notice that says so.
+  carries a notice that says so. A hybrid search whose results pass the per-hit floor is then asked
+  whether they answer the query at all (store.search.answer); when not, they are no results: with
+  `weak=True` (the CLI and TUI) they come back apart, marked weak; MCP never asks for them.
 - The keyword-only path never touches the model: the TUI calls it on every keystroke while the model is
   still loading, and every search falls back to it, with a one-line notice, when no model is usable.
 - Access counts mean use: the memories returned get access_count + 1 in one statement per search;
@@ -21,7 +23,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -34,6 +36,7 @@ from store.search.answer import answers
 from store.search.keyword import Key, KeywordHit, keyword_hits, memory_where, message_where
 from store.search.query import ParsedQuery, parse_query
 from store.search.rank import SMOOTH_DEPTH, Context, Fusion, Ranked, fuse, order, smooth, snippet
+from store.search.results import SearchResponse, SearchResult
 from store.vectors import rows as vectors
 
 SCOPES = ("all", "memories", "messages", "summaries", "conversations")
@@ -65,79 +68,6 @@ def _pool() -> ThreadPoolExecutor:
         if _POOL is None:
             _POOL = ThreadPoolExecutor(2, thread_name_prefix="memapp-search")
         return _POOL
-
-
-@dataclass(frozen=True, slots=True)
-class SearchResult:
-    """One hit. `content` is a snippet around the match; `matched` says which retriever(s) found it."""
-
-    kind: str  # memory | message | summary
-    id: int  # memory id, message id, or (summaries) the thread id
-    thread_id: int | None
-    external_id: str | None  # messages: the id the message had in the imported file
-    role: str | None  # messages
-    category: str | None  # memories
-    content: str
-    score: float
-    matched: tuple[str, ...]  # ("keyword",), ("semantic",) or ("keyword", "semantic")
-    thread_title: str | None = None  # the thread it is in (memories: the thread it came from)
-    created_at: float | None = None  # epoch seconds: when it was said / created (summaries: last updated)
-    # Memories (store.truth): replaced by a newer memory (ranked down), and where the memory came from.
-    superseded_by: int | None = None
-    valid_until: float | None = None
-    source_message_id: int | None = None
-    origin: str | None = None
-    weak: bool = False  # below the answer floor: shown apart, never counted as used, never sent by MCP
-
-    def to_json(self) -> dict[str, Any]:
-        return {**self._json(), **_memory_extras(self)}
-
-    def _json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "id": self.id,
-            "thread_id": self.thread_id,
-            "external_id": self.external_id,
-            "role": self.role,
-            "category": self.category,
-            "content": self.content,
-            "score": round(self.score, 6),
-            "matched": list(self.matched),
-            "thread_title": self.thread_title,
-            "created_at": self.created_at,
-            "weak": self.weak,
-        }
-
-
-def _memory_extras(r: SearchResult) -> dict[str, Any]:
-    """Memories only (None for messages and summaries): superseded or not, and where it came from."""
-    from store.records import iso
-
-    if r.kind != "memory":
-        return {"superseded_by": None, "valid_until": None, "source": None}
-    return {
-        "superseded_by": r.superseded_by,
-        "valid_until": iso(r.valid_until),
-        "source": {"origin": r.origin, "thread_id": r.thread_id, "message_id": r.source_message_id},
-    }
-
-
-@dataclass(frozen=True, slots=True)
-class SearchResponse:
-    query: str
-    mode: str  # "hybrid" | "keyword" | "semantic"
-    results: list[SearchResult]
-    notice: str | None = None  # one line for the user: no good match, or why results are keyword-only
-    weak: list[SearchResult] = field(default_factory=list)  # only with search(weak=True): see NOTICE_WEAK
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "query": self.query,
-            "mode": self.mode,
-            "notice": self.notice,
-            "results": [r.to_json() for r in self.results],
-            "weak": [r.to_json() for r in self.weak],
-        }
 
 
 @dataclass(frozen=True, slots=True)
