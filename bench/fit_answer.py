@@ -49,6 +49,8 @@ SETS = {
     "cos1+cov1+absent": ["cos1", "cov1", "absent"],
     "+margins": ["cos1", "cov1", "absent", "cos_gap10", "kwz"],
     "+agreement": ["cos1", "cov1", "absent", "cos_gap10", "kwz", "both10", "conc"],
+    "+agreement, no absent": ["cos1", "cov1", "cos_gap10", "kwz", "both10", "conc"],
+    "margins+agreement": ["cos_gap10", "kwz", "both10", "conc"],
     "+lean": ["cos1_en", "cov1", "absent", "cos_gap10", "kwz", "both10", "conc", "lean"],
     "all": [
         "cos1",

@@ -57,10 +57,8 @@ class Fusion:
     keyword_floor: float = 0.6  # keyword coverage a hit needs when its meaning does not carry it
     cjk_smoothing: bool = False  # False: smoothing and thread boost shrink with the query's CJK share
     join_neighbours: bool = False  # a neighbour neither retriever found may join the list (measured: no gain)
-    cjk_gain: float = 2.0  # how fast the semantic side fades as the query's CJK share grows
-    cjk_smooth_gain: float = (
-        2.0  # how fast smoothing and the thread boost fade with it (cjk_smoothing: never)
-    )
+    cjk_gain: float = 6.0  # how fast the semantic side fades as the query's CJK share grows
+    cjk_smooth_gain: float = 8.0  # how fast smoothing and the thread boost fade (cjk_smoothing: never)
     answer_floor: float = 0.0  # the query-level answer floor (store.search.answer): 0 = off
 
 
