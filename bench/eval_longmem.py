@@ -237,7 +237,9 @@ def summarise(results: Sequence[dict[str, Any]], kinds: Sequence[str]) -> dict[s
 # -- the run ------------------------------------------------------------------------------------------
 
 
-def evaluate(folder: Path, embedder: Any, questions: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def evaluate(
+    folder: Path, embedder: Any, questions: Sequence[dict[str, Any]], answer_floor: float | None = None
+) -> dict[str, Any]:
     """Run every question against its own archive's database with all four retrievers."""
     kinds, nofilter = ("message",), Filters()
     t0 = time.monotonic()
@@ -257,6 +259,9 @@ def evaluate(folder: Path, embedder: Any, questions: Sequence[dict[str, Any]]) -
         bm25 = PlainBM25(texts[cid])
         store = Store(folder / f"{cid}.db", embedder=embedder)
         no_floor = replace(store.fusion(), floor=OFF, keyword_floor=OFF, answer_floor=0.0)
+        shipped = (
+            store.fusion() if answer_floor is None else replace(store.fusion(), answer_floor=answer_floor)
+        )
         try:
             ext = {int(i): str(e) for i, e in store.con.execute("SELECT id, external_id FROM messages")}
             for i in idx:
@@ -264,7 +269,13 @@ def evaluate(folder: Path, embedder: Any, questions: Sequence[dict[str, Any]]) -
                 lists: dict[str, list[str]] = {}
                 t = time.perf_counter()
                 resp = store.search(
-                    q["query"], scope="messages", k=10, touch=False, query_vector=qvec, weak=True
+                    q["query"],
+                    scope="messages",
+                    k=10,
+                    touch=False,
+                    query_vector=qvec,
+                    weak=True,
+                    fusion=shipped,
                 )
                 ms["hybrid"].append(1000 * (time.perf_counter() - t))
                 lists["hybrid"] = [ext[r.id] for r in resp.results if r.kind == "message"]
@@ -308,7 +319,13 @@ def evaluate(folder: Path, embedder: Any, questions: Sequence[dict[str, Any]]) -
     }
 
 
-def run(*, split: str = "both", rebuild: bool = False, per_question: bool = False) -> dict[str, Any]:
+def run(
+    *,
+    split: str = "both",
+    rebuild: bool = False,
+    per_question: bool = False,
+    answer_floor: float | None = None,
+) -> dict[str, Any]:
     """The whole longmem report (see the module docstring)."""
     from embeddings import SentenceTransformerEmbedder
 
@@ -321,7 +338,7 @@ def run(*, split: str = "both", rebuild: bool = False, per_question: bool = Fals
     if split != "both":
         questions = [q for q in questions if q["split"] == split]
     kinds = list(dict.fromkeys(q["kind"] for q in questions))
-    run_ = evaluate(folder, embedder, questions)
+    run_ = evaluate(folder, embedder, questions, answer_floor)
     threads = load_jsonl(LONGMEM / "conversations.jsonl")
     report: dict[str, Any] = {
         "set": "longmem",
@@ -334,6 +351,7 @@ def run(*, split: str = "both", rebuild: bool = False, per_question: bool = Fals
         },
         "model": embedder.name,
         "split": split,
+        "answer_floor": answer_floor,
         "splits": summarise(run_["results"], kinds),
         "query_embedding_ms_each": run_["query_embedding_ms_each"],
         "latency_ms_median": run_["latency_ms_median"],
