@@ -66,7 +66,7 @@ class SearchConfig:
     """Ranking knobs (README "Search"); the defaults were chosen on the evaluation's tuning half."""
 
     keyword_weight: float = 1.0  # weight of the keyword (BM25) list in the z-score fusion
-    semantic_weight: float = 0.5  # weight of the semantic (cosine) list
+    semantic_weight: float = 1.0  # weight of the semantic (cosine) list
     bm25_k1: float = 1.2
     bm25_b: float = 0.1  # length normalisation: 0 none, 1 full (FTS5's own bm25 uses 0.75)
     neighbours: float = 0.3  # share of the neighbouring turns' score a message gains

@@ -47,7 +47,7 @@ class Fusion:
     """How candidates become one ranked list (defaults: chosen on the evaluation's tuning half)."""
 
     keyword_weight: float = 1.0
-    semantic_weight: float = 0.5
+    semantic_weight: float = 1.0
     cjk_adaptive: bool = True  # the semantic weight shrinks with the query's CJK share (English-only model)
     k1: float = 1.2  # BM25 term-frequency saturation
     b: float = 0.1  # BM25 length normalisation (FTS5's built-in is 0.75)
