@@ -226,8 +226,8 @@ def test_weak_results_are_listed_apart_and_marked(
             super().__init__(path, config=config, embedder=FakeEmbedder())
 
     monkeypatch.setattr("store.store.Store", FakeModelStore)
-    with FakeModelStore(db["path"]) as s:
-        embed_missing(s)
+    with FakeModelStore(db["path"]) as fake:
+        embed_missing(fake)
     cfg = tmp_path / "weak.toml"
     cfg.write_text("[search]\nanswer_floor = 1.0\n")
     monkeypatch.setenv("MEMAPP_CONFIG", str(cfg))
@@ -240,5 +240,5 @@ def test_weak_results_are_listed_apart_and_marked(
     assert lines[0] == NOTICE_WEAK
     numbered = [line for line in lines if line.lstrip()[:1].isdigit()]
     assert numbered and all("WEAK (below the floor)" in line for line in numbered)
-    with Store(db["path"], embedder=None) as s:
-        assert all(m.access_count == 0 for m in s.list_memories())
+    with Store(db["path"], embedder=None) as plain:
+        assert all(m.access_count == 0 for m in plain.list_memories())
