@@ -9,10 +9,13 @@ same code `Store.search` runs (store.search.rank: fuse, smooth, order), so a set
 score the shipped search gets with it (checked: the chosen setting is also run through `Store.search`).
 
 Steps, all on the tune half only: (1) BM25 b and k1 for the keyword list alone; (2) fusion weights,
-neighbour smoothing and the thread boost with the floor off; (3) the floor (cosine) and keyword floor:
+neighbour smoothing and the thread boost with the floor off; (2b) how fast the semantic side and the
+smoothing fade with the query's CJK share (`cjk_grid`: the best setting at or above keyword-only on every
+question kind; `--cjk-only` runs just this around the shipped settings); (3) the floor (cosine) and keyword floor:
 the pair with the fewest no-answer questions returning anything (then the fewest nonsense queries), among
-those that cost the answerable questions at most MAX_FLOOR_COST recall@10. The test half is scored once, with the chosen settings, and printed
-beside the tune half; nothing is chosen on it.
+those that cost the answerable questions at most MAX_FLOOR_COST recall@10. The test half is scored once,
+with the chosen settings, and printed beside the tune half; nothing is chosen on it. The answer floor
+(store.search.answer) is fitted by bench/fit_answer.py, on the same databases.
 """
 
 from __future__ import annotations
