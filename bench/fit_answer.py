@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from tune_search import KINDS, NOFILTER, OFF, Bench  # noqa: E402
 
-from store.search.answer import TOP, absent_share, signals  # noqa: E402
+from store.search.answer import TOP, absent_share, signals, uncovered_share  # noqa: E402
 from store.search.engine import DEPTH  # noqa: E402
 from store.search.query import parse_query  # noqa: E402
 from store.search.rank import SMOOTH_DEPTH, Fusion, cjk_lean, fuse, order, smooth  # noqa: E402
@@ -51,6 +51,8 @@ SETS = {
     "+agreement": ["cos1", "cov1", "absent", "cos_gap10", "kwz", "both10", "conc"],
     "+agreement, no absent": ["cos1", "cov1", "cos_gap10", "kwz", "both10", "conc"],
     "margins+agreement": ["cos_gap10", "kwz", "both10", "conc"],
+    "+agreement+uncovered": ["cos1", "cov1", "cos_gap10", "kwz", "both10", "conc", "uncovered"],
+    "uncovered+absent": ["uncovered", "absent", "cos1", "cov1"],
     "+lean": ["cos1_en", "cov1", "absent", "cos_gap10", "kwz", "both10", "conc", "lean"],
     "all": [
         "cos1",
@@ -66,6 +68,7 @@ SETS = {
         "both1",
         "conc",
         "lean",
+        "uncovered",
     ],
 }
 
@@ -111,7 +114,15 @@ def rows_for(bench: Bench, fusion: Fusion) -> tuple[list[Row], list[Row]]:
         ranked_nf, _ = ranked_for(kw, q.sem, q.parsed, nofloor, ctx)
         ids_nf = [ext[r.key[1]] for r in order(ranked_nf)[:TOP]]
         absent = bench_absent(bench, cid, q.parsed)
-        sig = signals(kw, q.sem, top, sub.thread_of, absent=absent, lean=cjk_lean(q.parsed, fusion))
+        sig = signals(
+            kw,
+            q.sem,
+            top,
+            sub.thread_of,
+            absent=absent,
+            lean=cjk_lean(q.parsed, fusion),
+            uncovered=uncovered_share(bench.stores[cid].con, q.parsed, top),
+        )
         out.append(
             Row(
                 q.q["split"],
@@ -132,7 +143,15 @@ def rows_for(bench: Bench, fusion: Fusion) -> tuple[list[Row], list[Row]]:
         ranked, sub = ranked_for(kw, sem, parsed, fusion, bench.context[cid])
         top = order(ranked)[:TOP]
         absent = bench_absent(bench, cid, parsed)
-        sig = signals(kw, sem, top, sub.thread_of, absent=absent, lean=cjk_lean(parsed, fusion))
+        sig = signals(
+            kw,
+            sem,
+            top,
+            sub.thread_of,
+            absent=absent,
+            lean=cjk_lean(parsed, fusion),
+            uncovered=uncovered_share(store.con, parsed, top),
+        )
         nonsense.append(Row("nonsense", cid, "nonsense", False, 0.0, 0.0, bool(top), sig))
     return out, nonsense
 

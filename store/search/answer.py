@@ -5,23 +5,25 @@ chromodynamics lattice"), but not near-topic questions the archive has no answer
 called" in an archive with a dog): their best cosine and keyword coverage look like an answerable
 question's. This module turns a search's candidate lists into a handful of generic signals (nothing
 about any wording: the best cosine and its margin over the tenth, keyword coverage, how far the best BM25
-stands out, how many of the top ten both retrievers found, how many share the best one's thread, the share
-of query words the archive never uses) and a logistic model over them, fitted on the evaluation's tuning
-half by bench/fit_answer.py, says how likely it is that the list holds an answer. Below `answer_floor` the
-results are not answers: the search returns them under a separate "weak" label (CLI and TUI show them as
-weak; MCP never sends them) or not at all.
+stands out, how many of the top ten both retrievers found, how many share the best one's thread, the
+share of query words the archive uses but no top result contains, the share it never uses), and a
+logistic model over them, fitted on the evaluation's tuning half by bench/fit_answer.py, says how likely
+it is that the list holds an answer. Below `answer_floor` the results are not answers: the search returns
+them under a separate "weak" label (CLI and TUI show them as weak; MCP never sends them) or not at all.
 
 Measured (README "Search" has the curve on both halves): together the signals barely separate near-topic
-no-answer questions from answerable ones (AUC about 0.59, leave-one-archive-out on tune); no threshold
+no-answer questions from answerable ones (AUC about 0.60, leave-one-archive-out on tune); no threshold
 gets the no-answer false-hit rate near 10% without losing half the recall. So `answer_floor` ships at 0
 (off); the machinery is there for a user who prefers "no good match" (with the weak list) more often.
 
-Cheap on purpose: the signals are arithmetic over lists the search already holds; `absent_share` (one
-FTS5 lookup per query word, stopping at the first row) runs only when the model uses it.
+Cheap on purpose: the signals are arithmetic over lists the search already holds (about 35 µs), and the
+two that read the index (`uncovered_share`, `absent_share`: an FTS5 lookup or two per query word, each
+stopping at the first row) run only when the answer floor is on and the model uses them.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -47,19 +49,20 @@ class Model:
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
-# Fitted on the tuning half by bench/fit_answer.py (`--set "+agreement, no absent"`, the set with the
-# best leave-one-archive-out AUC on tune, with a near tie; `absent` and coverage added nothing). Its AUC
-# is only about 0.58: on near-topic no-answer questions it is barely better than chance, so the shipped
+# Fitted on the tuning half by bench/fit_answer.py (`--set "+agreement+uncovered"`, the set with the best
+# leave-one-archive-out AUC on tune; `absent` and the query's CJK share added nothing). Its AUC is only
+# about 0.60: on near-topic no-answer questions it is barely better than chance, so the shipped
 # `answer_floor` is 0 (off) and this model only acts when a user raises it (README "Search": the curve).
 MODEL = Model(
-    bias=-2.454617,
+    bias=-2.674997,
     weights={
-        "cos1": 1.631789,
-        "cov1": -0.271721,
-        "cos_gap10": 2.910743,
-        "kwz": 0.320858,
-        "both10": -0.380152,
-        "conc": 2.755858,
+        "cos1": 1.782194,
+        "cov1": -0.062078,
+        "cos_gap10": 3.027526,
+        "kwz": 0.268292,
+        "both10": -0.267226,
+        "conc": 2.543758,
+        "uncovered": 2.049231,
     },
 )
 
@@ -87,6 +90,37 @@ def absent_share(con: apsw.Connection, parsed: ParsedQuery, kinds: Sequence[str]
     return absent / len(words)
 
 
+def uncovered_share(con: apsw.Connection, parsed: ParsedQuery, top: Sequence[Ranked]) -> float:
+    """The share of the query's words that the archive uses but none of the top results contains: a
+    question about something the archive never says ("what is Freya's job") often has its entity in the
+    results and its attribute nowhere among them. One FTS5 lookup per word and kind, each stopping early."""
+    ids: dict[str, list[int]] = {}
+    for r in top[:TOP]:
+        ids.setdefault(r.key[0], []).append(r.key[1])
+    words = [p for p in parsed.phrases if p != parsed.prefix]
+    if not words or not ids:
+        return 0.0
+    used = uncovered = 0
+    for phrase in words:
+        expr = '"' + phrase.replace('"', '""') + '"'
+        if not any(
+            con.execute(f"SELECT 1 FROM {TABLES[k]} WHERE {TABLES[k]} MATCH ? LIMIT 1", (expr,)).fetchone()
+            for k in ids
+        ):
+            continue
+        used += 1
+        if not any(
+            con.execute(
+                f"SELECT 1 FROM {TABLES[k]} WHERE {TABLES[k]} MATCH ? AND rowid IN (SELECT value FROM json_each(?)) "
+                "LIMIT 1",
+                (expr, json.dumps(keys)),
+            ).fetchone()
+            for k, keys in ids.items()
+        ):
+            uncovered += 1
+    return uncovered / used if used else 0.0
+
+
 def signals(
     keyword: Sequence[KeywordHit],
     semantic: Sequence[tuple[Key, float]],
@@ -95,11 +129,12 @@ def signals(
     *,
     absent: float,
     lean: float,
+    uncovered: float = 0.0,
 ) -> dict[str, float]:
     """The query-level signals (each 0 when its retriever found nothing)."""
     cos = sorted((c for _, c in semantic), reverse=True)
     bm = [h.bm25 for h in keyword]
-    out: dict[str, float] = {"absent": absent, "lean": lean}
+    out: dict[str, float] = {"absent": absent, "lean": lean, "uncovered": uncovered}
     out["cos1"] = cos[0] if cos else 0.0
     out["cos_gap10"] = cos[0] - cos[min(len(cos), TOP) - 1] if cos else 0.0
     out["cos_gap_mean"] = cos[0] - sum(cos) / len(cos) if cos else 0.0
@@ -144,8 +179,9 @@ def answers(
         context.thread_of,
         absent=absent_share(con, parsed, kinds) if "absent" in MODEL.weights else 0.0,
         lean=cjk_lean(parsed, fusion),
+        uncovered=uncovered_share(con, parsed, kept) if "uncovered" in MODEL.weights else 0.0,
     )
     return MODEL.probability(found) >= fusion.answer_floor
 
 
-__all__ = ["MODEL", "TOP", "Model", "absent_share", "answers", "signals"]
+__all__ = ["MODEL", "TOP", "Model", "absent_share", "answers", "signals", "uncovered_share"]

@@ -13,7 +13,7 @@ import math
 import pytest
 
 from store import MessageIn, Store, ThreadIn
-from store.search.answer import MODEL, Model, absent_share, signals
+from store.search.answer import MODEL, Model, absent_share, signals, uncovered_share
 from store.search.engine import NOTICE_NOTHING, NOTICE_UNSURE, NOTICE_WEAK
 from store.search.keyword import KeywordHit
 from store.search.query import parse_query
@@ -127,3 +127,15 @@ def test_model_probability_is_a_logistic_of_the_signals() -> None:
     assert m.probability({"cos1": 0.25}) == pytest.approx(0.5)
     assert m.probability({"cos1": 10.0}) < 1.0  # clipped: an answer floor of 1.0 is never reached
     assert 0.0 < MODEL.probability({}) < 1.0
+
+
+def test_uncovered_share_counts_words_the_archive_uses_but_no_top_result_contains(store: Store) -> None:
+    _archive(store)
+    top = store.search("restic beagle", scope="messages", fusion=OFF, touch=False).results
+    restic_rows = [Ranked(("message", r.id), 1.0, ("keyword",)) for r in top if "restic" in r.content]
+    assert restic_rows
+    parsed = parse_query("restic beagle marathon")  # marathon: in no row, so not counted
+    assert uncovered_share(store.con, parsed, restic_rows) == 0.5  # beagle is in the archive, not in them
+    everything = [Ranked(("message", r.id), 1.0, ("keyword",)) for r in top]
+    assert uncovered_share(store.con, parsed, everything) == 0.0
+    assert uncovered_share(store.con, parsed, []) == 0.0
