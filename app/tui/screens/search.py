@@ -10,6 +10,8 @@ How it stays fast and honest:
 - Access counts mean use (cleanup runs on them): a memory counts once when it is opened from the results,
   and the memories among the top `TOP_ROWS` rows count when the user settles on a query by pressing
   Enter in the box. Results that merely appeared while typing, however long they stay, never count.
+- Weak results (below the answer floor, store.search.answer) are listed after the results, marked "weak"
+  and dimmed, and never counted by settling on the query (opening one is use, and counts).
 """
 
 from __future__ import annotations
