@@ -139,3 +139,36 @@ def test_uncovered_share_counts_words_the_archive_uses_but_no_top_result_contain
     everything = [Ranked(("message", r.id), 1.0, ("keyword",)) for r in top]
     assert uncovered_share(store.con, parsed, everything) == 0.0
     assert uncovered_share(store.con, parsed, []) == 0.0
+
+
+# -- the CJK fade (chosen on tune with the rule "no question kind below keyword-only") --------------------
+
+
+def test_a_code_switched_query_ranks_on_keywords_alone() -> None:
+    """A sixth of the query in CJK and the semantic side is gone; an eighth and the smoothing is too."""
+    from store.search.rank import Context, cjk_lean, fuse, smooth
+
+    mixed = parse_query("Lin Xiao 的 pottery class 在哪个区？")  # a fifth CJK
+    english = parse_query("which district is the pottery class in")
+    f = Fusion()
+    assert cjk_lean(mixed, f) == 1.0 and cjk_lean(english, f) == 0.0
+    kw = [
+        KeywordHit(("message", 1), 5.0, 1.0),
+        KeywordHit(("message", 2), 4.0, 0.5),
+        KeywordHit(("message", 3), 1.0, 0.2),
+    ]
+    sem = [(("message", 3), 0.9), (("message", 2), 0.5), (("message", 1), 0.1)]
+    by_keyword = fuse(kw, sem, f, mixed)
+    assert sorted(by_keyword, key=lambda key: -by_keyword[key].score) == [
+        ("message", 1),
+        ("message", 2),
+        ("message", 3),
+    ]
+    both = fuse(kw, sem, f, english)
+    assert both[("message", 3)].score > by_keyword[("message", 3)].score
+    context = Context({1: 9, 2: 9, 3: 9}, {1: [2], 2: [1, 3]})
+    plain = {key: r.score for key, r in fuse(kw, sem, f, mixed).items()}
+    smoothed = smooth(fuse(kw, sem, f, mixed), context, f, mixed)
+    assert {key: r.score for key, r in smoothed.items()} == plain  # no smoothing for it
+    kept = smooth(fuse(kw, sem, f, mixed), context, Fusion(cjk_smoothing=True), mixed)
+    assert kept[("message", 3)].score > plain[("message", 3)]
