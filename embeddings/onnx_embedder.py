@@ -43,6 +43,10 @@ log = logging.getLogger(__name__)
 
 BULK_THREADS = 2  # imports: sub-batches encoded on this many threads at once
 PRECISIONS = ("float32", "int8")
+# float32 batches hold at most this many word pieces (padded): long texts go one per call (no padding, small
+# tensors: 1.25x the chunks per CPU-second of batches of 32), short ones share a call (a call per 8-word
+# message costs 1.5x). bench/quantize.py measured both.
+BATCH_TOKENS = 256
 _SESSIONS: dict[str, Any] = {}  # one onnxruntime session per ONNX file per process
 _SESSIONS_LOCK = threading.Lock()
 _WARNED: set[str] = set()
@@ -113,6 +117,7 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         self._pad_id = 0
         self._mode = pooling_mode(self.path)
         self.onnx_file = onnx_file  # run this ONNX file instead of the cached export (bench/quantize.py)
+        self.batch_tokens = BATCH_TOKENS
         if precision not in PRECISIONS:
             raise ValueError(f"embedding precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
         self.float_name = self.name
@@ -231,8 +236,19 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         order = np.argsort([len(e.ids) for e in encs], kind="stable")
         # int8: one text per call. Its activation scales are computed per call over the whole input, so
         # inside a batch a text's vector would depend on its neighbours (and on their padding).
-        size = 1 if self.precision == "int8" else self.batch_size
-        batches = [[encs[i] for i in order[a : a + size]] for a in range(0, len(order), size)]
+        batches: list[list[Any]] = []
+        for i in order:
+            n = len(encs[i].ids)
+            last = batches[-1] if batches else None
+            if (
+                self.precision == "int8"
+                or last is None
+                or len(last) >= self.batch_size
+                or (len(last) + 1) * max(n, len(last[-1].ids)) > self.batch_tokens
+            ):
+                batches.append([encs[i]])
+            else:
+                last.append(encs[i])
         if len(batches) > 1 and self.bulk_threads > 1:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.bulk_threads, thread_name_prefix="memapp-onnx")
