@@ -32,7 +32,7 @@ from typing import Any
 import apsw
 import numpy as np
 
-from store.vectors.floats import sign_codes, stored_rows
+from store.vectors.floats import sign_codes, stored_rows, unit_rows
 from store.vectors.knn import Hit, rescore
 
 # Below this many rows, hold the float32 rows and score every row exactly. Measured at 10k rows (CPU per
@@ -168,7 +168,7 @@ class CodeTable:
                 (
                     np.fromiter((r[0] for r in rows), dtype=np.int64, count=n),
                     np.fromiter((r[1] for r in rows), dtype=np.int64, count=n),
-                    mat.astype(np.float32) if exact else sign_codes(mat),
+                    unit_rows(mat) if exact else sign_codes(mat),
                     part_cols,
                 )
             )
