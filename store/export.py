@@ -163,7 +163,13 @@ def _stream_vectors(store: Store, fh: IO[str]) -> None:
         "JOIN vec_chunks v ON v.chunk_id = c.id ORDER BY c.id"
     )
     for i, (mid, ci, a, b, blob) in enumerate(rows):
-        item = {"message_id": mid, "chunk_index": ci, "start_char": a, "end_char": b, "vector": _b64_vector(blob)}
+        item = {
+            "message_id": mid,
+            "chunk_index": ci,
+            "start_char": a,
+            "end_char": b,
+            "vector": _b64_vector(blob),
+        }
         fh.write(("," if i else "") + "\n  " + json.dumps(item))
     fh.write("]}")
 

@@ -24,8 +24,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
 from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError, PinnedMemoryError
 from store.records import CATEGORIES, HistoryEvent, Memory, json_dumps, json_loads, now
 from store.text import fts_delete, fts_put, unpaired_surrogate

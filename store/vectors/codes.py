@@ -25,8 +25,8 @@ than the one vec0 search it serves.
 from __future__ import annotations
 
 import threading
-from itertools import islice
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import apsw
@@ -161,9 +161,13 @@ class CodeTable:
             for j, c in enumerate(cols, start=3):
                 if c in s.texts:
                     codes = vocab[c]
-                    part_cols[c] = np.fromiter((codes.setdefault(r[j], len(codes)) for r in rows), np.int32, n)
+                    part_cols[c] = np.fromiter(
+                        (codes.setdefault(r[j], len(codes)) for r in rows), np.int32, n
+                    )
                 else:
-                    part_cols[c] = np.fromiter((r[j] for r in rows), np.float64 if c in s.reals else np.int64, n)
+                    part_cols[c] = np.fromiter(
+                        (r[j] for r in rows), np.float64 if c in s.reals else np.int64, n
+                    )
             parts.append(
                 (
                     np.fromiter((r[0] for r in rows), dtype=np.int64, count=n),
@@ -182,9 +186,7 @@ class CodeTable:
             for c in cols
         }
         if exact:
-            floats = (
-                np.concatenate([p[2] for p in parts]) if parts else np.zeros((0, self.dim), np.float32)
-            )
+            floats = np.concatenate([p[2] for p in parts]) if parts else np.zeros((0, self.dim), np.float32)
             codes_m = None
         else:
             floats = None
@@ -220,6 +222,25 @@ class CodeTable:
     ) -> list[Hit] | None:
         """(id, extra, cosine) of the k nearest rows that pass the filters, best first; None when the
         table is too big to hold (the caller uses vec0)."""
+        found = self.candidates(con, query, k, equal=equal, since=since, until=until)
+        if found is None or isinstance(found, list):
+            return found
+        q = np.ascontiguousarray(query, dtype=np.float32)
+        return rescore(con, self.spec.table, self.spec.pk, self.spec.extra, q, found.tolist(), k)
+
+    def candidates(
+        self,
+        con: apsw.Connection,
+        query: np.ndarray,
+        k: int,
+        *,
+        equal: dict[str, Any] | None = None,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> list[Hit] | np.ndarray | None:
+        """The ids (int64 array) that `search` re-scores from the float16 rows; or the answer itself
+        when there is nothing to re-score (the exact mode of small tables, no row passing the filters);
+        None when the table is too big to hold. The bench re-scores the same ids from float32."""
         snap = self.current(con)
         if snap is None:
             return None
@@ -266,7 +287,7 @@ class CodeTable:
             score = _asymmetric(q, np.ascontiguousarray(codes[:, coarse].T))
             best = coarse[np.argpartition(-score, n - 1)[:n]] if n < m else coarse
             cand = best if rows is None else rows[best]
-        return rescore(con, self.spec.table, self.spec.pk, self.spec.extra, q, snap.ids[cand].tolist(), k)
+        return np.asarray(snap.ids[cand])
 
 
 def _mask(

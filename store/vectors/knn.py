@@ -60,10 +60,26 @@ def search(
         return _vec0_float_knn(con, table, pk, extra, q, k, where, args)
     if not has_bits(layout):
         return _exact_scan(con, table, pk, extra, q, k, where, args)
+    return rescore(con, table, pk, extra, q, candidates(con, table, pk, q, k, where, args, helper), k)
+
+
+def candidates(
+    con: apsw.Connection,
+    table: str,
+    pk: str,
+    q: np.ndarray,
+    k: int,
+    where: list[str],
+    args: list[Any],
+    helper: Helper | None = None,
+) -> list[int]:
+    """Ids of the rows whose codes are nearest to q's, as many as re-scoring needs for a top k (the
+    bench re-scores the same ids from float32 vectors to compare)."""
     rows = scalar(con, f"SELECT max({pk}) FROM {table}") or 0  # ids only grow: about the count
     n = min(K_MAX, max(MIN_CANDIDATES, OVERSAMPLE * k, rows // ROWS_PER_CANDIDATE))
-    ids = _coarse(con, f"{table}_bits", pk, q, n, where, args, helper)
-    return rescore(con, table, pk, extra, q, ids, k)
+    return _coarse(
+        con, f"{table}_bits", pk, np.ascontiguousarray(q, dtype=np.float32), n, where, args, helper
+    )
 
 
 def _halves(

@@ -192,7 +192,9 @@ class VectorIndex:
         )
         return [(mid, sim) for mid, _, sim in hits]
 
-    def rank_memories(self, where: str, args: Sequence[Any], query: np.ndarray, k: int) -> list[tuple[int, float]]:
+    def rank_memories(
+        self, where: str, args: Sequence[Any], query: np.ndarray, k: int
+    ) -> list[tuple[int, float]]:
         """(memory_id, cosine) of the k nearest among the memories that pass `where` (SQL over
         `long_term_memories m`, with `args`), every one scored exactly: for filters the KNN cannot apply
         (pinned, dates), after which few memories are left."""

@@ -240,7 +240,7 @@ def _vector_digest(db: Path) -> tuple[int, list[int], str]:
     """(user_version, vector row counts, hash of every vector row) read without migrating."""
     con = _raw(db)
     try:
-        version = int(con.execute("PRAGMA user_version").fetchall()[0][0])
+        version = int(str(con.execute("PRAGMA user_version").fetchall()[0][0]))
         counts, h = [], hashlib.sha256()
         for table, pk in (("vec_memories", "memory_id"), ("vec_chunks", "chunk_id")):
             rows = con.execute(f"SELECT {pk}, embedding FROM {table} ORDER BY {pk}").fetchall()
@@ -282,7 +282,7 @@ def test_float16_migration_killed_leaves_v6_intact_then_completes(
         with Store(db, embedder=None) as store:  # opening runs (or has run) migration 7
             assert store.schema_version() == LATEST
             assert database_problems(store) == []
-            got = dict(store.con.execute("SELECT chunk_id, embedding FROM vec_chunks").fetchall())
+            got = {r[0]: r[1] for r in store.con.execute("SELECT chunk_id, embedding FROM vec_chunks")}
             assert got.keys() == want.keys()
             for i in list(want)[:: max(1, len(want) // 500)]:
                 f32 = np.frombuffer(want[i], np.float32)

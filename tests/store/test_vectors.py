@@ -16,7 +16,6 @@ import pytest
 
 from embeddings import FakeEmbedder
 from store import Store, db
-from store.migrations import LATEST
 from store.records import MessageIn, ThreadIn
 from store.vectors import rows as vectors
 from store.vectors.floats import decode, decode_rows

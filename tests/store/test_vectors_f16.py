@@ -100,8 +100,14 @@ def test_order_is_float32_rescoring_order_when_scores_do_not_tie(
 
 
 def _fixture_vectors(path: Path) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray]]:
-    mems = {int(i): np.frombuffer(b, np.float32) for i, b in _raw(path, "SELECT memory_id, embedding FROM vec_memories")}
-    chunks = {int(i): np.frombuffer(b, np.float32) for i, b in _raw(path, "SELECT chunk_id, embedding FROM vec_chunks")}
+    mems = {
+        int(i): np.frombuffer(b, np.float32)
+        for i, b in _raw(path, "SELECT memory_id, embedding FROM vec_memories")
+    }
+    chunks = {
+        int(i): np.frombuffer(b, np.float32)
+        for i, b in _raw(path, "SELECT chunk_id, embedding FROM vec_chunks")
+    }
     return mems, chunks
 
 
@@ -122,7 +128,9 @@ def test_v6_database_with_vectors_upgrades_to_float16(tmp_path: Path) -> None:
         got = {int(i): b for i, b in s.con.execute(f"SELECT {pk}, embedding FROM {table}")}
         assert got.keys() == want.keys()
         for i, b in got.items():
-            assert len(b) == 2 * DIM and np.array_equal(decode(b), want[i].astype(np.float16).astype(np.float32))
+            assert len(b) == 2 * DIM and np.array_equal(
+                decode(b), want[i].astype(np.float16).astype(np.float32)
+            )
     assert s.scalar("SELECT count(*) FROM vec_memories WHERE deleted = 1") == 1
     assert s.check_indexes() == [] and s.integrity_check() == "ok"
     # Search answers as float32 re-scoring did (the fixture's scores do not tie within 1e-3).
@@ -172,7 +180,10 @@ def test_first_layout_at_v6_is_converted_by_the_migration(tmp_path: Path) -> Non
     emb = FakeEmbedder()
     s = Store(db, embedder=emb)
     sql = dict(s.con.execute("SELECT name, sql FROM sqlite_master WHERE name LIKE 'vec_%'"))
-    assert sql["vec_memories"].startswith("CREATE TABLE") and {"vec_memories_bits", "vec_chunks_bits"} <= sql.keys()
+    assert (
+        sql["vec_memories"].startswith("CREATE TABLE")
+        and {"vec_memories_bits", "vec_chunks_bits"} <= sql.keys()
+    )
     got = {int(i): decode(b) for i, b in s.con.execute("SELECT memory_id, embedding FROM vec_memories")}
     assert all(np.array_equal(got[i], v.astype(np.float16).astype(np.float32)) for i, v in mems.items())
     q = emb.embed_query("restic backups")
