@@ -7,8 +7,10 @@ Builds (once, cached in bench/.data/) a chat.db with 100,000 memories and 200,00
 384-d vectors and text (bench/_common.py says why they behave like real ones). Then, in one process:
 
 - vector top-10 per table: `store.vectors.knn_memories` / `knn_chunks` against `X @ q` + argpartition
-  over the same float32 rows read back from the database: p50/p95, and recall@10 against the exact
-  answer; also with a filter (category; role; date range; one thread). Timed in alternating blocks.
+  over the generator's float32 vectors (checked to be the rows the database holds as float16): p50/p95,
+  and recall@10 against the exact answer; also with a filter (category; role; date range; one thread).
+  Timed in alternating blocks. Then float16 against float32 re-scoring of the same candidates, and the
+  bytes per 1,000 messages (bench/_float16.py; "before" too when the cached file predates float16).
 - hybrid: `Store.search(text, query_vector=q)` (FTS + vectors + fusion + hydration + the access-count
   update) against vector-only `semantic_candidates(q, n=10)`, both without embedding the query; the
   query embedding is timed on its own with the real model.
@@ -46,13 +48,17 @@ from _common import (
     timed,
     timing,
 )
+from _float16 import check_aligned, footprint, footprint_before_upgrade, rescoring
 
 from store import Store, db
+from store.migrations import LATEST
 from store.records import CATEGORIES, MessageIn, ThreadIn
 from store.search.engine import DEPTH, Filters
 from store.text import fts_put
 from store.threads import PreparedChunks
+from store.vectors import knn
 from store.vectors import rows as vectors
+from store.vectors.floats import decode_rows
 
 BUILD = 1  # bump when the data below changes shape
 PREFIX = {"preference": "I prefer", "project": "I am working on", "skill": "I know how to", "fact": "Note:"}
@@ -144,7 +150,7 @@ def build_memories_only(path: Path, pop: Population) -> float:
 def load_matrix(con: Any, sql: str) -> tuple[np.ndarray, np.ndarray, list[tuple[Any, ...]]]:
     rows = con.execute(sql).fetchall()
     ids = np.array([r[0] for r in rows])
-    mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), DIM)
+    mat = decode_rows([r[1] for r in rows], DIM)  # the float16 rows, as float32
     return ids, mat, [tuple(r[2:]) for r in rows]
 
 
@@ -191,12 +197,15 @@ def side_by_side(
 def vector_series(store: Store, mem: Population, chunks: Population, nq: int) -> dict[str, Any]:
     con = store.con
     helper = store.vector_helper()  # what Store.search uses: half of each scan on a second connection
-    m_ids, m_x, m_meta = load_matrix(
+    m_ids, m_16, m_meta = load_matrix(
         con, "SELECT memory_id, embedding, category FROM vec_memories ORDER BY memory_id"
     )
-    c_ids, c_x, c_meta = load_matrix(
+    c_ids, c_16, c_meta = load_matrix(
         con, "SELECT chunk_id, embedding, role, created_at, thread_id FROM vec_chunks ORDER BY chunk_id"
     )
+    m_x = check_aligned(m_ids, m_16, mem.vectors())  # the baseline scans float32, as before float16
+    c_x = check_aligned(c_ids, c_16, chunks.vectors())
+    del m_16, c_16
     qm, _ = mem.queries(nq, seed=1)
     qc, _ = chunks.queries(nq, seed=2)
     fact = np.array([m[0] == "fact" for m in m_meta])
@@ -247,6 +256,33 @@ def vector_series(store: Store, mem: Population, chunks: Population, nq: int) ->
             qc,
             lambda i, q: [h[0] for h in held_c.search(con, q, 10, equal={"thread_id": top_threads[i]}) or []],
             by_thread,
+        ),
+    }
+    held_mem, held_chu = hmem(), hchu()
+    out["float16_rescoring"] = {
+        "memories_in_process": rescoring(
+            qm,
+            m_ids,
+            m_x,
+            lambda q: held_m.candidates(con, q, 10, equal={"deleted": 0}),
+            lambda q: held_mem(0, q),
+        ),
+        "chunks_in_process": rescoring(
+            qc, c_ids, c_x, lambda q: held_c.candidates(con, q, 10), lambda q: held_chu(0, q)
+        ),
+        "memories": rescoring(
+            qm,
+            m_ids,
+            m_x,
+            lambda q: knn.candidates(con, "vec_memories", "memory_id", q, 10, [], [], helper),
+            lambda q: mem()(0, q),
+        ),
+        "chunks": rescoring(
+            qc,
+            c_ids,
+            c_x,
+            lambda q: knn.candidates(con, "vec_chunks", "chunk_id", q, 10, [], [], helper),
+            lambda q: chu()(0, q),
         ),
     }
     store.in_memory_vectors = False
@@ -361,12 +397,21 @@ def scale_point(n: int, nq: int) -> tuple[dict[str, Any], float | None]:
         "load_ms": round(load_ms, 1),
         "bytes": held.nbytes,
         "mode": "exact floats" if held.snapshot and held.snapshot.floats is not None else "codes",
+        "float16_rescoring": rescoring(
+            q,
+            ids,
+            x,
+            lambda q: held.candidates(store.con, q, 10, equal={"deleted": 0}),
+            lambda q: [h[0] for h in held.search(store.con, q, 10, equal={"deleted": 0}) or []],
+        ),
     }
     store.close()
     return r, build_s
 
 
-def scaling(sizes: list[int], main: dict[str, Any], n_mem: int, nq: int) -> list[dict[str, Any]]:
+def scaling(
+    sizes: list[int], main: dict[str, Any], n_mem: int, nq: int, f16_main: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     out = []
     for n in sizes:
         if n == n_mem:
@@ -375,6 +420,7 @@ def scaling(sizes: list[int], main: dict[str, Any], n_mem: int, nq: int) -> list
             r, build_s = dict(main["memories"]), None
             r["in_process"] = {
                 **main["memories_in_process"],
+                "float16_rescoring": f16_main,
                 "load_ms": main["in_process_load_ms"],
                 "bytes": main["in_process_bytes"],
                 "mode": "exact floats" if n <= EXACT_ROWS else "codes",
@@ -399,47 +445,10 @@ def scaling(sizes: list[int], main: dict[str, Any], n_mem: int, nq: int) -> list
                 "load_ms": ip["load_ms"],
                 "bytes": ip["bytes"],
                 "mode": ip["mode"],
+                "float16_rescoring": ip.get("float16_rescoring"),
             }
         out.append(row)
     return out
-
-
-MESSAGE_SIDE = (
-    "messages",
-    "sqlite_autoindex_messages",
-    "fts_messages",
-    "message_chunks",
-    "sqlite_autoindex_message_chunks",
-    "vec_chunks",
-    "sqlite_autoindex_vec_chunks",
-)
-VECTOR_SIDE = (
-    "message_chunks",
-    "sqlite_autoindex_message_chunks",
-    "vec_chunks",
-    "sqlite_autoindex_vec_chunks",
-)
-
-
-def footprint(store: Store) -> dict[str, Any]:
-    """Bytes on disk per 1,000 messages (text, keyword index, chunk vectors) at this scale, from dbstat."""
-    sizes = {
-        str(n): int(b) for n, b in store.con.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name")
-    }
-    messages = store.stats()["messages"]
-
-    def per_1k(prefixes: tuple[str, ...]) -> float:
-        return round(sum(b for n, b in sizes.items() if n.startswith(prefixes)) / messages * 1000 / 1e6, 3)
-
-    return {
-        "messages": messages,
-        "db_mb": round(sum(sizes.values()) / 1e6, 1),
-        "mb_per_1k_messages": per_1k(MESSAGE_SIDE),
-        "of_which_vectors_mb": per_1k(VECTOR_SIDE),
-        "float_vector_bytes_each": round(
-            sizes.get("vec_chunks", 0) / max(1, store.stats()["embedded_chunks"])
-        ),
-    }
 
 
 def main() -> None:
@@ -493,6 +502,7 @@ def main() -> None:
                         "load_ms": ip["load_ms"],
                         "bytes": ip["bytes"],
                         "mode": ip["mode"],
+                        "float16_rescoring": ip["float16_rescoring"],
                     },
                     "numpy_p50_ms": r["numpy"]["p50_ms"],
                     "build_s": build_s,
@@ -513,14 +523,20 @@ def main() -> None:
     key = f"d{DATA_VERSION}-{layout_key()}"
     path = data_file(f"search-{n_mem}-{n_chunks}-b{BUILD}-{key}.db", stale=f"search-{n_mem}-{n_chunks}-")
     build_s = None if path.exists() else round(build(path, mem, chunks), 1)
+    before = footprint_before_upgrade(path, LATEST)  # a cached file from before float16 rows
+    t_open = time.process_time()
     store = Store(path, embedder=Precomputed())
+    upgrade_cpu_s = round(time.process_time() - t_open, 1) if before else None
     vec = vector_series(store, mem, chunks, a.queries)
+    f16 = vec.pop("float16_rescoring")
     hyb = hybrid_series(store, chunks, a.queries)
     hyb["in_process"] = hybrid_series(store, chunks, a.queries, in_process=True)
     emb = query_embedding(chunks)
-    scale = scaling(sizes, vec, n_mem, a.queries)
-    foot = footprint(store)
+    scale = scaling(sizes, vec, n_mem, a.queries, f16["memories_in_process"])
+    foot = footprint(store.con)
     store.close()
+    f16_recall = min(v["recall_at_10_float16"] for v in f16.values())
+    f16_loss = max(-v["difference"] for v in f16.values())
     worst = max(vec["memories"]["ratio_p50"], vec["chunks"]["ratio_p50"])
     recall = min(v["recall_at_10"] for v in vec.values() if isinstance(v, dict))
     ip_recall = min(v["recall_at_10"] for k, v in vec.items() if k.endswith("_in_process"))
@@ -532,6 +548,8 @@ def main() -> None:
         # issue 19, the in-process path: <= 1.0x numpy at 10k, <= 0.3x above; recall >= 0.98
         "in_process_recall_at_10_ge_0.98": ip_recall >= 0.98,
         "in_process_hybrid_le_2x_vector_and_30ms": hip["ratio_p50"] <= 2.0 and hip["hybrid"]["p50_ms"] <= 30,
+        # issue 19, float16 re-scoring rows: recall@10 >= 0.98 and within 0.002 of float32 re-scoring
+        "float16_recall_at_10_ge_0.98_and_within_0.002_of_float32": f16_recall >= 0.98 and f16_loss <= 0.002,
     }
     for row in scale:
         if "in_process" in row:
@@ -552,6 +570,9 @@ def main() -> None:
             for r in scale
             if "in_process" in r
         )
+        + f"; float16 rows: recall@10 >= {f16_recall:.3f}, at most {f16_loss:.4f} below float32 re-scoring, "
+        f"{foot['mb_per_1k_messages']:.2f} MB per 1k messages"
+        + (f" (float32 rows: {before['mb_per_1k_messages']:.2f} MB)" if before else "")
         + f"; query embedding {emb['p50_ms']:.1f} ms; load average {load[0]:.1f}; targets "
         f"{'met' if all(targets.values()) else 'MISSED: ' + ', '.join(k for k, v in targets.items() if not v)}"
     )
@@ -560,6 +581,9 @@ def main() -> None:
         {
             "rows": {"memories": n_mem, "chunks": n_chunks, "messages": foot["messages"]},
             "footprint": foot,
+            "footprint_before_upgrade": before,  # the same file before migration 7, when it was cached
+            "upgrade_cpu_s": upgrade_cpu_s,
+            "float16_rescoring": f16,
             "build_s": build_s,
             "queries": a.queries,
             "vector": vec,
