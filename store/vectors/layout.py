@@ -233,10 +233,23 @@ def drop_tables(con: apsw.Connection) -> None:
 
 
 def check(con: apsw.Connection, facts: Facts) -> list[str]:
-    """Ways the bit tables disagree with the float rows (empty when in step, or before they exist)."""
-    if facts.legacy or not facts.has_bits:
+    """Ways the vector rows are not what the layout says: a row that is not a float16 vector of the
+    recorded dimension, bit tables out of step with the float rows (empty when all is well, or before
+    the tables exist)."""
+    if facts.legacy or not facts.tables_exist:
         return []
     problems = []
+    if facts.model is not None:
+        for table in VEC_TABLES:
+            odd = scalar(
+                con, f"SELECT count(*) FROM {table} WHERE length(embedding) != ?", (2 * facts.model[1],)
+            )
+            if odd:
+                problems.append(
+                    f"{odd} rows of {table} are not float16 vectors of {facts.model[1]} dimensions"
+                )
+    if not facts.has_bits:
+        return problems
     for plain, bits, where in (
         ("vec_memories", "vec_memories_bits", "deleted = 0"),
         ("vec_chunks", "vec_chunks_bits", "1"),

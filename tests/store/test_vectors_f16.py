@@ -193,3 +193,14 @@ def test_first_layout_at_v6_is_converted_by_the_migration(tmp_path: Path) -> Non
     assert [m for m, _ in s.vectors.knn_memories(q, 3)] == want
     assert s.check_indexes() == [] and s.integrity_check() == "ok"
     s.close()
+
+
+def test_check_finds_a_row_that_is_not_float16(store: Store) -> None:
+    m = store.add_memory("a memory whose row gets the old encoding", "fact").memory
+    assert store.check_indexes() == []
+    with store.con:
+        store.con.execute(
+            "UPDATE vec_memories SET embedding = ? WHERE memory_id = ?",
+            (np.ones(DIM, np.float32).tobytes(), m.id),
+        )
+    assert any("not float16 vectors of 64 dimensions" in p for p in store.check_indexes())
