@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -308,7 +309,17 @@ class Zygote:
         line = self.proc.stdout.readline()
         assert line.strip() == b"ready", f"zygote did not start: {line!r}"
 
-    def run(self, args: list[str], *, fake_embedder: bool = False, tag: str | None = None) -> ForkedJob:
+    def run(
+        self,
+        args: list[str],
+        *,
+        fake_embedder: bool = False,
+        tag: str | None = None,
+        kill_at_write: int | None = None,
+        count_writes: bool = False,
+    ) -> ForkedJob:
+        """Fork a child running `memapp ARGS`. `kill_at_write=N`: it SIGKILLs itself just before its Nth
+        write to a file SQLite writes; `count_writes`: `job.writes()` says how many it made (cli_runner.py)."""
         self.n += 1
         name = tag or f"job-{self.n}"
         job = ForkedJob(self.tmp / f"{name}.out", self.tmp / f"{name}.err", self.tmp / f"{name}.rc")
@@ -318,6 +329,8 @@ class Zygote:
             "err": str(job.err),
             "rc": str(job.rc),
             "fake_embedder": fake_embedder,
+            "kill_at_write": kill_at_write,
+            "writes_out": str(job.writes_file) if count_writes else None,
         }
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write((json.dumps(request) + "\n").encode())
@@ -349,7 +362,12 @@ class Zygote:
 class ForkedJob(Killable):
     def __init__(self, out: Path, err: Path, rc: Path) -> None:
         self.out, self.err, self.rc = out, err, rc
+        self.writes_file = rc.with_suffix(".writes")
         self.pid = 0
+
+    def writes(self) -> int:
+        """How many writes the finished command made (run with `count_writes=True`)."""
+        return int(self.writes_file.read_text())
 
     def poll(self) -> int | None:
         try:
@@ -360,6 +378,32 @@ class ForkedJob(Killable):
     def _kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):  # it ended between the poll and the kill
             os.kill(self.pid, signal.SIGKILL)
+
+
+def kill_at_a_write(
+    zygote: Zygote, db: Path, args: list[str], rng: random.Random, *, fake_embedder: bool = True
+) -> bool:
+    """Run `memapp --db DB ARGS` on a copy of `db` to count the writes it makes, then on `db`, killed just
+    before a seeded random one of them (cli_runner.py says why). True if the kill landed."""
+    probe = db.with_name("probe.db")
+    for suffix in ("", "-wal"):
+        if Path(f"{db}{suffix}").exists():
+            shutil.copyfile(f"{db}{suffix}", f"{probe}{suffix}")
+    counted = zygote.run(["--db", str(probe), *args], fake_embedder=fake_embedder, count_writes=True)
+    assert counted.wait() in (0, 1), counted.stderr()
+    total = counted.writes()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{probe}{suffix}").unlink(missing_ok=True)
+    assert total > 0, f"{args} wrote nothing"
+    job = zygote.run(
+        ["--db", str(db), *args], fake_embedder=fake_embedder, kill_at_write=rng.randint(1, total)
+    )
+    return job.wait() == -9
+
+
+def count_kills(figures: dict[str, int], what: str, n: int) -> None:
+    """Add `n` landed kills of `what` to the soak figures (tests/reliability/conftest.py)."""
+    figures[f"kills survived ({what})"] = figures.get(f"kills survived ({what})", 0) + n
 
 
 # -- invariants ---------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Crash safety for the writers test_crash.py does not cover (issue 20, part 1): `embed`, `summarize
 --all`, `trash purge` and schema migrations (all of them from a v1 file; migration 7, which rewrites
 every vector row as float16, from a v6 file with 42,000 vectors), each killed with SIGKILL at seeded progress points (a row
-count reached in chat.db, never a wall-clock moment), then checked like every crash test (integrity,
+count reached in chat.db, or just before a random one of the writes SQLite makes, counted on a copy
+first: never a wall-clock moment), then checked like every crash test (integrity,
 indexes paired with canonical rows, history replaying to the rows) and run to the end, which must reach
 exactly the expected state. CI kills each a few times; the soak run (`make soak`) many more.
 """
@@ -26,8 +27,10 @@ from store.migrations import LATEST
 from tests.reliability.reliability_helpers import (
     Zygote,
     conversation_texts,
+    count_kills,
     database_problems,
     history_problems,
+    kill_at_a_write,
     no_embed_config,
     write_generic,
 )
@@ -92,10 +95,6 @@ def _imported(tmp: Path, n_threads: int, per_thread: int, *, embed: bool) -> tup
     return db, spec.messages
 
 
-def _count_kills(figures: dict[str, int], what: str, n: int) -> None:
-    figures[f"kills survived ({what})"] = figures.get(f"kills survived ({what})", 0) + n
-
-
 def test_embed_killed_then_completes(tmp_path: Path, soak: bool, figures: dict[str, int]) -> None:
     n_threads, per = (60, 30) if soak else (20, 20)
     db, total = _imported(tmp_path, n_threads, per, embed=False)
@@ -110,7 +109,7 @@ def test_embed_killed_then_completes(tmp_path: Path, soak: bool, figures: dict[s
         seed=SEED + 1,
     )
     assert landed >= 1
-    _count_kills(figures, "embed", landed)
+    count_kills(figures, "embed", landed)
     with _check(db) as store:
         missing = store.con.execute(
             "SELECT count(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
@@ -132,7 +131,7 @@ def test_summarize_all_killed_then_completes(tmp_path: Path, soak: bool, figures
         fake_embedder=False,
         seed=SEED + 2,
     )
-    _count_kills(figures, "summarize --all", landed)
+    count_kills(figures, "summarize --all", landed)
     with _check(db) as store:
         assert store.con.execute("SELECT count(*) FROM thread_summaries").fetchall()[0][0] == n_threads
         # every summary was recorded with its compression history, none twice for the same state
@@ -146,9 +145,9 @@ def test_summarize_all_killed_then_completes(tmp_path: Path, soak: bool, figures
 
 
 def test_trash_purge_killed_is_all_or_nothing(tmp_path: Path, soak: bool, figures: dict[str, int]) -> None:
-    db = tmp_path / "chat.db"
+    template = tmp_path / "template.db"
     n = 400 if soak else 120
-    with Store(db, embedder=None) as store:
+    with Store(template, embedder=None) as store:
         ids = [
             store.add_memory(f"note number {i} about topic {i * 7 % 13}", "fact").memory.id for i in range(n)
         ]
@@ -157,47 +156,45 @@ def test_trash_purge_killed_is_all_or_nothing(tmp_path: Path, soak: bool, figure
         with store.con:  # in the trash for a year: all past the retention
             store.con.execute("UPDATE long_term_memories SET deleted_at = deleted_at - 365 * 86400")
     rng = random.Random(SEED + 3)
+    kills = 12 if soak else 3
+    landed = 0
+    purge = ["--config", str(no_embed_config(tmp_path)), "trash", "purge"]
     with Zygote(tmp_path) as zygote:
-        for _ in range(8 if soak else 3):
-            job = zygote.run(["--db", str(db), "--config", str(no_embed_config(tmp_path)), "trash", "purge"])
-            _count_kills(
-                figures, "trash purge", int(job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.05)))
-            )
+        for k in range(kills):
+            db = tmp_path / f"chat-{k}.db"
+            shutil.copyfile(template, db)
+            landed += kill_at_a_write(zygote, db, purge, rng, fake_embedder=False)
             with _check(db) as store:
                 left = store.con.execute("SELECT count(*) FROM long_term_memories").fetchall()[0][0]
                 assert left in (0, n)  # one transaction: all purged or none
-                if left == 0:
-                    break
-        else:
-            assert (
-                zygote.run(
-                    ["--db", str(db), "--config", str(no_embed_config(tmp_path)), "trash", "purge"]
-                ).wait()
-                == 0
-            )
-    with _check(db) as store:
-        assert store.con.execute("SELECT count(*) FROM long_term_memories").fetchall()[0][0] == 0
-        assert store.con.execute("SELECT count(*) FROM fts_memories").fetchall()[0][0] == 0
+            assert zygote.run(["--db", str(db), *purge]).wait() == 0
+            with _check(db) as store:
+                assert store.con.execute("SELECT count(*) FROM long_term_memories").fetchall()[0][0] == 0
+                assert store.con.execute("SELECT count(*) FROM fts_memories").fetchall()[0][0] == 0
+    assert landed == kills
+    count_kills(figures, "trash purge", landed)
 
 
 def test_migration_killed_leaves_either_version_and_then_completes(
     tmp_path: Path, soak: bool, figures: dict[str, int]
 ) -> None:
+    """The v1 -> latest migration (run by any command's open), killed before a random one of its writes."""
     rng = random.Random(SEED + 4)
-    for n in range(10 if soak else 3):
-        db = tmp_path / f"v1-{n}.db"
-        shutil.copyfile(FIXTURE_V1, db)
-        with Zygote(tmp_path) as zygote:
-            job = zygote.run(["--db", str(db), "--config", str(no_embed_config(tmp_path)), "stats", "--json"])
-            _count_kills(
-                figures,
-                "schema migration",
-                int(job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.03))),
-            )
-        with Store(db, embedder=None) as store:  # opening finishes the migration (v1 history predates replay)
-            assert database_problems(store) == []
-            assert store.schema_version() == LATEST
-            assert store.con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    landed = 0
+    with Zygote(tmp_path) as zygote:
+        for n in range(20 if soak else 4):
+            db = tmp_path / f"v1-{n}.db"
+            shutil.copyfile(FIXTURE_V1, db)
+            args = ["--config", str(no_embed_config(tmp_path)), "stats", "--json"]
+            landed += kill_at_a_write(zygote, db, args, rng, fake_embedder=False)
+            with Store(
+                db, embedder=None
+            ) as store:  # opening finishes the migration (v1 history predates replay)
+                assert database_problems(store) == []
+                assert store.schema_version() == LATEST
+                assert store.con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    assert landed == (20 if soak else 4)
+    count_kills(figures, "schema migration", landed)
 
 
 def _raw(db: Path) -> apsw.Connection:
@@ -267,27 +264,28 @@ def test_float16_migration_killed_leaves_v6_intact_then_completes(
     want = {int(i): bytes(b) for i, b in con.execute("SELECT chunk_id, embedding FROM vec_chunks")}  # type: ignore[arg-type]
     con.close()
     rng = random.Random(SEED + 6)
-    mid = 0
-    for n in range(10 if soak else 3):
-        db = tmp_path / f"v6-{n}.db"
-        shutil.copyfile(grown, db)
-        with Zygote(tmp_path) as zygote:
-            job = zygote.run(["--db", str(db), "--config", str(no_embed_config(tmp_path)), "stats", "--json"])
-            killed = job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.4))
-        after = _vector_digest(db)
-        assert after[0] in (6, LATEST)
-        if after[0] == 6:
-            assert after == before  # the old schema and every float32 row intact
-            mid += int(killed)
-        with Store(db, embedder=None) as store:  # opening runs (or has run) migration 7
-            assert store.schema_version() == LATEST
-            assert database_problems(store) == []
-            got = {r[0]: r[1] for r in store.con.execute("SELECT chunk_id, embedding FROM vec_chunks")}
-            assert got.keys() == want.keys()
-            for i in list(want)[:: max(1, len(want) // 500)]:
-                f32 = np.frombuffer(want[i], np.float32)
-                assert got[i] == f32.astype("<f2").tobytes()
-    _count_kills(figures, "float16 migration, before it committed", mid)
+    landed = before_commit = 0
+    with Zygote(tmp_path) as zygote:
+        for n in range(10 if soak else 3):
+            db = tmp_path / f"v6-{n}.db"
+            shutil.copyfile(grown, db)
+            args = ["--config", str(no_embed_config(tmp_path)), "stats", "--json"]
+            landed += kill_at_a_write(zygote, db, args, rng, fake_embedder=False)
+            after = _vector_digest(db)
+            assert after[0] in (6, LATEST)
+            if after[0] == 6:
+                assert after == before  # the old schema and every float32 row intact
+                before_commit += 1
+            with Store(db, embedder=None) as store:  # opening runs (or has run) migration 7
+                assert store.schema_version() == LATEST
+                assert database_problems(store) == []
+                got = {r[0]: r[1] for r in store.con.execute("SELECT chunk_id, embedding FROM vec_chunks")}
+                assert got.keys() == want.keys()
+                for i in list(want)[:: max(1, len(want) // 500)]:
+                    f32 = np.frombuffer(want[i], np.float32)
+                    assert got[i] == f32.astype("<f2").tobytes()
+    assert landed == (10 if soak else 3) and before_commit >= 1
+    count_kills(figures, "float16 migration (v6 to v7)", landed)
 
 
 def test_memory_add_that_merges_or_supersedes_killed(
@@ -316,10 +314,9 @@ def test_memory_add_that_merges_or_supersedes_killed(
     rng = random.Random(SEED + 5)
     landed = 0
     with Zygote(tmp_path) as zygote:
-        for n in range(12 if soak else 4):
-            args = ["--db", str(db), "memory", "add", new[n % len(new)], "--category", "fact", "--json"]
-            job = zygote.run(args, fake_embedder=True)
-            landed += int(job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.04)))
+        for n in range(24 if soak else 4):
+            args = ["memory", "add", new[n % len(new)], "--category", "fact", "--json"]
+            landed += kill_at_a_write(zygote, db, args, rng)
             _check(db).close()
         for text in new:  # then every add runs to the end: a refused merge is exit 1, never a crash
             job = zygote.run(
@@ -329,7 +326,8 @@ def test_memory_add_that_merges_or_supersedes_killed(
             assert "Traceback" not in job.stderr()
     with _check(db) as store:
         assert len(store.list_memories(limit=100)) >= len(base)
-    _count_kills(figures, "memory add with merge/supersede", landed)
+    assert landed == (24 if soak else 4)
+    count_kills(figures, "memory add with merge/supersede", landed)
 
 
 def test_extract_accept_killed_is_whole_or_absent(
@@ -365,9 +363,18 @@ def test_extract_accept_killed_is_whole_or_absent(
     rng = random.Random(SEED + 6)
     landed = 0
     with Zygote(tmp_path) as zygote:
-        for n, sid in enumerate(pending):
-            job = zygote.run(["--db", str(db), "extract", "accept", str(sid), "--json"], fake_embedder=True)
-            landed += int(job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.04)))
+        for _ in range(16 if soak else 4):
+            with Store(db, embedder=None) as store:
+                pending = [
+                    int(r[0])
+                    for r in store.con.execute(
+                        "SELECT id FROM memory_suggestions WHERE status = 'pending' ORDER BY id"
+                    )
+                ]
+            if not pending:
+                break
+            sid = pending[0]  # still pending after a kill before the commit: the same one again
+            landed += kill_at_a_write(zygote, db, ["extract", "accept", str(sid), "--json"], rng)
             with _check(db) as store:
                 status, memory_id = store.con.execute(
                     "SELECT status, memory_id FROM memory_suggestions WHERE id = ?", (sid,)
@@ -377,6 +384,5 @@ def test_extract_accept_killed_is_whole_or_absent(
                     status,
                     memory_id,
                 )
-            if n >= (len(pending) if soak else 3):
-                break
-    _count_kills(figures, "extract accept", landed)
+    assert landed >= 4
+    count_kills(figures, "extract accept", landed)
