@@ -61,9 +61,12 @@ def as_f32(blob: bytes) -> bytes:
 
 
 def cosines(mat: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Cosine similarity of each row of `mat` to `q` (1 - sqlite-vec's vec_distance_cosine)."""
-    dots = mat @ q
-    norms = np.linalg.norm(mat, axis=1) * float(np.linalg.norm(q))
+    """Cosine similarity of each row of `mat` to `q` (1 - sqlite-vec's vec_distance_cosine). einsum, not
+    `mat @ q`: for the few hundred rows re-scored, BLAS's gemv wakes its thread pool, which then spins on
+    both cores (measured 8 ms of CPU for 1,250 rows, against 0.07 ms for einsum)."""
+    q = np.asarray(q, dtype=np.float32)
+    dots = np.einsum("ij,j->i", mat, q)
+    norms = np.sqrt(np.einsum("ij,ij->i", mat, mat)) * float(np.sqrt(q @ q))
     return np.asarray(dots / np.maximum(norms, 1e-30), dtype=np.float32)
 
 
