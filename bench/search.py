@@ -535,7 +535,9 @@ def main() -> None:
     scale = scaling(sizes, vec, n_mem, a.queries, f16["memories_in_process"])
     foot = footprint(store.con)
     store.close()
-    f16_recall = min(v["recall_at_10_float16"] for v in f16.values())
+    # recall >= 0.98 is the held path's target (the sqlite-vec path's is 0.95, above); float16 may lose
+    # at most 0.002 against float32 re-scoring of the same candidates on every path
+    f16_recall = min(v["recall_at_10_float16"] for k, v in f16.items() if k.endswith("_in_process"))
     f16_loss = max(-v["difference"] for v in f16.values())
     worst = max(vec["memories"]["ratio_p50"], vec["chunks"]["ratio_p50"])
     recall = min(v["recall_at_10"] for v in vec.values() if isinstance(v, dict))
@@ -548,7 +550,7 @@ def main() -> None:
         # issue 19, the in-process path: <= 1.0x numpy at 10k, <= 0.3x above; recall >= 0.98
         "in_process_recall_at_10_ge_0.98": ip_recall >= 0.98,
         "in_process_hybrid_le_2x_vector_and_30ms": hip["ratio_p50"] <= 2.0 and hip["hybrid"]["p50_ms"] <= 30,
-        # issue 19, float16 re-scoring rows: recall@10 >= 0.98 and within 0.002 of float32 re-scoring
+        # issue 19, float16 re-scoring rows: held recall@10 >= 0.98, every path within 0.002 of float32
         "float16_recall_at_10_ge_0.98_and_within_0.002_of_float32": f16_recall >= 0.98 and f16_loss <= 0.002,
     }
     for row in scale:
@@ -570,7 +572,8 @@ def main() -> None:
             for r in scale
             if "in_process" in r
         )
-        + f"; float16 rows: recall@10 >= {f16_recall:.3f}, at most {f16_loss:.4f} below float32 re-scoring, "
+        + f"; float16 rows: held recall@10 >= {f16_recall:.3f}, at most {f16_loss:.4f} below float32 "
+        "re-scoring, "
         f"{foot['mb_per_1k_messages']:.2f} MB per 1k messages"
         + (f" (float32 rows: {before['mb_per_1k_messages']:.2f} MB)" if before else "")
         + f"; query embedding {emb['p50_ms']:.1f} ms; load average {load[0]:.1f}; targets "
