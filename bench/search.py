@@ -14,8 +14,8 @@ Builds (once, cached in bench/.data/) a chat.db with 100,000 memories and 200,00
 - hybrid: `Store.search(text, query_vector=q)` (FTS + vectors + fusion + hydration + the access-count
   update) against vector-only `semantic_candidates(q, n=10)`, both without embedding the query; the
   query embedding is timed on its own with the real model.
-- scaling: memory tables of 10k and 100k rows (and 1M with --full: about 3 GB on disk, 1.5 GB of RAM
-  for the numpy side, and several minutes to build).
+- scaling: memory tables of 10k and 100k rows (and 1M with --full: 0.9 GB on disk with float16 rows,
+  1.5 GB of RAM for the numpy side, about 95 s to build).
 
 Targets (issue 7): vector p50 <= 1.5x numpy with recall@10 >= 0.95; hybrid p50 <= 2x vector-only p50.
 """
