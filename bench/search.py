@@ -497,6 +497,7 @@ def main() -> None:
                     },
                     "in_process": {
                         "p50_ms": ip["ours"]["p50_ms"],
+                        "numpy_p50_ms": ip["numpy"]["p50_ms"],
                         "ratio_p50": ip["ratio_p50"],
                         "recall_at_10": ip["recall_at_10"],
                         "load_ms": ip["load_ms"],
