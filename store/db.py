@@ -54,7 +54,6 @@ def _route_sqlite_log() -> None:
         _log_routed = True
 
 
-@functools.cache
 def fts_term_counts(api: apsw.FTS5ExtensionApi, *args: apsw.SQLiteValue) -> str:
     """FTS5 auxiliary function `memapp_tf`: "rows total_tokens row_tokens tf_0 tf_1 ..." for the current
     row, from which store.search.keyword computes BM25 with its own k1 and b (FTS5's bm25() fixes them)."""
@@ -64,6 +63,7 @@ def fts_term_counts(api: apsw.FTS5ExtensionApi, *args: apsw.SQLiteValue) -> str:
     return f"{api.aux_data} {api.column_size(-1)} {' '.join(map(str, counts))}"
 
 
+@functools.cache
 def vec0_path() -> str:
     """`sqlite_vec.loadable_path()` without importing sqlite_vec: its __init__ imports numpy (~100 ms),
     which would then be paid by everything that only opens chat.db, the TUI's first frame included."""

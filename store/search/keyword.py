@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from store.search.query import CJK1, ParsedQuery
+from store.search.terms import document_frequencies
 
 if TYPE_CHECKING:
     from store.search.engine import Filters
@@ -45,16 +46,6 @@ def _idf(rows: int, df: int) -> float:
     return math.log(1.0 + (rows - df + 0.5) / (df + 0.5))
 
 
-def document_frequencies(con: apsw.Connection, table: str, parsed: ParsedQuery) -> list[int]:
-    """How many rows of `table` contain each phrase (one index lookup each, in C)."""
-    out = []
-    for phrase in parsed.phrases:
-        expr = '"' + phrase.replace('"', '""') + '"' + ("*" if phrase == parsed.prefix else "")
-        row = con.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (expr,)).fetchone()
-        out.append(int(row[0]) if row else 0)  # type: ignore[arg-type]
-    return out
-
-
 def keyword_hits(
     con: apsw.Connection,
     parsed: ParsedQuery,
@@ -74,7 +65,7 @@ def keyword_hits(
     rows = [(int(rid), str(tf)) for rid, tf in con.execute(sql, [expr, *args, max(n, RESCORE_DEPTH)])]
     if not rows:
         return []
-    dfs = document_frequencies(con, TABLES[kind], parsed)
+    dfs = document_frequencies(con, TABLES[kind], parsed.phrases, parsed.prefix)
     first = [int(x) for x in rows[0][1].split()]
     total_rows, total_tokens = max(first[0], 1), first[1]
     avgdl = max(total_tokens / total_rows, 1.0)
