@@ -17,6 +17,7 @@ import apsw
 import pytest
 
 from store import MessageIn, Store, ThreadIn
+from store.search import candidates, keyword
 from store.search.engine import Filters
 from store.search.keyword import TABLES, KeywordHit, memory_where, message_where
 from store.search.query import CJK1, ParsedQuery, parse_query
@@ -92,7 +93,7 @@ def reference_hits(
     if expr is None or n <= 0:
         return []
     sql, args = _old_sql(kind, filters)
-    rows = [(int(rid), str(tf)) for rid, tf in con.execute(sql, [expr, *args, max(n, 100)])]
+    rows = [(int(rid), str(tf)) for rid, tf in con.execute(sql, [expr, *args, max(n, keyword.RESCORE_DEPTH)])]
     if not rows:
         return []
     dfs = [count_rows(con, TABLES[kind], p, prefix=p == parsed.prefix) for p in parsed.phrases]
@@ -120,17 +121,21 @@ def reference_hits(
 
 
 def _text(rng: random.Random, words: int) -> str:
-    out = []
+    """Zipf-like text: "say" in most rows, a few common words, topic words, rare words, CJK, stop words."""
+    out = ["say"] if rng.random() < 0.7 else []
     for _ in range(words):
         r = rng.random()
-        if r < 0.55:
+        if r < 0.35:
             out.append(rng.choice(COMMON))
         elif r < 0.75:
+            out.append(f"topic{min(int(rng.paretovariate(1.0)), 60)}")
+        elif r < 0.85:
             out.append(rng.choice(RARE))
-        elif r < 0.8:
+        elif r < 0.9:
             out.append(rng.choice(CJK))
         else:
             out.append(rng.choice(["the", "what", "should", "filler", "weather", "o'reilly", "c++"]))
+    rng.shuffle(out)
     return " ".join(out)
 
 
@@ -171,6 +176,9 @@ def archive(store: Store) -> Store:
 
 QUERIES = [
     "what did we say about restic backups",
+    "what did we say about topic1 topic7 topic30",
+    "say topic2 deciding",
+    "use time topic5 topic12 backups",
     "say",
     "use work time",
     "deciding nightly synology beagle thermostat",
@@ -190,7 +198,28 @@ FILTERS = [
 ]
 
 
-def test_keyword_hits_equal_the_old_computation(archive: Store) -> None:
+@pytest.fixture(params=["default", "split-often", "split-always"])
+def pruned(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """The thresholds of the common-phrase split: as shipped, and low enough that the fixture's common
+    words take the pruned path (counted, so a test proves the path ran and agreed)."""
+    if request.param != "default":
+        monkeypatch.setattr(candidates, "COMMON_ROWS", 1)
+        monkeypatch.setattr(candidates, "COMMON_SHARE", 0.5 if request.param == "split-often" else 0.0)
+        monkeypatch.setattr(keyword, "RESCORE_DEPTH", 20)  # a cut the fixture's filtered kinds still exceed
+    used = {"tried": 0, "pruned": 0}
+    real = candidates.pruned_rows
+
+    def counting(*args: Any) -> list[tuple[int, str]] | None:
+        found = real(*args)
+        used["tried"] += 1
+        used["pruned"] += found is not None
+        return found
+
+    monkeypatch.setattr(candidates, "pruned_rows", counting)
+    return used
+
+
+def test_keyword_hits_equal_the_old_computation(archive: Store, pruned: dict[str, int]) -> None:
     for query in QUERIES:
         for prefix in (False, True):
             parsed = parse_query(query, prefix_last=prefix)
@@ -200,9 +229,11 @@ def test_keyword_hits_equal_the_old_computation(archive: Store) -> None:
                         want = reference_hits(archive.con, parsed, kind, filters, n, k1, b)
                         got = archive.keyword_hits(parsed, [kind], filters, n, Fusion(k1=k1, b=b))
                         assert got == want, (query, prefix, filters, kind, n)
+    if candidates.COMMON_ROWS == 1:
+        assert pruned["pruned"] > 20 and pruned["tried"] > pruned["pruned"], pruned
 
 
-def test_all_kinds_at_once_equal_the_old_computation(archive: Store) -> None:
+def test_all_kinds_at_once_equal_the_old_computation(archive: Store, pruned: dict[str, int]) -> None:
     """Store.keyword_hits over several kinds: the best n of the kinds' lists together."""
     for query in QUERIES:
         parsed = parse_query(query)

@@ -1,0 +1,219 @@
+"""FTS5's best rows for a query, by its own bm25, without scoring every row of a very common word.
+
+The keyword retriever re-scores FTS5's best `RESCORE_DEPTH` rows (store.search.keyword says why). Asking
+FTS5 for them (`MATCH 'a OR b OR c' ORDER BY rank LIMIT 100`) makes it compute bm25 for *every* row that
+matches any phrase and sort them all; with a common word in the query ("say" in "what did we say about
+the NAS") that is tens of thousands of rows, most of the keyword search's time.
+
+The same rows, exactly, come from a bound (the "max-score" idea of search engines): a phrase adds at most
+idf × (k1 + 1) to a row's bm25 (the term-frequency part is below k1 + 1 whatever the counts). Split the
+phrases into the common ones C (whose bounds add up to little) and the rest E. Ask FTS5 for the best rows
+of E alone (few rows to score), and let s be the `limit`-th best E-score. A row's full score is its
+E-score plus less than U = the sum of C's bounds, and `limit` rows already score at least s; so the best
+`limit` rows by the full score are among the E-rows scoring above s - U, provided U < s (a row with C
+words only scores below U). FTS5 then scores just those rows with the full query (the same bm25 it would
+have given them) and they are ordered as FTS5 orders them (its score, then rowid). When the bound does not
+hold (too few E-rows, or C too heavy), the full query runs as before: the result never depends on the
+bound being tight, only the speed does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import apsw
+
+from store.db import json_ids
+
+if TYPE_CHECKING:
+    from store.search.engine import Filters
+
+TABLES = {"message": "fts_messages", "memory": "fts_memories", "summary": "fts_summaries"}
+FTS5_K1 = 1.2  # the k1 of FTS5's built-in bm25(), which orders `rank`
+COMMON_ROWS = 1_000  # a phrase in fewer rows than this is cheap to score: never worth the split
+COMMON_SHARE = 2.0  # ... and it must be in at least this many times the rows of the other phrases together
+DEEPER = 3  # E-rows asked for, as a multiple of `limit`, to find every row above s - U
+_MARGIN = 1e-9  # relative slack on the bound for floating-point rounding (bm25 sums in another order)
+
+
+def quote(phrase: str, prefix: bool) -> str:
+    return '"' + phrase.replace('"', '""') + '"' + ("*" if prefix else "")
+
+
+def fts5_idf(rows: int, df: int) -> float:
+    """FTS5's bm25() IDF (never below 1e-6)."""
+    idf = math.log((0.5 + max(rows, 2) - df) / (0.5 + df))
+    return idf if idf > 0.0 else 1e-6
+
+
+def common_phrases(dfs: Sequence[int]) -> list[int]:
+    """Indexes of the phrases worth leaving out of FTS5's scoring pass: each in COMMON_ROWS rows or more
+    and in COMMON_SHARE times the rows of the phrases left (most common first). Never all of them."""
+    order = sorted(range(len(dfs)), key=lambda i: -dfs[i])
+    common: list[int] = []
+    for i in order[:-1]:
+        rest = sum(dfs[j] for j in order if j != i and j not in common)
+        if dfs[i] < COMMON_ROWS or dfs[i] < COMMON_SHARE * rest:
+            break
+        common.append(i)
+    return common
+
+
+# -- SQL ------------------------------------------------------------------------------------------------
+
+
+def message_where(f: Filters, alias: str = "m") -> tuple[list[str], list[Any]]:
+    where, args = ["1"], []
+    for col, op, value in (
+        ("thread_id", "=", f.thread_id),
+        ("role", "=", f.role),
+        ("created_at", ">=", f.since),
+        ("created_at", "<", f.until),
+    ):
+        if value is not None:
+            where.append(f"{alias}.{col} {op} ?")
+            args.append(value)
+    return where, args
+
+
+def memory_where(f: Filters) -> tuple[list[str], list[Any]]:
+    where, args = ["m.deleted_at IS NULL"], []
+    for col, op, value in (
+        ("category", "=", f.category),
+        ("pinned", "=", None if f.pinned is None else int(f.pinned)),
+        ("created_at", ">=", f.since),
+        ("created_at", "<", f.until),
+    ):
+        if value is not None:
+            where.append(f"m.{col} {op} ?")
+            args.append(value)
+    if f.as_of is not None:
+        where.append(
+            "coalesce(m.valid_from, m.created_at) <= ? AND (m.valid_until IS NULL OR m.valid_until > ?)"
+        )
+        args += [f.as_of, f.as_of]
+    return where, args
+
+
+def summary_where(f: Filters) -> tuple[list[str], list[Any]]:
+    where, args = ["1"], []
+    for col, op, value in (
+        ("thread_id", "=", f.thread_id),
+        ("updated_at", ">=", f.since),
+        ("updated_at", "<", f.until),
+    ):
+        if value is not None:
+            where.append(f"s.{col} {op} ?")
+            args.append(value)
+    return where, args
+
+
+def _source(kind: str, f: Filters) -> tuple[str, str, list[Any]]:
+    """(FROM clause, extra WHERE, args) of one kind's rows that pass the filters; rowid = the row's id."""
+    table = TABLES[kind]
+    if kind == "message":
+        if all(v is None for v in (f.thread_id, f.role, f.since, f.until)):
+            return table, "", []
+        where, args = message_where(f)
+        return f"{table} JOIN messages m ON m.id = {table}.rowid", " AND " + " AND ".join(where), args
+    if kind == "memory":
+        where, args = memory_where(f)
+        return (
+            f"{table} JOIN long_term_memories m ON m.id = {table}.rowid",
+            " AND " + " AND ".join(where),
+            args,
+        )
+    where, args = summary_where(f)
+    return (
+        f"{table} JOIN thread_summaries s ON s.thread_id = {table}.rowid",
+        " AND " + " AND ".join(where),
+        args,
+    )
+
+
+def keyword_sql(kind: str, f: Filters) -> tuple[str, list[Any]]:
+    """SELECT (id, memapp_tf) of the rows matching `?`, best first by FTS5's bm25, `LIMIT ?`."""
+    table = TABLES[kind]
+    source, where, args = _source(kind, f)
+    return (
+        f"SELECT {table}.rowid, memapp_tf({table}) FROM {source} WHERE {table} MATCH ?{where} "
+        f"ORDER BY {table}.rank LIMIT ?",
+        args,
+    )
+
+
+# -- the pruned path ------------------------------------------------------------------------------------
+
+
+def best_rows(
+    con: apsw.Connection,
+    kind: str,
+    filters: Filters,
+    phrases: Sequence[str],
+    prefix: str | None,
+    dfs: Sequence[int],
+    limit: int,
+) -> list[tuple[int, str]]:
+    """(id, memapp_tf) of the `limit` rows FTS5 ranks best for the OR of `phrases` (any order)."""
+    expr = " OR ".join(quote(p, p == prefix) for p in phrases)
+    common = common_phrases(dfs)
+    if common:
+        found = pruned_rows(con, kind, filters, phrases, prefix, dfs, limit, expr, common)
+        if found is not None:
+            return found
+    sql, args = keyword_sql(kind, filters)
+    return [(int(rid), str(tf)) for rid, tf in con.execute(sql, [expr, *args, limit])]
+
+
+def pruned_rows(
+    con: apsw.Connection,
+    kind: str,
+    filters: Filters,
+    phrases: Sequence[str],
+    prefix: str | None,
+    dfs: Sequence[int],
+    limit: int,
+    expr: str,
+    common: Sequence[int],
+) -> list[tuple[int, str]] | None:
+    table = TABLES[kind]
+    rare = " OR ".join(quote(p, p == prefix) for i, p in enumerate(phrases) if i not in common)
+    first = con.execute(
+        f"SELECT memapp_tf({table}) FROM {table} WHERE {table} MATCH ? LIMIT 1", (rare,)
+    ).fetchone()
+    if first is None:
+        return None  # no row has a rare phrase: the common ones decide alone
+    rows = int(str(first[0]).split(" ", 1)[0])
+    bound = sum(fts5_idf(rows, dfs[i]) * (FTS5_K1 + 1.0) for i in common)
+    source, where, args = _source(kind, filters)
+    deep = limit * DEEPER
+    ranked = [
+        (float(r), int(i))
+        for i, r in con.execute(
+            f"SELECT {table}.rowid, {table}.rank FROM {source} WHERE {table} MATCH ?{where} "
+            f"ORDER BY {table}.rank LIMIT ?",
+            [rare, *args, deep],
+        )
+    ]
+    if len(ranked) < limit:
+        return None  # fewer rare rows than asked for: rows with common words only are among the best
+    best = -ranked[limit - 1][0]  # rank is minus the score
+    slack = _MARGIN * (abs(best) + bound)
+    if bound + slack >= best:
+        return None  # the common words could lift a row without any rare word into the best `limit`
+    cut = -(best - bound - slack)  # every row that can reach the best `limit` has a rank below this
+    if len(ranked) == deep and ranked[-1][0] < cut:
+        return None  # more rows above the cut than asked for
+    ids = [i for r, i in ranked if r < cut]
+    scored = [
+        (float(r), int(i), str(tf))
+        for i, r, tf in con.execute(
+            f"SELECT rowid, rank, memapp_tf({table}) FROM {table} WHERE {table} MATCH ? "
+            "AND +rowid IN (SELECT value FROM json_each(?))",
+            (expr, json_ids(ids)),
+        )
+    ]
+    scored.sort()
+    return [(i, tf) for _, i, tf in scored[:limit]]
