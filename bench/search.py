@@ -268,43 +268,86 @@ def vector_series(store: Store, mem: Population, chunks: Population, nq: int) ->
 
 
 def hybrid_series(store: Store, chunks: Population, nq: int, in_process: bool = False) -> dict[str, Any]:
+    """Hybrid `Store.search` against vector-only and keyword-only, query by query in alternating order.
+
+    Each is timed on both clocks: wall (the keyword half runs on a second thread beside the vectors, so
+    it hides there on an idle machine) and CPU seconds of the whole process (every thread: what a search
+    costs a busy machine, and steady under load). Issue 19's target is on CPU.
+    """
     store.in_memory_vectors = in_process
     words = Words()
     rng = np.random.default_rng(5)
     qc, threads = chunks.queries(nq, seed=3)
     texts = [words.query(chunks, int(h), rng) for h in threads]
     out: dict[str, Any] = {}
+
+    def both(fn: Callable[[], Any]) -> tuple[float, float, Any]:
+        w0, c0 = time.perf_counter(), time.process_time()
+        res = fn()
+        return (time.perf_counter() - w0) * 1000, (time.process_time() - c0) * 1000, res
+
     for label, filters, kinds in (
         ("all", Filters(), ("message", "memory")),
         ("role_user", Filters(role="user"), ("message",)),
     ):
-        t_h, t_v, t_k, modes = [], [], [], set()
+        wall: dict[str, list[float]] = {"hybrid": [], "vector_only": [], "keyword_only": []}
+        cpu: dict[str, list[float]] = {"hybrid": [], "vector_only": [], "keyword_only": []}
+        modes = set()
         for i, q in enumerate(qc):
-            t_k.append(
-                timed(partial(store.keyword_candidates, texts[i], filters.kinds("all"), filters, DEPTH))[0]
-            )
-            run_h = partial(store.search, texts[i], query_vector=q, k=10, filters=filters)
-            run_v = partial(store.semantic_candidates, q, kinds, filters, 10)
-            if i % 2:
-                tv, _ = timed(run_v)
-                th, res = timed(run_h)
-            else:
-                th, res = timed(run_h)
-                tv, _ = timed(run_v)
-            t_h.append(th)
-            t_v.append(tv)
-            modes.add(res.mode)
-        h, v = timing(t_h), timing(t_v)
+            runs = {
+                "hybrid": partial(store.search, texts[i], query_vector=q, k=10, filters=filters),
+                "vector_only": partial(store.semantic_candidates, q, kinds, filters, 10),
+                "keyword_only": partial(
+                    store.keyword_candidates, texts[i], filters.kinds("all"), filters, DEPTH
+                ),
+            }
+            order = list(runs) if i % 2 == 0 else list(reversed(runs))
+            for name in order:
+                w, c, res = both(runs[name])
+                wall[name].append(w)
+                cpu[name].append(c)
+                if name == "hybrid":
+                    modes.add(res.mode)
+        h, v = timing(wall["hybrid"]), timing(wall["vector_only"])
+        hc, vc = timing(cpu["hybrid"]), timing(cpu["vector_only"])
         out[label] = {
             "hybrid": h,
             "vector_only": v,
             "ratio_p50": round(h["p50_ms"] / v["p50_ms"], 3),
-            "keyword_only": timing(t_k),
+            "keyword_only": timing(wall["keyword_only"]),
+            "cpu": {
+                "hybrid": hc,
+                "vector_only": vc,
+                "keyword_only": timing(cpu["keyword_only"]),
+                "ratio_p50": round(hc["p50_ms"] / vc["p50_ms"], 3) if vc["p50_ms"] else None,
+            },
             "modes": sorted(modes),
         }
     out["example_query"] = texts[0]
     store.in_memory_vectors = False
     return out
+
+
+def hybrid_only(
+    store: Store, chunks: Population, nq: int, rows: tuple[int, int], load: tuple[float, float, float]
+) -> None:
+    """`--hybrid-only`: the in-process hybrid series alone (a few seconds once the data is cached)."""
+    hyb = hybrid_series(store, chunks, nq, in_process=True)
+    store.close()
+    c = hyb["all"]["cpu"]
+    emit(
+        "search_hybrid",
+        {
+            "rows": {"memories": rows[0], "chunks": rows[1]},
+            "queries": nq,
+            "hybrid_in_process": hyb,
+            "load_average_1_5_15": [round(x, 2) for x in load],
+        },
+        f"hybrid (vectors held), {rows[0] // 1000}k memories + {rows[1] // 1000}k chunks, CPU p50: "
+        f"{c['hybrid']['p50_ms']:.1f} ms (p95 {c['hybrid']['p95_ms']:.1f}) = {c['ratio_p50']:.2f}x vector-only "
+        f"{c['vector_only']['p50_ms']:.1f} ms; keyword-only {c['keyword_only']['p50_ms']:.1f} ms; "
+        f"load average {load[0]:.1f}",
+    )
 
 
 def query_embedding(chunks: Population, n: int = 50) -> dict[str, Any]:
@@ -451,6 +494,11 @@ def main() -> None:
     ap.add_argument("--sizes", help="scaling points, comma-separated (default 10000,100000; --full adds 1M)")
     ap.add_argument("--scaling-only", action="store_true", help="only the scaling points (with --sizes)")
     ap.add_argument(
+        "--hybrid-only",
+        action="store_true",
+        help="only hybrid vs vector-only vs keyword-only search, vectors held in process (wall and CPU)",
+    )
+    ap.add_argument(
         "--cpu",
         action="store_true",
         help="time CPU seconds of the process (all threads) instead of wall time: steadier on a busy machine",
@@ -514,6 +562,9 @@ def main() -> None:
     path = data_file(f"search-{n_mem}-{n_chunks}-b{BUILD}-{key}.db", stale=f"search-{n_mem}-{n_chunks}-")
     build_s = None if path.exists() else round(build(path, mem, chunks), 1)
     store = Store(path, embedder=Precomputed())
+    if a.hybrid_only:
+        hybrid_only(store, chunks, a.queries, (n_mem, n_chunks), load)
+        return
     vec = vector_series(store, mem, chunks, a.queries)
     hyb = hybrid_series(store, chunks, a.queries)
     hyb["in_process"] = hybrid_series(store, chunks, a.queries, in_process=True)
@@ -531,7 +582,8 @@ def main() -> None:
         "hybrid_p50_le_2x_vector": hyb["all"]["ratio_p50"] <= 2.0,
         # issue 19, the in-process path: <= 1.0x numpy at 10k, <= 0.3x above; recall >= 0.98
         "in_process_recall_at_10_ge_0.98": ip_recall >= 0.98,
-        "in_process_hybrid_le_2x_vector_and_30ms": hip["ratio_p50"] <= 2.0 and hip["hybrid"]["p50_ms"] <= 30,
+        "in_process_hybrid_le_2x_vector_and_30ms_cpu": hip["cpu"]["ratio_p50"] <= 2.0
+        and hip["cpu"]["hybrid"]["p50_ms"] <= 30,
     }
     for row in scale:
         if "in_process" in row:
@@ -545,7 +597,7 @@ def main() -> None:
         f"{recall:.3f}; hybrid {hyb['all']['hybrid']['p50_ms']:.1f} ms = {hyb['all']['ratio_p50']:.2f}x "
         f"vector-only; in process: memories {vec['memories_in_process']['ratio_p50']:.2f}x numpy, chunks "
         f"{vec['chunks_in_process']['ratio_p50']:.2f}x, min recall@10 {ip_recall:.3f}, hybrid "
-        f"{hip['hybrid']['p50_ms']:.1f} ms = {hip['ratio_p50']:.2f}x vector-only; scaling "
+        f"{hip['cpu']['hybrid']['p50_ms']:.1f} ms CPU = {hip['cpu']['ratio_p50']:.2f}x vector-only; scaling "
         + ", ".join(
             f"{r['rows'] // 1000}k {r['in_process']['ratio_p50']:.2f}x (recall "
             f"{r['in_process']['recall_at_10']:.3f})"

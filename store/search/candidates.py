@@ -34,7 +34,7 @@ TABLES = {"message": "fts_messages", "memory": "fts_memories", "summary": "fts_s
 FTS5_K1 = 1.2  # the k1 of FTS5's built-in bm25(), which orders `rank`
 COMMON_ROWS = 1_000  # a phrase in fewer rows than this is cheap to score: never worth the split
 COMMON_SHARE = 2.0  # ... and it must be in at least this many times the rows of the other phrases together
-DEEPER = 3  # E-rows asked for, as a multiple of `limit`, to find every row above s - U
+DEEPER = 10  # E-rows asked for, as a multiple of `limit`, to find every row above s - U
 _MARGIN = 1e-9  # relative slack on the bound for floating-point rounding (bm25 sums in another order)
 
 
@@ -207,13 +207,25 @@ def pruned_rows(
     if len(ranked) == deep and ranked[-1][0] < cut:
         return None  # more rows above the cut than asked for
     ids = [i for r, i in ranked if r < cut]
-    scored = [
-        (float(r), int(i), str(tf))
-        for i, r, tf in con.execute(
-            f"SELECT rowid, rank, memapp_tf({table}) FROM {table} WHERE {table} MATCH ? "
+    if len(ids) > limit:  # FTS5's score for the full query, then the term counts of the best only
+        scored = sorted(
+            (float(r), int(i))
+            for i, r in con.execute(
+                f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ? AND +rowid IN (SELECT value FROM json_each(?))",
+                (expr, json_ids(ids)),
+            )
+        )
+        ids = [i for _, i in scored[:limit]]
+    return term_counts(con, table, expr, ids)
+
+
+def term_counts(con: apsw.Connection, table: str, expr: str, ids: Sequence[int]) -> list[tuple[int, str]]:
+    """(id, memapp_tf) of the rows `ids` for the query `expr` (one pass over its matches, FTS5 scoring none)."""
+    return [
+        (int(i), str(tf))
+        for i, tf in con.execute(
+            f"SELECT rowid, memapp_tf({table}) FROM {table} WHERE {table} MATCH ? "
             "AND +rowid IN (SELECT value FROM json_each(?))",
             (expr, json_ids(ids)),
         )
     ]
-    scored.sort()
-    return [(i, tf) for _, i, tf in scored[:limit]]

@@ -81,10 +81,13 @@ def _vocab(con: apsw.Connection, table: str) -> str:
 
 def single_term(tokenizer: apsw.FTS5Tokenizer, phrase: str) -> str | None:
     """The one index term `phrase` is, as FTS5 reads a quoted phrase; None if it is not exactly one."""
-    tokens = tokenizer(phrase.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False)
-    if len(tokens) != 1 or len(tokens[0]) != 1:
+    tokens = list(tokenizer(phrase.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False))
+    if len(tokens) != 1:
         return None
-    return str(tokens[0][0])
+    token = tokens[0]  # without offsets: a tuple of the token and its colocated synonyms
+    if isinstance(token, str):
+        return token
+    return str(token[0]) if len(token) == 1 else None
 
 
 def count_rows(con: apsw.Connection, table: str, phrase: str, *, prefix: bool = False) -> int:
