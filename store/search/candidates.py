@@ -163,8 +163,26 @@ def best_rows(
         found = pruned_rows(con, kind, filters, phrases, prefix, dfs, limit, expr, common)
         if found is not None:
             return found
-    sql, args = keyword_sql(kind, filters)
-    return [(int(rid), str(tf)) for rid, tf in con.execute(sql, [expr, *args, limit])]
+    return ranked_rows(con, kind, filters, expr, limit)
+
+
+def ranked_rows(
+    con: apsw.Connection, kind: str, filters: Filters, expr: str, limit: int
+) -> list[tuple[int, str]]:
+    """Every matching row scored by FTS5, the best `limit` kept (ties by rowid, as `ORDER BY rank` keeps
+    them), then their term counts. Not `ORDER BY rank LIMIT` with memapp_tf in one statement: FTS5 then
+    sorts every matching row (no LIMIT reaches its sorter) and scores each twice."""
+    table = TABLES[kind]
+    source, where, args = _source(kind, filters)
+    ids = [
+        int(i)
+        for (i,) in con.execute(
+            f"SELECT {table}.rowid FROM {source} WHERE {table} MATCH ?{where} "
+            f"ORDER BY bm25({table}), {table}.rowid LIMIT ?",
+            [expr, *args, limit],
+        )
+    ]
+    return term_counts(con, table, expr, ids)
 
 
 def pruned_rows(

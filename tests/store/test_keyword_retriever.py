@@ -307,3 +307,18 @@ def test_the_tokenizer_is_read_from_the_table() -> None:
         "L* N* Co So",
     ]
     assert parse_tokenize("CREATE VIRTUAL TABLE x USING fts5(body)") == ["unicode61"]
+
+
+def test_ties_at_the_cut_keep_the_rows_the_old_computation_kept(store: Store, pruned: dict[str, int]) -> None:
+    """250 rows FTS5 scores the same (same length, same counts): which 100 are kept must not change,
+    with or without a filter (a join), on the full and on the pruned path."""
+    categories = ["preference", "fact"]
+    for j in range(250):
+        store.add_memory(f"say restic nightly note{j}", categories[j % 2], force=True)
+    for j in range(60):
+        store.add_memory(f"say say weather filler item{j}", "fact", force=True)
+    for query in ("restic", "say restic", "say nightly weather"):
+        parsed = parse_query(query)
+        for filters in (Filters(), Filters(category="fact")):
+            want = reference_hits(store.con, parsed, "memory", filters, 100, 1.2, 0.1)
+            assert store.keyword_hits(parsed, ["memory"], filters, 100, Fusion()) == want, (query, filters)
