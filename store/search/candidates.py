@@ -133,17 +133,6 @@ def _source(kind: str, f: Filters) -> tuple[str, str, list[Any]]:
     )
 
 
-def keyword_sql(kind: str, f: Filters) -> tuple[str, list[Any]]:
-    """SELECT (id, memapp_tf) of the rows matching `?`, best first by FTS5's bm25, `LIMIT ?`."""
-    table = TABLES[kind]
-    source, where, args = _source(kind, f)
-    return (
-        f"SELECT {table}.rowid, memapp_tf({table}) FROM {source} WHERE {table} MATCH ?{where} "
-        f"ORDER BY {table}.rank LIMIT ?",
-        args,
-    )
-
-
 # -- the pruned path ------------------------------------------------------------------------------------
 
 

@@ -3,12 +3,13 @@
 Why our own BM25: FTS5's bm25() has k1 = 1.2 and b = 0.75 built in, and b = 0.75 punishes long turns
 hard; conversation turns vary from "ok" to pages, and the long ones are often the answers. Measured on the
 evaluation's tuning half (README "Search"), a low b ranks better. FTS5 still does the heavy part, in C:
-it finds every row that matches any phrase and keeps its best `RESCORE_DEPTH` by its own BM25; for those
-rows only, the `memapp_tf` auxiliary function (Python, registered on every connection) reads
-each phrase's count and the row's length from the index, and this module computes BM25 with the
-configured k1 and b, IDF over the whole table (Lucene's form, never negative), and `coverage`: the
-IDF-weighted share of the query's phrases the row contains, which the relevance floor uses. (The
-function lives in store.db, which registers it, so opening chat.db does not import the search.)
+it keeps the best `RESCORE_DEPTH` rows by its own BM25 (store.search.candidates finds exactly those rows
+without scoring every row of a common word); for those rows only, the `memapp_tf` auxiliary function
+(Python, registered on every connection) reads each phrase's count and the row's length from the index,
+and this module computes BM25 with the configured k1 and b, IDF over the whole table (Lucene's form,
+never negative; the document frequencies come from the index's own vocabulary, store.search.terms), and
+`coverage`: the IDF-weighted share of the query's phrases the row contains, which the relevance floor
+uses. (The function lives in store.db, which registers it, so opening chat.db does not import the search.)
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import apsw
 
-from store.search.candidates import TABLES, best_rows, keyword_sql, memory_where, message_where
+from store.search.candidates import TABLES, best_rows, memory_where, message_where
 from store.search.query import CJK1, ParsedQuery
 from store.search.terms import document_frequencies
 
@@ -62,6 +63,8 @@ def keyword_hits(
     if expr is None or n <= 0:
         return []
     dfs = document_frequencies(con, TABLES[kind], parsed.phrases, parsed.prefix)
+    if not any(dfs):  # no row has any phrase
+        return []
     rows = best_rows(con, kind, filters, parsed.phrases, parsed.prefix, dfs, max(n, RESCORE_DEPTH))
     if not rows:
         return []
@@ -88,4 +91,4 @@ def keyword_hits(
     return hits[:n]
 
 
-__all__ = ["TABLES", "KeywordHit", "keyword_hits", "keyword_sql", "memory_where", "message_where"]
+__all__ = ["TABLES", "KeywordHit", "keyword_hits", "memory_where", "message_where"]
