@@ -34,6 +34,7 @@ TABLES = {"message": "fts_messages", "memory": "fts_memories", "summary": "fts_s
 FTS5_K1 = 1.2  # the k1 of FTS5's built-in bm25(), which orders `rank`
 COMMON_ROWS = 1_000  # a phrase in fewer rows than this is cheap to score: never worth the split
 COMMON_SHARE = 2.0  # ... and it must be in at least this many times the rows of the other phrases together
+PRUNE_SHARE = 0.5  # tried only when the common phrases' bound is below this share of the rarest's IDF
 DEEPER = 10  # E-rows asked for, as a multiple of `limit`, to find every row above s - U
 _MARGIN = 1e-9  # relative slack on the bound for floating-point rounding (bm25 sums in another order)
 
@@ -158,17 +159,25 @@ def best_rows(
 def ranked_rows(
     con: apsw.Connection, kind: str, filters: Filters, expr: str, limit: int
 ) -> list[tuple[int, str]]:
-    """Every matching row scored by FTS5, the best `limit` kept (ties by rowid, as `ORDER BY rank` keeps
-    them), then their term counts. Not `ORDER BY rank LIMIT` with memapp_tf in one statement: FTS5 then
-    sorts every matching row (no LIMIT reaches its sorter) and scores each twice."""
+    """Every matching row scored by FTS5, the best `limit` kept, with their term counts.
+
+    Without a join: one scoring pass with a bounded sort (ties by rowid, as `ORDER BY rank` keeps them),
+    then the kept rows' term counts; `ORDER BY rank LIMIT` sorts every matching row (FTS5's own sorter
+    never sees the LIMIT). With a join (filters, memories, summaries): FTS5's ranked stream, joined row by
+    row until `limit` rows pass (sorting after the join would look up every match first)."""
     table = TABLES[kind]
     source, where, args = _source(kind, filters)
+    if source != table:
+        sql = (
+            f"SELECT {table}.rowid, memapp_tf({table}) FROM {source} WHERE {table} MATCH ?{where} "
+            f"ORDER BY {table}.rank LIMIT ?"
+        )
+        return [(int(i), str(tf)) for i, tf in con.execute(sql, [expr, *args, limit])]
     ids = [
         int(i)
         for (i,) in con.execute(
-            f"SELECT {table}.rowid FROM {source} WHERE {table} MATCH ?{where} "
-            f"ORDER BY bm25({table}), {table}.rowid LIMIT ?",
-            [expr, *args, limit],
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY bm25({table}), rowid LIMIT ?",
+            (expr, limit),
         )
     ]
     return term_counts(con, table, expr, ids)
@@ -194,13 +203,15 @@ def pruned_rows(
         return None  # no row has a rare phrase: the common ones decide alone
     rows = int(str(first[0]).split(" ", 1)[0])
     bound = sum(fts5_idf(rows, dfs[i]) * (FTS5_K1 + 1.0) for i in common)
+    if bound >= PRUNE_SHARE * min(fts5_idf(rows, df) for i, df in enumerate(dfs) if i not in common):
+        return None  # a row with one rare word scores about its IDF: the bound would rarely hold
     source, where, args = _source(kind, filters)
     deep = limit * DEEPER
+    score = f"{table}.rank" if source != table else f"bm25({table})"  # the same value; see ranked_rows
     ranked = [
         (float(r), int(i))
         for i, r in con.execute(
-            f"SELECT {table}.rowid, {table}.rank FROM {source} WHERE {table} MATCH ?{where} "
-            f"ORDER BY {table}.rank LIMIT ?",
+            f"SELECT {table}.rowid, {score} FROM {source} WHERE {table} MATCH ?{where} ORDER BY 2 LIMIT ?",
             [rare, *args, deep],
         )
     ]
