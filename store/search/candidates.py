@@ -34,8 +34,8 @@ TABLES = {"message": "fts_messages", "memory": "fts_memories", "summary": "fts_s
 FTS5_K1 = 1.2  # the k1 of FTS5's built-in bm25(), which orders `rank`
 COMMON_ROWS = 1_000  # a phrase in fewer rows than this is cheap to score: never worth the split
 COMMON_SHARE = 2.0  # ... and it must be in at least this many times the rows of the other phrases together
-PRUNE_SHARE = 0.5  # tried only when the common phrases' bound is below this share of the rarest's IDF
-DEEPER = 10  # E-rows asked for, as a multiple of `limit`, to find every row above s - U
+CLEAR = 1.5  # tried only when 2 x `limit` rows have a phrase whose IDF is this many times the bound
+DEEPER = 20  # E-rows asked for, as a multiple of `limit`, to find every row above s - U
 _MARGIN = 1e-9  # relative slack on the bound for floating-point rounding (bm25 sums in another order)
 
 
@@ -49,17 +49,25 @@ def fts5_idf(rows: int, df: int) -> float:
     return idf if idf > 0.0 else 1e-6
 
 
-def common_phrases(dfs: Sequence[int]) -> list[int]:
-    """Indexes of the phrases worth leaving out of FTS5's scoring pass: each in COMMON_ROWS rows or more
-    and in COMMON_SHARE times the rows of the phrases left (most common first). Never all of them."""
+def common_phrases(dfs: Sequence[int], rows: int, limit: int) -> list[int]:
+    """Indexes of the phrases worth leaving out of FTS5's scoring pass (empty: none).
+
+    The most common phrases together, each in COMMON_ROWS rows or more and together in COMMON_SHARE
+    times the rows of the others (else the split saves little), as many as still leave the bound
+    clearable: a row with one rare phrase scores about that phrase's IDF, so 2 x `limit` rows must hold a
+    phrase whose IDF is CLEAR times the bound, or the `limit`-th best E-score would not clear it and the
+    attempt would be wasted. Never all of them."""
     order = sorted(range(len(dfs)), key=lambda i: -dfs[i])
-    common: list[int] = []
-    for i in order[:-1]:
-        rest = sum(dfs[j] for j in order if j != i and j not in common)
-        if dfs[i] < COMMON_ROWS or dfs[i] < COMMON_SHARE * rest:
-            break
-        common.append(i)
-    return common
+    for j in range(len(order) - 1, 0, -1):  # the biggest split first
+        common, rest = order[:j], order[j:]
+        if dfs[common[-1]] < COMMON_ROWS or sum(dfs[i] for i in common) < COMMON_SHARE * sum(
+            dfs[i] for i in rest
+        ):
+            continue
+        bound = sum(fts5_idf(rows, dfs[i]) * (FTS5_K1 + 1.0) for i in common)
+        if sum(dfs[i] for i in rest if fts5_idf(rows, dfs[i]) >= CLEAR * bound) >= 2 * limit:
+            return common
+    return []
 
 
 # -- SQL ------------------------------------------------------------------------------------------------
@@ -148,11 +156,15 @@ def best_rows(
 ) -> list[tuple[int, str]]:
     """(id, memapp_tf) of the `limit` rows FTS5 ranks best for the OR of `phrases` (any order)."""
     expr = " OR ".join(quote(p, p == prefix) for p in phrases)
-    common = common_phrases(dfs)
-    if common:
-        found = pruned_rows(con, kind, filters, phrases, prefix, dfs, limit, expr, common)
-        if found is not None:
-            return found
+    if len(dfs) > 1 and max(dfs) >= COMMON_ROWS:
+        table = TABLES[kind]
+        first = con.execute(f"SELECT memapp_tf({table}) FROM {table} WHERE {table} MATCH ? LIMIT 1", (expr,))
+        rows = int(str(next(iter(first))[0]).split(" ", 1)[0])  # some row matches: a df is not 0
+        common = common_phrases(dfs, rows, limit)
+        if common:
+            found = pruned_rows(con, kind, filters, phrases, prefix, dfs, limit, expr, common, rows)
+            if found is not None:
+                return found
     return ranked_rows(con, kind, filters, expr, limit)
 
 
@@ -193,18 +205,12 @@ def pruned_rows(
     limit: int,
     expr: str,
     common: Sequence[int],
+    rows: int,
 ) -> list[tuple[int, str]] | None:
+    """The pruned path (module docstring); None when its bound does not hold and the full query must run."""
     table = TABLES[kind]
     rare = " OR ".join(quote(p, p == prefix) for i, p in enumerate(phrases) if i not in common)
-    first = con.execute(
-        f"SELECT memapp_tf({table}) FROM {table} WHERE {table} MATCH ? LIMIT 1", (rare,)
-    ).fetchone()
-    if first is None:
-        return None  # no row has a rare phrase: the common ones decide alone
-    rows = int(str(first[0]).split(" ", 1)[0])
     bound = sum(fts5_idf(rows, dfs[i]) * (FTS5_K1 + 1.0) for i in common)
-    if bound >= PRUNE_SHARE * min(fts5_idf(rows, df) for i, df in enumerate(dfs) if i not in common):
-        return None  # a row with one rare word scores about its IDF: the bound would rarely hold
     source, where, args = _source(kind, filters)
     deep = limit * DEEPER
     score = f"{table}.rank" if source != table else f"bm25({table})"  # the same value; see ranked_rows

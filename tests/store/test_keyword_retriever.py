@@ -205,7 +205,7 @@ def pruned(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> d
     if request.param != "default":
         monkeypatch.setattr(candidates, "COMMON_ROWS", 1)
         monkeypatch.setattr(candidates, "COMMON_SHARE", 0.5 if request.param == "split-often" else 0.0)
-        monkeypatch.setattr(candidates, "PRUNE_SHARE", math.inf)
+        monkeypatch.setattr(candidates, "CLEAR", 0.0)
         monkeypatch.setattr(keyword, "RESCORE_DEPTH", 20)  # a cut the fixture's filtered kinds still exceed
     used = {"tried": 0, "pruned": 0}
     real = candidates.pruned_rows
