@@ -34,6 +34,7 @@ TABLES = {"message": "fts_messages", "memory": "fts_memories", "summary": "fts_s
 FTS5_K1 = 1.2  # the k1 of FTS5's built-in bm25(), which orders `rank`
 COMMON_ROWS = 1_000  # a phrase in fewer rows than this is cheap to score: never worth the split
 COMMON_SHARE = 2.0  # ... and it must be in at least this many times the rows of the other phrases together
+FEW_ROWS = 2_000  # matches (sum of the phrases' rows) below which FTS5's own sort is cheap enough
 CLEAR = 1.5  # tried only when 2 x `limit` rows have a phrase whose IDF is this many times the bound
 DEEPER = 20  # E-rows asked for, as a multiple of `limit`, to find every row above s - U
 _MARGIN = 1e-9  # relative slack on the bound for floating-point rounding (bm25 sums in another order)
@@ -165,21 +166,22 @@ def best_rows(
             found = pruned_rows(con, kind, filters, phrases, prefix, dfs, limit, expr, common, rows)
             if found is not None:
                 return found
-    return ranked_rows(con, kind, filters, expr, limit)
+    return ranked_rows(con, kind, filters, expr, limit, few=sum(dfs) <= FEW_ROWS)
 
 
 def ranked_rows(
-    con: apsw.Connection, kind: str, filters: Filters, expr: str, limit: int
+    con: apsw.Connection, kind: str, filters: Filters, expr: str, limit: int, *, few: bool = False
 ) -> list[tuple[int, str]]:
     """Every matching row scored by FTS5, the best `limit` kept, with their term counts.
 
     Without a join: one scoring pass with a bounded sort (ties by rowid, as `ORDER BY rank` keeps them),
     then the kept rows' term counts; `ORDER BY rank LIMIT` sorts every matching row (FTS5's own sorter
     never sees the LIMIT). With a join (filters, memories, summaries): FTS5's ranked stream, joined row by
-    row until `limit` rows pass (sorting after the join would look up every match first)."""
+    row until `limit` rows pass (sorting after the join would look up every match first). `few` matches:
+    that stream too (one statement costs less than two when there is little to sort)."""
     table = TABLES[kind]
     source, where, args = _source(kind, filters)
-    if source != table:
+    if source != table or few:
         sql = (
             f"SELECT {table}.rowid, memapp_tf({table}) FROM {source} WHERE {table} MATCH ?{where} "
             f"ORDER BY {table}.rank LIMIT ?"

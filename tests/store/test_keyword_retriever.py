@@ -198,11 +198,14 @@ FILTERS = [
 ]
 
 
-@pytest.fixture(params=["default", "split-often", "split-always"])
+@pytest.fixture(params=["default", "bounded-sort", "split-often", "split-always"])
 def pruned(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """The thresholds of the common-phrase split: as shipped, and low enough that the fixture's common
-    words take the pruned path (counted, so a test proves the path ran and agreed)."""
-    if request.param != "default":
+    """The thresholds: as shipped (the fixture is small: FTS5's own ranked stream), the bounded sort a
+    big archive takes, and the common-phrase split low enough that the fixture's common words take the
+    pruned path (counted, so a test proves the path ran and agreed)."""
+    if request.param in ("bounded-sort", "split-often"):
+        monkeypatch.setattr(candidates, "FEW_ROWS", 0)
+    if request.param.startswith("split"):
         monkeypatch.setattr(candidates, "COMMON_ROWS", 1)
         monkeypatch.setattr(candidates, "COMMON_SHARE", 0.5 if request.param == "split-often" else 0.0)
         monkeypatch.setattr(candidates, "CLEAR", 0.0)
