@@ -159,8 +159,12 @@ def best_rows(
     expr = " OR ".join(quote(p, p == prefix) for p in phrases)
     if len(dfs) > 1 and max(dfs) >= COMMON_ROWS:
         table = TABLES[kind]
-        first = con.execute(f"SELECT memapp_tf({table}) FROM {table} WHERE {table} MATCH ? LIMIT 1", (expr,))
-        rows = int(str(next(iter(first))[0]).split(" ", 1)[0])  # some row matches: a df is not 0
+        first = con.execute(
+            f"SELECT memapp_tf({table}) FROM {table} WHERE {table} MATCH ? LIMIT 1", (expr,)
+        ).fetchone()
+        if first is None:  # the rows were deleted since the frequencies were read
+            return []
+        rows = int(str(first[0]).split(" ", 1)[0])  # the table's row count (memapp_tf's first field)
         common = common_phrases(dfs, rows, limit)
         if common:
             found = pruned_rows(con, kind, filters, phrases, prefix, dfs, limit, expr, common, rows)
