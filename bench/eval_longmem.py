@@ -21,9 +21,7 @@ Used by `bench/eval_search.py` (the default set). Why it is shaped this way:
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -38,11 +36,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))  # _common, also when this file is loaded by path (tests)
 
-from store import MessageIn, Store, ThreadIn  # noqa: E402
+from _common import load_jsonl, write_eval_threads  # noqa: E402
+
+from store import Store  # noqa: E402
 from store.migrations import LATEST  # noqa: E402
 from store.search.engine import DEPTH, Filters  # noqa: E402
-from store.threads import PreparedChunks  # noqa: E402
 
 LONGMEM = ROOT / "bench" / "eval" / "longmem"
 CACHE = ROOT / "bench" / ".data"
@@ -51,17 +51,6 @@ KS = (5, 10)
 RETRIEVERS = ("hybrid", "keyword", "vector", "bm25")
 SPLITS = ("tune", "test")
 WORD = re.compile(r"\w+")
-
-
-def load_jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
-def epoch(text: str | None) -> float | None:
-    if not text:
-        return None
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
 def conversation_of(thread_id: str) -> str:
@@ -85,33 +74,6 @@ def cache_dir(model_name: str) -> Path:
     return CACHE / f"longmem-{digest.hexdigest()[:16]}"
 
 
-def write_archive(store: Store, threads: Sequence[dict[str, Any]]) -> None:
-    """Every thread of one archive, embedded in one call (the model batches by length)."""
-    ins = [
-        ThreadIn(
-            source="eval",
-            external_id=t["id"],
-            title=t.get("title", ""),
-            created_at=epoch(t.get("created_at")),
-            messages=[
-                MessageIn(m["role"], m["content"], external_id=m["id"], created_at=epoch(m.get("created_at")))
-                for m in t["messages"]
-            ],
-        )
-        for t in threads
-    ]
-    prepared = store.prepare_chunks([m for t in ins for m in t.messages])
-    start = cursor = 0
-    for t in ins:
-        share = None
-        if prepared is not None and prepared.vectors is not None:
-            spans = prepared.spans[start : start + len(t.messages)]
-            n_chunks = sum(len(s) for s in spans)
-            share = PreparedChunks(spans, prepared.vectors[cursor : cursor + n_chunks])
-            start, cursor = start + len(t.messages), cursor + n_chunks
-        store.write_thread(t, prepared=share)
-
-
 def ensure_databases(embedder: Any, *, rebuild: bool = False) -> tuple[Path, bool]:
     """The cached chat.db per conversation; (folder, built now?). Built in a private folder, then renamed,
     so two runs at once never see a half-written cache."""
@@ -126,7 +88,7 @@ def ensure_databases(embedder: Any, *, rebuild: bool = False) -> tuple[Path, boo
         try:
             if store.vector_problem:
                 raise RuntimeError(f"no embedding model: {store.vector_problem}")
-            write_archive(store, threads)
+            write_eval_threads(store, threads)  # embedded in one call: the model batches by length
         finally:
             store.close()
     if final.is_dir():

@@ -7,7 +7,9 @@ from the installed model directory (nothing is downloaded), with torch, in a *se
 has torch in it. It is made once, on first use or by `memapp embed --prepare`, and kept in the user
 cache dir under a name carrying the source model's content hash: a changed or different model gets its
 own file, and a stale one is never used. The file is written to a temporary name and renamed into
-place (a crash leaves no half file under the real name), mode 0600, in folders made 0700.
+place (a crash leaves no half file under the real name), mode 0600, in folders made 0700; the temporary
+name carries the writer's pid, and the next export removes those of writers that are gone (a killed
+export would otherwise leave ~90 MB behind in the cache for good).
 
 Hashing 90 MB of weights costs a fifth of a second, too much for every cold `memapp search`: the
 content hash is remembered in a small stamp file keyed by the files' (name, size, mtime), so a cold
@@ -119,7 +121,7 @@ def private_dir(path: Path) -> None:
 
 def _write_atomic(dest: Path, data: bytes) -> None:
     private_dir(dest.parent)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.{os.getpid()}-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fp:
             fp.write(data)
@@ -130,6 +132,29 @@ def _write_atomic(dest: Path, data: bytes) -> None:
         raise
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_partials(folder: Path) -> list[Path]:
+    """Remove the temporary export files in `folder` whose writer has ended; returns what was removed."""
+    removed = []
+    with contextlib.suppress(OSError):
+        for path in folder.glob(".*.tmp"):
+            pid_text = path.name.rsplit(".", 2)[-2].split("-", 1)[0]  # .NAME.PID-RANDOM.tmp
+            if pid_text.isdigit() and not _alive(int(pid_text)):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                    removed.append(path)
+    return removed
+
+
 def ensure_onnx(model_dir: Path, timeout: float = EXPORT_TIMEOUT_S) -> Path:
     """The ONNX copy of `model_dir`, made now in a child process if it is not cached yet.
 
@@ -137,6 +162,7 @@ def ensure_onnx(model_dir: Path, timeout: float = EXPORT_TIMEOUT_S) -> Path:
     dest = onnx_path(model_dir)
     if dest.is_file():
         return dest
+    sweep_partials(dest.parent)
     _child([str(model_dir), str(dest)], dest, timeout)
     return dest
 
@@ -181,7 +207,7 @@ def export(model_dir: Path, dest: Path) -> None:
 
     ids = torch.ones((2, 16), dtype=torch.long)
     private_dir(dest.parent)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.{os.getpid()}-", suffix=".tmp")
     os.close(fd)
     try:
         axes = {0: "batch", 1: "sequence"}

@@ -7,6 +7,9 @@ Why a module of its own: the same three promises hold for every file we write, a
   then take the final name with an atomic rename. A kill, Ctrl-C or a full disk leaves the previous file
   (or nothing) under that name, never a truncated one (an interrupted export once left a 251 MB previous
   export at 0 bytes; an interrupted backup left a file memapp later opened as a valid empty database).
+- Nothing left behind: a temporary file carries its writer's pid in its name, and the next write into the
+  same folder removes those whose writer is gone (a SIGKILL gives a process no chance to clean up; a
+  killed 250 MB export would otherwise stay there, hidden, for good).
 - Never over the database: an output path that is chat.db itself or one of its -wal/-shm/-journal
   sidecars is refused before anything is opened (writing an export there destroyed both).
 """
@@ -59,12 +62,37 @@ def _fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
+def _writer_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def sweep_partials(folder: Path) -> list[Path]:
+    """Remove the temporary files in `folder` whose writing process has ended (killed before it could
+    remove them); returns what was removed. A file of a live writer is never touched."""
+    removed = []
+    with contextlib.suppress(OSError):
+        for path in folder.glob(PARTIAL_PREFIX + "*"):  # the file, and a backup's -journal beside it
+            pid_text = path.name[len(PARTIAL_PREFIX) :].split("-", 1)[0]
+            if pid_text.isdigit() and not _writer_alive(int(pid_text)):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                    removed.append(path)
+    return removed
+
+
 @contextlib.contextmanager
 def partial_file(dest: Path, *, binary: bool = False) -> Iterator[tuple[Path, IO[Any]]]:
     """A private temporary file next to `dest`, open for writing; the caller moves it into place with
     `commit_partial` (or `atomic_write` does both). Removed again if the block raises."""
     private_dir(dest.parent)
-    fd, tmp = tempfile.mkstemp(prefix=PARTIAL_PREFIX, suffix=".tmp", dir=dest.parent)
+    sweep_partials(dest.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f"{PARTIAL_PREFIX}{os.getpid()}-", suffix=".tmp", dir=dest.parent)
     os.fchmod(fd, 0o600)
     tmp_path = Path(tmp)
     try:

@@ -11,6 +11,16 @@ the child ends, writes its exit status to the "rc" file (-9 after a SIGKILL). `-
 the store use the deterministic FakeEmbedder instead of loading all-MiniLM (seconds per process), so
 vector writes are exercised cheaply.
 
+A request may also carry "kill_at_write": N (the child kills itself just before its Nth write to any file
+SQLite writes) and "writes_out": PATH (the child writes how many writes it made there when it ends). Why:
+a kill timed by watching chat.db from outside lands only while the command still runs, and short commands
+(a schema migration, accepting one suggestion, adding one memory) are often done before the watcher
+reacts. Counting SQLite's writes (database, WAL, journal) gives every command a sequence of progress points
+it always passes: count them once, then kill before a seeded random one, and every kill lands inside the
+work on any machine at any load (the process-crash half of SQLite's own crash tests: what reached the OS
+stays, the rest never happened). The counting VFS is installed in the forked child, before the command
+opens a connection, as the default, inheriting every method from the platform's own.
+
 The edit loop is what a person editing memories by hand does, through the same CLI code path: each step
 is journalled as {"begin": …} before and {"done": …} after `app.cli.main` returns 0, written with
 os.write, so after a kill the test knows every edit that was acknowledged and the one in flight.
@@ -27,6 +37,7 @@ import os
 import random
 import signal
 import sys
+import threading
 import time
 import traceback
 from typing import Any
@@ -38,6 +49,45 @@ def _patch_fake_embedder() -> None:
 
     assert hasattr(store.core, "make_embedder")  # else the patch below would do nothing
     store.core.make_embedder = lambda *a, **k: FakeEmbedder()  # type: ignore[assignment]
+
+
+class _WriteCounter:
+    """Counts SQLite's writes; at `kill_at` (1-based) the process kills itself instead of writing."""
+
+    def __init__(self, kill_at: int | None) -> None:
+        self.kill_at = kill_at
+        self.writes = 0
+        self.lock = threading.Lock()
+
+    def tick(self) -> None:
+        with self.lock:
+            self.writes += 1
+            if self.kill_at is not None and self.writes >= self.kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _count_writes(counter: _WriteCounter) -> Any:
+    """Make a counting VFS the default for every connection opened from now on (keep the result alive)."""
+    import apsw
+
+    base = apsw.vfs_names()[0]  # the platform's default ("unix")
+
+    class CountingFile(apsw.VFSFile):
+        def __init__(self, name: Any, flags: list[int]) -> None:
+            super().__init__(base, name, flags)
+
+        def xWrite(self, data: bytes, offset: int) -> None:  # noqa: N802 - apsw's name
+            counter.tick()
+            super().xWrite(data, offset)
+
+    class CountingVFS(apsw.VFS):
+        def __init__(self) -> None:
+            super().__init__("memapp-kill-at-write", base, makedefault=True)
+
+        def xOpen(self, name: Any, flags: list[int]) -> apsw.VFSFile:  # noqa: N802 - apsw's name
+            return CountingFile(name, flags)
+
+    return CountingVFS()
 
 
 def _edit_loop(
@@ -146,6 +196,7 @@ def _zygote(main: Any) -> int:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             code = 1
+            counter = _WriteCounter(request.get("kill_at_write"))
             try:
                 _redirect(1, request["out"])
                 _redirect(2, request["err"])
@@ -153,10 +204,15 @@ def _zygote(main: Any) -> int:
                 sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
                 if request["fake_embedder"]:
                     _patch_fake_embedder()
+                if request.get("kill_at_write") is not None or request.get("writes_out"):
+                    vfs = _count_writes(counter)  # noqa: F841 - registered while it lives
                 code = _run(main, request["argv"])
             except BaseException:
                 traceback.print_exc()
             finally:
+                if request.get("writes_out"):
+                    with open(request["writes_out"], "w") as fh:
+                        fh.write(str(counter.writes))
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(code)

@@ -1,10 +1,12 @@
 """Print (or write into README.md) the table of what the last soak run survived.
 
-    .venv/bin/python tests/reliability/soak_table.py [--readme]
+    .venv/bin/python tests/reliability/soak_table.py [--readme] [--seconds N]
 
 Reads bench/out/soak.json, which the reliability suite writes at the end of a passing run with
-MEMAPP_SOAK=1 (tests/reliability/conftest.py); `make soak` runs both. `--readme` replaces the text between
-`<!-- soak:start -->` and `<!-- soak:end -->` in README.md.
+MEMAPP_SOAK=1 (tests/reliability/conftest.py), and bench/out/resources.json (bench/resources.py: memory
+and file descriptors over time) when it was written after it; `make soak` runs all three. The table
+leads with the totals, then each series. `--readme` replaces the text between `<!-- soak:start -->` and
+`<!-- soak:end -->` in README.md.
 """
 
 from __future__ import annotations
@@ -14,36 +16,84 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 SOAK_JSON = ROOT / "bench" / "out" / "soak.json"
+RESOURCES_JSON = ROOT / "bench" / "out" / "resources.json"
 START, END = "<!-- soak:start -->", "<!-- soak:end -->"
 
 
-def table(data: dict) -> str:
+def _total(figures: dict[str, int], prefix: str) -> int:
+    return sum(v for k, v in figures.items() if k.startswith(prefix))
+
+
+def rows(data: dict[str, Any], resources: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """(what, figure) in table order: totals, resources, then every series of the run."""
+    figures: dict[str, int] = data["figures"]
+    kills = {k for k in figures if k.startswith("kills survived (")}
+    fuzz = {k for k in figures if k.startswith("fuzz cases (")}
+    out = [
+        (
+            f"**kills survived, all {len(kills)} writers** (SIGKILL at a seeded progress point; each followed by "
+            "integrity, index and history checks, then a run to the exact expected state)",
+            f"**{_total(figures, 'kills survived ('):,}**",
+        ),
+        (
+            f"**fuzz cases, all {len(fuzz)} formats** (no traceback, every problem reported)",
+            f"**{_total(figures, 'fuzz cases ('):,}**",
+        ),
+        (
+            "**lost updates** (acknowledged edits missing, access counts off)",
+            f"**{figures.get('lost updates', 0):,}**",
+        ),
+    ]
+    if resources:
+        mcp = resources["mcp"]
+        small, big = resources["import"][0], resources["import"][-1]
+        out += [
+            (
+                f"RSS growth of an MCP server over {mcp['calls']:,} tool calls (after 100 → after all)",
+                f"{resources['mcp_rss_growth_mib']:+.1f} MiB ({mcp['after']['100']['rss_mib']} → "
+                f"{mcp['after'][str(mcp['calls'])]['rss_mib']} MiB), open files {resources['mcp_fd_growth']:+d}",
+            ),
+            (
+                f"peak RSS importing a {big['export_mb']:.0f} MB export vs a {small['export_mb']:.0f} MB one",
+                f"{big['peak_rss_mib']} vs {small['peak_rss_mib']} MiB "
+                f"({resources['import_peak_rss_ratio_big_vs_small']}x)",
+            ),
+        ]
+    out += [(name, f"{value:,}") for name, value in figures.items() if name != "lost updates"]
+    return out
+
+
+def table(data: dict[str, Any], resources: dict[str, Any] | None = None) -> str:
     lines = [
         f"Last soak run: {data['date']}, {data['machine']}, {data.get('minutes', '?')} min (`make soak`).",
         "",
         "| What | Count |",
         "|---|---|",
     ]
-    lines += [f"| {name} | {value:,} |" for name, value in data["figures"].items()]
+    lines += [f"| {what} | {figure} |" for what, figure in rows(data, resources)]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--readme", action="store_true", help="write the table into README.md")
-    parser.add_argument("--minutes", type=float, help="how long the soak run took (make soak passes it)")
+    parser.add_argument("--seconds", type=float, help="how long the soak run took (make soak passes it)")
     args = parser.parse_args(argv)
     if not SOAK_JSON.exists():
         print(f"{SOAK_JSON} is missing: run `make soak` first", file=sys.stderr)
         return 1
     data = json.loads(SOAK_JSON.read_text())
-    if args.minutes is not None:
-        data["minutes"] = round(args.minutes, 1)
+    if args.seconds is not None:
+        data["minutes"] = round(args.seconds / 60, 1)
         SOAK_JSON.write_text(json.dumps(data, indent=1))
-    text = table(data)
+    resources = None
+    if RESOURCES_JSON.exists() and RESOURCES_JSON.stat().st_mtime >= SOAK_JSON.stat().st_mtime - 3600:
+        resources = json.loads(RESOURCES_JSON.read_text())  # measured with this run (or within its hour)
+    text = table(data, resources)
     print(text)
     if args.readme:
         readme = ROOT / "README.md"

@@ -1,14 +1,16 @@
 """Promise 1, crash safety: a `memapp` process killed with SIGKILL at any moment leaves chat.db whole.
 
-Each test kills the real CLI (app.cli.main in a fresh process, see cli_runner.py) at seeded random
-moments during an import, a memory edit loop, `cleanup --apply` and `reindex`, then checks, after
+Each test kills the real CLI (app.cli.main in a forked process, see cli_runner.py) at seeded random
+points of progress during an import (a message count reached in chat.db), a memory edit loop (an edit
+count), `cleanup --apply` and `reindex` (just before a random one of the writes SQLite makes), then checks, after
 every kill: `PRAGMA integrity_check` is ok, the FTS and vector rows pair up with the canonical rows
 (ids, not only counts), every thread's message_count/token_count matches its messages, no thread is
 half-written, and memory_history replays to exactly the rows. Finally the same command is run to the
 end and must reach exactly the expected counts.
 
-The kill moments come from `random.Random(SEED + n)`; set MEMAPP_CRASH_SEED to replay a failure's
-schedule (the moments are reproducible; what the process had done by then depends on the machine).
+The kill points come from `random.Random(SEED + n)`; set MEMAPP_CRASH_SEED to replay a failure's
+schedule (a write-count kill is exactly reproducible; a progress-count kill lands within a few
+milliseconds of its point).
 CI runs a short series (about 40 kills, < 60 s); `MEMAPP_SOAK=1` or `-m soak` runs longer ones with
 bigger exports, and the real-model import kill.
 """
@@ -29,36 +31,20 @@ from embeddings import FakeEmbedder
 from store import Store, maintenance
 from store.cleanup import Thresholds, apply_cleanup, find_candidates
 from store.importing.pipeline import import_paths
-from tests.reliability.reliability_helpers import (
-    ExportSpec,
-    Runner,
-    Zygote,
+from tests.reliability.generated_exports import ExportSpec, conversation_texts, write_chatgpt, write_generic
+from tests.reliability.invariants import (
     apply_edit,
-    conversation_texts,
-    database_problems,
-    history_problems,
+    checked_store,
     memory_state,
-    no_embed_config,
     thread_contents,
-    write_chatgpt,
-    write_generic,
 )
+from tests.reliability.processes import Runner, Zygote, count_kills, kill_at_a_write, no_embed_config
 
 SEED = int(os.environ.get("MEMAPP_CRASH_SEED", "8008"))
 DAY = 86400.0
 
 # serial: SIGKILL loops over child processes, each many seconds of both cores
 pytestmark = [pytest.mark.soak, pytest.mark.serial]
-
-
-def _check(db: Path) -> Store:
-    """Open chat.db after a kill (this recovers the WAL) and assert the invariants that always hold."""
-    store = Store(db, embedder=None)
-    problems = database_problems(store) + history_problems(store)
-    if problems:
-        store.close()
-        raise AssertionError("\n".join(problems[:20]))
-    return store
 
 
 def _thread_states(store: Store, source: str, full: ExportSpec, before: ExportSpec) -> list[str]:
@@ -132,7 +118,7 @@ def _import_series(
                 landed += 1
             else:
                 assert job.poll() == 0 and job.stderr() == "", job.stderr()
-            with _check(db) as store:
+            with checked_store(db) as store:
                 states = _thread_states(store, source, spec, before)
                 stored = store.scalar("SELECT count(*) FROM messages")
             _assert_in_order(states)
@@ -141,7 +127,7 @@ def _import_series(
     assert finish.stderr() == ""
     report_json = json.loads(finish.stdout())
     assert report_json["messages_added"] == spec.messages - stored  # exactly what the kills left undone
-    with _check(db) as store:
+    with checked_store(db) as store:
         assert _thread_states(store, source, spec, before) == ["new"] * n_threads
         assert store.scalar("SELECT count(*) FROM threads") == n_threads
         assert store.scalar("SELECT count(*) FROM messages") == spec.messages
@@ -156,7 +142,7 @@ def _import_series(
     return {"landed": landed, "kills": kills, "states": states, "report": report_json}
 
 
-def test_import_killed_20_times_then_completes(tmp_path: Path, soak: bool) -> None:
+def test_import_killed_20_times_then_completes(tmp_path: Path, soak: bool, figures: dict[str, int]) -> None:
     result = _import_series(
         tmp_path,
         fmt="chatgpt",
@@ -168,9 +154,12 @@ def test_import_killed_20_times_then_completes(tmp_path: Path, soak: bool) -> No
     )
     assert result["landed"] >= result["kills"] // 2, f"only {result['landed']} kills hit a running import"
     assert result["report"]["errors"] == []
+    count_kills(figures, "import", result["landed"])
 
 
-def test_import_with_vectors_killed_then_completes(tmp_path: Path, soak: bool) -> None:
+def test_import_with_vectors_killed_then_completes(
+    tmp_path: Path, soak: bool, figures: dict[str, int]
+) -> None:
     """The embedding pipeline (batches encoded on a worker thread, written thread by thread) with the
     fake embedder: chunk rows and their vectors are written in the thread's transaction or not at all."""
     result = _import_series(
@@ -183,10 +172,13 @@ def test_import_with_vectors_killed_then_completes(tmp_path: Path, soak: bool) -
         seed=SEED + 1,
     )
     assert result["landed"] >= 1
+    count_kills(figures, "import with vectors", result["landed"])
 
 
 @pytest.mark.model
-def test_import_with_the_real_model_killed_then_completes(tmp_path: Path, soak: bool) -> None:
+def test_import_with_the_real_model_killed_then_completes(
+    tmp_path: Path, soak: bool, figures: dict[str, int]
+) -> None:
     if not soak:
         pytest.skip("soak only (MEMAPP_SOAK=1 or -m soak): each kill waits for the model to load, ~15 s")
     spec = conversation_texts(SEED + 2, 120, 12)
@@ -194,17 +186,24 @@ def test_import_with_the_real_model_killed_then_completes(tmp_path: Path, soak: 
     db = tmp_path / "chat.db"
     args = ["--db", str(db), "import", str(export), "--json"]
     rng = random.Random(SEED + 2)
+    landed = 0
     for n in range(3):
+        # A fresh process each time (the model loads in it, as for a user), killed once a seeded share of
+        # the messages is stored: a point of progress, not a moment.
         runner = Runner(args, tmp_path, tag=f"run-{n}")
         runner.go()
-        runner.kill_after(15.0 + rng.uniform(0.0, 30.0))
-        _check(db).close()
+        with Store(db, embedder=None) as store:
+            stored = store.scalar("SELECT count(*) FROM messages") if store.schema_version() else 0
+        target = min(spec.messages, stored + 1 + int(rng.uniform(0.1, 0.5) * (spec.messages - stored)))
+        landed += runner.kill_when(db, "SELECT count(*) FROM messages", target, timeout=600)
+        checked_store(db).close()
     finish = Runner(args, tmp_path, tag="finish")
     finish.go()
     assert finish.wait(timeout=900) == 0, finish.stderr()
-    with _check(db) as store:
+    with checked_store(db) as store:
         assert store.scalar("SELECT count(*) FROM messages") == spec.messages
         assert store.stats()["embedded_chunks"] >= spec.messages
+    count_kills(figures, "import with the real model", landed)
 
 
 # -- memory edits -------------------------------------------------------------------------------------
@@ -215,7 +214,7 @@ def test_import_with_the_real_model_killed_then_completes(tmp_path: Path, soak: 
 EDIT_EVENTS = "SELECT count(*) FROM memory_history WHERE event IN ('edit', 'importance', 'pin', 'unpin', 'delete', 'restore')"
 
 
-def test_memory_edit_loop_killed(tmp_path: Path, soak: bool) -> None:
+def test_memory_edit_loop_killed(tmp_path: Path, soak: bool, figures: dict[str, int]) -> None:
     db = tmp_path / "chat.db"
     with Store(db, embedder=FakeEmbedder()) as store, store.con:
         for i in range(30):
@@ -252,7 +251,7 @@ def test_memory_edit_loop_killed(tmp_path: Path, soak: bool) -> None:
         begun = [x["begin"] for x in lines if "begin" in x]
         done = [x["done"] for x in lines if "done" in x]
         assert begun[: len(done)] == done and len(begun) - len(done) <= 1
-        with _check(db) as store:
+        with checked_store(db) as store:
             for rec in begun:
                 old = model[rec["id"]]
                 new = apply_edit(old, rec["op"], rec["value"])  # type: ignore[arg-type]
@@ -267,6 +266,7 @@ def test_memory_edit_loop_killed(tmp_path: Path, soak: bool) -> None:
         acknowledged += len(done)
     zygote.close()
     assert acknowledged > kills  # the loop really edited between the kills
+    count_kills(figures, "memory edits", kills)
 
 
 # -- cleanup --apply ----------------------------------------------------------------------------------
@@ -297,15 +297,13 @@ def _cleanup_template(path: Path, n_candidates: int) -> Path:
     return path
 
 
-def test_cleanup_apply_killed_is_all_or_nothing(tmp_path: Path, soak: bool) -> None:
+def test_cleanup_apply_killed_is_all_or_nothing(tmp_path: Path, soak: bool, figures: dict[str, int]) -> None:
     template = _cleanup_template(tmp_path / "template.db", 3000 if soak else 800)
     reference = tmp_path / "reference.db"
     shutil.copy(template, reference)
     with Store(reference, embedder=FakeEmbedder()) as store:
         expected = {c.memory.id for c in find_candidates(store, Thresholds())}
-        t0 = time.monotonic()
         assert {c.memory.id for c in apply_cleanup(store, Thresholds())} == expected
-        seconds = time.monotonic() - t0
         pinned = {m.id for m in store.list_memories(pinned=True)}
     rng = random.Random(SEED + 4)
     landed = 0
@@ -313,9 +311,9 @@ def test_cleanup_apply_killed_is_all_or_nothing(tmp_path: Path, soak: bool) -> N
     for n in range(12 if soak else 4):
         db = tmp_path / f"chat-{n}.db"
         shutil.copy(template, db)
+        landed += kill_at_a_write(zygote, db, ["cleanup", "--apply", "--json"], rng)
         args = ["--db", str(db), "cleanup", "--apply", "--json"]
-        landed += zygote.run(args, fake_embedder=True).kill_after(rng.uniform(0.0, 1.2) * (seconds + 0.1))
-        with _check(db) as store:
+        with checked_store(db) as store:
             trashed = {m.id for m in store.list_memories(trash=True, limit=10**6)}
             assert trashed in (set(), expected), f"cleanup half-applied: {len(trashed)} of {len(expected)}"
             assert pinned <= {m.id for m in store.list_memories(pinned=True)}
@@ -323,19 +321,20 @@ def test_cleanup_apply_killed_is_all_or_nothing(tmp_path: Path, soak: bool) -> N
         assert finish.wait() == 0, finish.stderr()
         applied = {c["id"] for c in json.loads(finish.stdout())["candidates"]}
         assert applied == expected - trashed
-        with _check(db) as store:
+        with checked_store(db) as store:
             assert {m.id for m in store.list_memories(trash=True, limit=10**6)} == expected
             assert store.scalar("SELECT count(*) FROM memory_history WHERE event = 'cleanup'") == len(
                 expected
             )
     zygote.close()
-    assert landed >= 1
+    assert landed == (12 if soak else 4)
+    count_kills(figures, "cleanup --apply", landed)
 
 
 # -- reindex -----------------------------------------------------------------------------------------
 
 
-def test_reindex_killed_then_completes(tmp_path: Path, soak: bool) -> None:
+def test_reindex_killed_then_completes(tmp_path: Path, soak: bool, figures: dict[str, int]) -> None:
     db = tmp_path / "chat.db"
     spec = conversation_texts(SEED + 5, 600 if soak else 60, 12)
     export = write_generic(tmp_path / "threads.json", spec)
@@ -345,22 +344,20 @@ def test_reindex_killed_then_completes(tmp_path: Path, soak: bool) -> None:
             for i in range(200):
                 store.add_memory(f"memory {i} for the reindex", "fact", force=True)
         chunks = store.scalar("SELECT count(*) FROM message_chunks")
-        t0 = time.monotonic()
         maintenance.reindex(store)
-        seconds = time.monotonic() - t0
         assert store.scalar("SELECT count(*) FROM message_chunks") == chunks
     rng = random.Random(SEED + 6)
     runs = [["reindex", "--keyword-only", "--json"], ["reindex", "--json"]] * (6 if soak else 2)
     landed = 0
     with Zygote(tmp_path) as zygote:
         for command in runs:
-            job = zygote.run(["--db", str(db), *command], fake_embedder=True)
-            landed += job.kill_after(rng.uniform(0.0, 1.1) * (seconds + 0.1))
-            _check(db).close()
+            landed += kill_at_a_write(zygote, db, command, rng)
+            checked_store(db).close()
         finish = zygote.run(["--db", str(db), "reindex", "--json"], fake_embedder=True)
         assert finish.wait() == 0, finish.stderr()
-    assert landed >= 1
-    with _check(db) as store:
+    assert landed == len(runs)
+    count_kills(figures, "reindex", landed)
+    with checked_store(db) as store:
         assert store.scalar("SELECT count(*) FROM message_chunks") == chunks
         assert store.scalar("SELECT count(*) FROM vec_memories") == 200
         assert store.scalar("SELECT count(*) FROM fts_messages") == spec.messages

@@ -1,6 +1,7 @@
 """Crash safety for the writers test_crash.py does not cover (issue 20, part 1): `embed`, `summarize
 --all`, `trash purge` and a schema migration, each killed with SIGKILL at seeded progress points (a row
-count reached in chat.db, never a wall-clock moment), then checked like every crash test (integrity,
+count reached in chat.db, or just before a random one of the writes SQLite makes, counted on a copy
+first: never a wall-clock moment), then checked like every crash test (integrity,
 indexes paired with canonical rows, history replaying to the rows) and run to the end, which must reach
 exactly the expected state. CI kills each a few times; the soak run (`make soak`) many more.
 """
@@ -18,28 +19,14 @@ from embeddings import FakeEmbedder
 from store import Store
 from store.importing.pipeline import import_paths
 from store.migrations import LATEST
-from tests.reliability.reliability_helpers import (
-    Zygote,
-    conversation_texts,
-    database_problems,
-    history_problems,
-    no_embed_config,
-    write_generic,
-)
+from tests.reliability.generated_exports import conversation_texts, write_generic
+from tests.reliability.invariants import checked_store, database_problems
+from tests.reliability.processes import Zygote, count_kills, kill_at_a_write, no_embed_config
 
 SEED = int(os.environ.get("MEMAPP_CRASH_SEED", "8008"))
 FIXTURE_V1 = Path(__file__).resolve().parents[1] / "fixtures" / "chat-v1.db"
 
 pytestmark = [pytest.mark.soak, pytest.mark.serial]
-
-
-def _check(db: Path) -> Store:
-    store = Store(db, embedder=None)
-    problems = database_problems(store) + history_problems(store)
-    if problems:
-        store.close()
-        raise AssertionError("\n".join(problems[:20]))
-    return store
 
 
 def _count(db: Path, sql: str) -> int:
@@ -71,7 +58,7 @@ def _kill_series(
                 landed += 1
             else:
                 assert job.poll() == 0, job.stderr()
-            _check(db).close()
+            checked_store(db).close()
         finish = zygote.run(args, fake_embedder=fake_embedder, tag="finish")
         assert finish.wait() == 0, finish.stderr()
     return landed
@@ -84,10 +71,6 @@ def _imported(tmp: Path, n_threads: int, per_thread: int, *, embed: bool) -> tup
     with Store(db, embedder=FakeEmbedder() if embed else None) as store:
         assert import_paths(store, [export], embed=embed, summarize=False).ok
     return db, spec.messages
-
-
-def _count_kills(figures: dict[str, int], what: str, n: int) -> None:
-    figures[f"kills survived ({what})"] = figures.get(f"kills survived ({what})", 0) + n
 
 
 def test_embed_killed_then_completes(tmp_path: Path, soak: bool, figures: dict[str, int]) -> None:
@@ -104,8 +87,8 @@ def test_embed_killed_then_completes(tmp_path: Path, soak: bool, figures: dict[s
         seed=SEED + 1,
     )
     assert landed >= 1
-    _count_kills(figures, "embed", landed)
-    with _check(db) as store:
+    count_kills(figures, "embed", landed)
+    with checked_store(db) as store:
         missing = store.con.execute(
             "SELECT count(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
         ).fetchall()[0][0]
@@ -126,8 +109,8 @@ def test_summarize_all_killed_then_completes(tmp_path: Path, soak: bool, figures
         fake_embedder=False,
         seed=SEED + 2,
     )
-    _count_kills(figures, "summarize --all", landed)
-    with _check(db) as store:
+    count_kills(figures, "summarize --all", landed)
+    with checked_store(db) as store:
         assert store.con.execute("SELECT count(*) FROM thread_summaries").fetchall()[0][0] == n_threads
         # every summary was recorded with its compression history, none twice for the same state
         assert (
@@ -140,9 +123,9 @@ def test_summarize_all_killed_then_completes(tmp_path: Path, soak: bool, figures
 
 
 def test_trash_purge_killed_is_all_or_nothing(tmp_path: Path, soak: bool, figures: dict[str, int]) -> None:
-    db = tmp_path / "chat.db"
+    template = tmp_path / "template.db"
     n = 400 if soak else 120
-    with Store(db, embedder=None) as store:
+    with Store(template, embedder=None) as store:
         ids = [
             store.add_memory(f"note number {i} about topic {i * 7 % 13}", "fact").memory.id for i in range(n)
         ]
@@ -151,47 +134,45 @@ def test_trash_purge_killed_is_all_or_nothing(tmp_path: Path, soak: bool, figure
         with store.con:  # in the trash for a year: all past the retention
             store.con.execute("UPDATE long_term_memories SET deleted_at = deleted_at - 365 * 86400")
     rng = random.Random(SEED + 3)
+    kills = 12 if soak else 3
+    landed = 0
+    purge = ["--config", str(no_embed_config(tmp_path)), "trash", "purge"]
     with Zygote(tmp_path) as zygote:
-        for _ in range(8 if soak else 3):
-            job = zygote.run(["--db", str(db), "--config", str(no_embed_config(tmp_path)), "trash", "purge"])
-            _count_kills(
-                figures, "trash purge", int(job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.05)))
-            )
-            with _check(db) as store:
+        for k in range(kills):
+            db = tmp_path / f"chat-{k}.db"
+            shutil.copyfile(template, db)
+            landed += kill_at_a_write(zygote, db, purge, rng, fake_embedder=False)
+            with checked_store(db) as store:
                 left = store.con.execute("SELECT count(*) FROM long_term_memories").fetchall()[0][0]
                 assert left in (0, n)  # one transaction: all purged or none
-                if left == 0:
-                    break
-        else:
-            assert (
-                zygote.run(
-                    ["--db", str(db), "--config", str(no_embed_config(tmp_path)), "trash", "purge"]
-                ).wait()
-                == 0
-            )
-    with _check(db) as store:
-        assert store.con.execute("SELECT count(*) FROM long_term_memories").fetchall()[0][0] == 0
-        assert store.con.execute("SELECT count(*) FROM fts_memories").fetchall()[0][0] == 0
+            assert zygote.run(["--db", str(db), *purge]).wait() == 0
+            with checked_store(db) as store:
+                assert store.con.execute("SELECT count(*) FROM long_term_memories").fetchall()[0][0] == 0
+                assert store.con.execute("SELECT count(*) FROM fts_memories").fetchall()[0][0] == 0
+    assert landed == kills
+    count_kills(figures, "trash purge", landed)
 
 
 def test_migration_killed_leaves_either_version_and_then_completes(
     tmp_path: Path, soak: bool, figures: dict[str, int]
 ) -> None:
+    """The v1 -> latest migration (run by any command's open), killed before a random one of its writes."""
     rng = random.Random(SEED + 4)
-    for n in range(10 if soak else 3):
-        db = tmp_path / f"v1-{n}.db"
-        shutil.copyfile(FIXTURE_V1, db)
-        with Zygote(tmp_path) as zygote:
-            job = zygote.run(["--db", str(db), "--config", str(no_embed_config(tmp_path)), "stats", "--json"])
-            _count_kills(
-                figures,
-                "schema migration",
-                int(job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.03))),
-            )
-        with Store(db, embedder=None) as store:  # opening finishes the migration (v1 history predates replay)
-            assert database_problems(store) == []
-            assert store.schema_version() == LATEST
-            assert store.con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    landed = 0
+    with Zygote(tmp_path) as zygote:
+        for n in range(20 if soak else 4):
+            db = tmp_path / f"v1-{n}.db"
+            shutil.copyfile(FIXTURE_V1, db)
+            args = ["--config", str(no_embed_config(tmp_path)), "stats", "--json"]
+            landed += kill_at_a_write(zygote, db, args, rng, fake_embedder=False)
+            with Store(
+                db, embedder=None
+            ) as store:  # opening finishes the migration (v1 history predates replay)
+                assert database_problems(store) == []
+                assert store.schema_version() == LATEST
+                assert store.con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    assert landed == (20 if soak else 4)
+    count_kills(figures, "schema migration", landed)
 
 
 def test_memory_add_that_merges_or_supersedes_killed(
@@ -220,20 +201,22 @@ def test_memory_add_that_merges_or_supersedes_killed(
     rng = random.Random(SEED + 5)
     landed = 0
     with Zygote(tmp_path) as zygote:
-        for n in range(12 if soak else 4):
-            args = ["--db", str(db), "memory", "add", new[n % len(new)], "--category", "fact", "--json"]
-            job = zygote.run(args, fake_embedder=True)
-            landed += int(job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.04)))
-            _check(db).close()
+        for n in range(24 if soak else 4):
+            # Once a kill lands after the commit, that text is in; a new wording still merges or supersedes.
+            text = ["", "Update: ", "Note that ", "For the record, "][n // len(new) % 4] + new[n % len(new)]
+            args = ["memory", "add", text, "--category", "fact", "--json"]
+            landed += kill_at_a_write(zygote, db, args, rng)
+            checked_store(db).close()
         for text in new:  # then every add runs to the end: a refused merge is exit 1, never a crash
             job = zygote.run(
                 ["--db", str(db), "memory", "add", text, "--category", "fact"], fake_embedder=True
             )
             assert job.wait() in (0, 1), job.stderr()
             assert "Traceback" not in job.stderr()
-    with _check(db) as store:
+    with checked_store(db) as store:
         assert len(store.list_memories(limit=100)) >= len(base)
-    _count_kills(figures, "memory add with merge/supersede", landed)
+    assert landed >= (20 if soak else 4)
+    count_kills(figures, "memory add with merge/supersede", landed)
 
 
 def test_extract_accept_killed_is_whole_or_absent(
@@ -269,10 +252,19 @@ def test_extract_accept_killed_is_whole_or_absent(
     rng = random.Random(SEED + 6)
     landed = 0
     with Zygote(tmp_path) as zygote:
-        for n, sid in enumerate(pending):
-            job = zygote.run(["--db", str(db), "extract", "accept", str(sid), "--json"], fake_embedder=True)
-            landed += int(job.kill_when(db, "SELECT 1", 1, extra=rng.uniform(0.0, 0.04)))
-            with _check(db) as store:
+        for _ in range(16 if soak else 4):
+            with Store(db, embedder=None) as store:
+                pending = [
+                    int(r[0])
+                    for r in store.con.execute(
+                        "SELECT id FROM memory_suggestions WHERE status = 'pending' ORDER BY id"
+                    )
+                ]
+            if not pending:
+                break
+            sid = pending[0]  # still pending after a kill before the commit: the same one again
+            landed += kill_at_a_write(zygote, db, ["extract", "accept", str(sid), "--json"], rng)
+            with checked_store(db) as store:
                 status, memory_id = store.con.execute(
                     "SELECT status, memory_id FROM memory_suggestions WHERE id = ?", (sid,)
                 ).fetchall()[0]
@@ -281,6 +273,5 @@ def test_extract_accept_killed_is_whole_or_absent(
                     status,
                     memory_id,
                 )
-            if n >= (len(pending) if soak else 3):
-                break
-    _count_kills(figures, "extract accept", landed)
+    assert landed >= 4
+    count_kills(figures, "extract accept", landed)

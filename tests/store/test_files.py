@@ -7,11 +7,9 @@ import hashlib
 import io
 import json
 import os
-import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import apsw
@@ -19,7 +17,7 @@ import pytest
 
 from store import NotADatabaseError, Store, StoreError, ThreadIn
 from store.export import export_json, save_export, write_export, write_markdown
-from store.files import PARTIAL_PREFIX, atomic_write, refuse_database_paths
+from store.files import PARTIAL_PREFIX, atomic_write, refuse_database_paths, sweep_partials
 from store.maintenance import backup
 from store.records import MessageIn
 
@@ -121,80 +119,7 @@ def test_exports_are_private(store: Store, tmp_path: Path) -> None:
     assert _mode(tmp_path / "md") == 0o700 and _mode(tmp_path / "md" / "threads") == 0o700
 
 
-def _big_db(path: Path) -> None:
-    with Store(path, embedder=None) as s:
-        _fill(s, threads=60, messages=60)
-
-
-def _kill_when(proc: subprocess.Popen[bytes], folder: Path, timeout: float = 60.0) -> bool:
-    """SIGKILL `proc` once a partial file with some bytes in it exists in `folder` (a progress point, not a
-    wall-clock moment). False if the process finished first."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
-        partial = [p for p in folder.glob(PARTIAL_PREFIX + "*") if p.stat().st_size > 0]
-        if partial:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            return True
-        time.sleep(0.001)
-    proc.kill()
-    raise AssertionError("no partial file appeared")
-
-
-@pytest.mark.serial
-def test_a_killed_export_leaves_the_previous_export_whole(tmp_path: Path) -> None:
-    db = tmp_path / "chat.db"
-    _big_db(db)
-    out = tmp_path / "out" / "export.json"
-    out.parent.mkdir()
-    out.write_text('{"previous": true}')
-    killed = 0
-    for _ in range(3):
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "app", "--db", str(db), "export", "-o", str(out)],
-            cwd=REPO,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        killed += _kill_when(proc, out.parent)
-        assert json.loads(out.read_text()) == {"previous": True}
-    assert killed >= 1
-    proc2 = subprocess.run(
-        [sys.executable, "-m", "app", "--db", str(db), "export", "-o", str(out)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-    )
-    assert proc2.returncode == 0, proc2.stderr
-    assert len(json.loads(out.read_text())["tables"]["messages"]) == 3600
-
-
-@pytest.mark.serial
-def test_a_killed_backup_leaves_no_file_under_the_name_and_a_rerun_works(tmp_path: Path) -> None:
-    db = tmp_path / "chat.db"
-    _big_db(db)
-    dest = tmp_path / "backups" / "chat-copy.db"
-    dest.parent.mkdir()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app", "--db", str(db), "backup", str(dest)],
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    if _kill_when(proc, dest.parent):
-        assert not dest.exists()
-    proc2 = subprocess.run(
-        [sys.executable, "-m", "app", "--db", str(db), "backup", str(dest)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-    )
-    assert proc2.returncode == 0, proc2.stderr
-    assert _mode(dest) == 0o600
-    with Store(dest, embedder=None) as copy:
-        assert copy.count_threads() == 60
+# Killed exports and backups: tests/reliability/test_crash_files.py (seeded progress points, soak-sized).
 
 
 def test_backup_refuses_an_existing_name_and_the_database_itself(store: Store, tmp_path: Path) -> None:
@@ -261,3 +186,20 @@ def test_the_wal_shrinks_again_once_a_long_reader_lets_go(
         writer.add_memory("one more write restarts the log", "fact")
         writer.con.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         assert wal.stat().st_size <= 256 * 1024 < grown
+
+
+def test_only_the_temporary_files_of_ended_writers_are_swept(tmp_path: Path) -> None:
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    gone = tmp_path / f"{PARTIAL_PREFIX}{int(dead.stdout)}-abc.tmp"
+    gone_journal = tmp_path / f"{PARTIAL_PREFIX}{int(dead.stdout)}-abc.tmp-journal"
+    live = tmp_path / f"{PARTIAL_PREFIX}{os.getpid()}-def.tmp"  # this process: a writer still at work
+    other = tmp_path / f"{PARTIAL_PREFIX}notapid.tmp"
+    for p in (gone, gone_journal, live, other):
+        p.write_text("x")
+    assert sorted(sweep_partials(tmp_path)) == sorted([gone, gone_journal])
+    assert live.exists() and other.exists()
+    with atomic_write(tmp_path / "out.json") as fh:  # every write sweeps its folder first
+        fh.write("{}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, other.name, "out.json"])

@@ -34,11 +34,8 @@ RESULT_KEYS = {
 
 
 @pytest.fixture
-def db(db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def db(db_path: Path, no_model_config: Path) -> dict[str, Any]:
     """A chat.db written without a model (so the CLI never loads one): two threads and two memories."""
-    cfg = tmp_path / "config.toml"
-    cfg.write_text("[embedding]\nenabled = false\n")
-    monkeypatch.setenv("MEMAPP_CONFIG", str(cfg))
     with Store(db_path, embedder=None) as s:
         t1 = s.write_thread(
             ThreadIn(
