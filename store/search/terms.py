@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,13 +30,15 @@ _TOKENIZE = re.compile(r"""tokenize\s*=\s*(?:"((?:[^"]|"")*)"|'((?:[^']|'')*)')"
 @dataclass(slots=True)
 class _Known:
     """What one connection knows: each keyword index's tokenizer, by the index's CREATE statement (a
-    rebuilt index may have another), and the fts5vocab tables it made."""
+    rebuilt index may have another). One lock for them: the porter tokenizer writes into a buffer of its
+    own, and two searches can share a connection from two threads."""
 
     tokenizers: dict[str, apsw.FTS5Tokenizer | None] = field(default_factory=dict)
-    vocabs: set[str] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 _KNOWN: weakref.WeakKeyDictionary[apsw.Connection, _Known] = weakref.WeakKeyDictionary()
+_KNOWN_LOCK = threading.Lock()
 
 
 def parse_tokenize(ddl: str) -> list[str]:
@@ -50,10 +53,11 @@ def parse_tokenize(ddl: str) -> list[str]:
 
 
 def _known(con: apsw.Connection) -> _Known:
-    known = _KNOWN.get(con)
-    if known is None:
-        known = _KNOWN[con] = _Known()
-    return known
+    with _KNOWN_LOCK:
+        known = _KNOWN.get(con)
+        if known is None:
+            known = _KNOWN[con] = _Known()
+        return known
 
 
 def table_tokenizer(con: apsw.Connection, table: str) -> apsw.FTS5Tokenizer | None:
@@ -70,13 +74,18 @@ def table_tokenizer(con: apsw.Connection, table: str) -> apsw.FTS5Tokenizer | No
     return tokenizers[ddl]
 
 
-def _vocab(con: apsw.Connection, table: str) -> str:
-    name = VOCAB_PREFIX + table
-    vocabs = _known(con).vocabs
-    if name not in vocabs:
-        con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{name} USING fts5vocab(main, {table}, row)")
-        vocabs.add(name)
-    return name
+def _docs(con: apsw.Connection, table: str, term: str) -> int:
+    """The rows of `table` holding the index term `term`, from its fts5vocab view (made on first use, and
+    again if a rolled-back transaction took it away)."""
+    sql = f"SELECT doc FROM temp.{VOCAB_PREFIX}{table} WHERE term = ?"
+    try:
+        row = con.execute(sql, (term,)).fetchone()
+    except apsw.SQLError:
+        con.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{VOCAB_PREFIX}{table} USING fts5vocab(main, {table}, row)"
+        )
+        row = con.execute(sql, (term,)).fetchone()
+    return int(row[0]) if row else 0  # type: ignore[arg-type]
 
 
 def single_term(tokenizer: apsw.FTS5Tokenizer, phrase: str) -> str | None:
@@ -102,12 +111,9 @@ def document_frequencies(
 ) -> list[int]:
     """How many rows of `table` contain each phrase (`prefix`: the phrase matched as a prefix)."""
     tokenizer = table_tokenizer(con, table)
-    out = []
-    for phrase in phrases:
-        term = None if tokenizer is None or phrase == prefix else single_term(tokenizer, phrase)
-        if term is None:
-            out.append(count_rows(con, table, phrase, prefix=phrase == prefix))
-            continue
-        row = con.execute(f"SELECT doc FROM temp.{_vocab(con, table)} WHERE term = ?", (term,)).fetchone()
-        out.append(int(row[0]) if row else 0)  # type: ignore[arg-type]
-    return out
+    with _known(con).lock:
+        terms = [None if tokenizer is None or p == prefix else single_term(tokenizer, p) for p in phrases]
+    return [
+        count_rows(con, table, p, prefix=p == prefix) if term is None else _docs(con, table, term)
+        for p, term in zip(phrases, terms, strict=True)
+    ]

@@ -300,6 +300,16 @@ def test_document_frequencies_see_writes_from_another_connection(archive: Store,
     other.close()
 
 
+def test_document_frequencies_survive_a_rolled_back_transaction(archive: Store) -> None:
+    """The vocabulary view is made on first use; made inside a transaction that rolls back, it is gone."""
+    con = archive.con
+    con.execute("BEGIN")
+    first = document_frequencies(con, "fts_summaries", ["say", "restic"])
+    con.execute("ROLLBACK")
+    assert document_frequencies(con, "fts_summaries", ["say", "restic"]) == first
+    assert first == [count_rows(con, "fts_summaries", p) for p in ("say", "restic")] and first[0] > 0
+
+
 def test_the_tokenizer_is_read_from_the_table() -> None:
     ddl = f"CREATE VIRTUAL TABLE x USING fts5(body, content='', tokenize=\"{FTS_TOKENIZE}\")"
     assert parse_tokenize(ddl) == [
