@@ -1,6 +1,6 @@
 """Vector and hybrid search at scale, side by side with the exact numpy scan; prints JSON.
 
-    .venv/bin/python bench/search.py [--quick | --full] [--queries 200]
+    .venv/bin/python bench/search.py [--quick | --full] [--queries 200] [--cpu] [--hybrid-only]
 
 Builds (once, cached in bench/.data/) a chat.db with 100,000 memories and 200,000 message chunks (about
 143,000 messages in 10,000 threads, a summary each) through the store's own write paths, with synthetic
@@ -10,8 +10,10 @@ Builds (once, cached in bench/.data/) a chat.db with 100,000 memories and 200,00
   over the same float32 rows read back from the database: p50/p95, and recall@10 against the exact
   answer; also with a filter (category; role; date range; one thread). Timed in alternating blocks.
 - hybrid: `Store.search(text, query_vector=q)` (FTS + vectors + fusion + hydration + the access-count
-  update) against vector-only `semantic_candidates(q, n=10)`, both without embedding the query; the
-  query embedding is timed on its own with the real model.
+  update) against vector-only `semantic_candidates(q, n=10)` and keyword-only `keyword_candidates`, all
+  without embedding the query, each on the wall clock and in CPU seconds of the process (`--hybrid-only`
+  runs just this, vectors held and through sqlite-vec); the query embedding is timed on its own with the
+  real model.
 - scaling: memory tables of 10k and 100k rows (and 1M with --full: about 3 GB on disk, 1.5 GB of RAM
   for the numpy side, and several minutes to build).
 
