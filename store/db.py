@@ -65,6 +65,7 @@ def fts_term_counts(api: apsw.FTS5ExtensionApi, *args: apsw.SQLiteValue) -> str:
     return f"{api.aux_data}{api.column_size(-1)} {counts}"
 
 
+@functools.cache
 def vec0_path() -> str:
     """`sqlite_vec.loadable_path()` without importing sqlite_vec: its __init__ imports numpy (~100 ms),
     which would then be paid by everything that only opens chat.db, the TUI's first frame included."""
