@@ -1,20 +1,26 @@
-"""FTS5's best rows for a query, by its own bm25, without scoring every row of a very common word.
+"""FTS5's best rows for a query, by its own bm25: the same rows as `ORDER BY rank LIMIT`, for less.
 
 The keyword retriever re-scores FTS5's best `RESCORE_DEPTH` rows (store.search.keyword says why). Asking
 FTS5 for them (`MATCH 'a OR b OR c' ORDER BY rank LIMIT 100`) makes it compute bm25 for *every* row that
 matches any phrase and sort them all; with a common word in the query ("say" in "what did we say about
-the NAS") that is tens of thousands of rows, most of the keyword search's time.
+the NAS") that is thousands of rows, most of the keyword search's time. Three ways to pay less, each
+giving exactly the rows FTS5 would have kept (tests/store/test_keyword_retriever.py pins them):
 
-The same rows, exactly, come from a bound (the "max-score" idea of search engines): a phrase adds at most
-idf × (k1 + 1) to a row's bm25 (the term-frequency part is below k1 + 1 whatever the counts). Split the
-phrases into the common ones C (whose bounds add up to little) and the rest E. Ask FTS5 for the best rows
-of E alone (few rows to score), and let s be the `limit`-th best E-score. A row's full score is its
-E-score plus less than U = the sum of C's bounds, and `limit` rows already score at least s; so the best
-`limit` rows by the full score are among the E-rows scoring above s - U, provided U < s (a row with C
-words only scores below U). FTS5 then scores just those rows with the full query (the same bm25 it would
-have given them) and they are ordered as FTS5 orders them (its score, then rowid). When the bound does not
-hold (too few E-rows, or C too heavy), the full query runs as before: the result never depends on the
-bound being tight, only the speed does.
+- Many matches, no join: one scoring pass with a bounded sort (`ORDER BY bm25(t), rowid LIMIT`: ties by
+  rowid, as FTS5's sorter leaves them), then the kept rows' term counts in a cheap second pass (the Python
+  `memapp_tf` must not run for every match). With a join (filters, memories, summaries) or few matches,
+  FTS5's ranked stream stays: the join then stops after `limit` rows instead of looking every match up.
+- A very common word: a bound (the "max-score" idea of search engines). A phrase adds at most
+  idf × (k1 + 1) to a row's bm25 (the term-frequency part is below k1 + 1 whatever the counts). Split the
+  phrases into the common ones C (whose bounds add up to little) and the rest E. Ask FTS5 for the best
+  rows of E alone (few rows to score), and let s be the `limit`-th best E-score. A row's full score is its
+  E-score plus less than U = the sum of C's bounds, and `limit` rows already score at least s; so the best
+  `limit` rows by the full score are among the E-rows scoring above s - U, provided U < s (a row with C
+  words only scores below U). FTS5 then scores just those rows with the full query (the same bm25 it
+  would have given them), ordered as FTS5 orders them (its score, then rowid). When the bound does not
+  hold (too few E-rows, or C too heavy), the full query runs: the result never depends on the bound being
+  tight, only the speed does. It pays only for words in a large share of the rows (IDF about 2 or less):
+  for "say" in 4% of the messages (IDF 3) the bound is above what a rare word scores, and it is not tried.
 """
 
 from __future__ import annotations
