@@ -186,25 +186,49 @@ def ranked_rows(
 
     Without a join: one scoring pass with a bounded sort (ties by rowid, as `ORDER BY rank` keeps them),
     then the kept rows' term counts; `ORDER BY rank LIMIT` sorts every matching row (FTS5's own sorter
-    never sees the LIMIT). With a join (filters, memories, summaries): FTS5's ranked stream, joined row by
-    row until `limit` rows pass (sorting after the join would look up every match first). `few` matches:
-    that stream too (one statement costs less than two when there is little to sort)."""
+    never sees the LIMIT). With a filter that many rows fail: FTS5's ranked stream, joined row by row until
+    `limit` rows pass (sorting after the join would look up every match first). `few` matches: that stream
+    too (one statement costs less than two when there is little to sort)."""
     table = TABLES[kind]
     source, where, args = _source(kind, filters)
-    if source != table or few:
-        sql = (
-            f"SELECT {table}.rowid, memapp_tf({table}) FROM {source} WHERE {table} MATCH ?{where} "
-            f"ORDER BY {table}.rank LIMIT ?"
-        )
-        return [(int(i), str(tf)) for i, tf in con.execute(sql, [expr, *args, limit])]
-    ids = [
-        int(i)
-        for (i,) in con.execute(
-            f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY bm25({table}), rowid LIMIT ?",
-            (expr, limit),
-        )
-    ]
-    return term_counts(con, table, expr, ids)
+    if source == table and not few:
+        ids = [
+            int(i)
+            for (i,) in con.execute(
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY bm25({table}), rowid LIMIT ?",
+                (expr, limit),
+            )
+        ]
+        return term_counts(con, table, expr, ids)
+    rows = _existing(kind, filters)
+    if rows is not None and not few:
+        # Only the trash (memories) or the row's existence (summaries) to check: few of the best fail it,
+        # so join the best 2 x `limit` after a bounded sort; if fewer than `limit` pass, the stream decides.
+        found = [
+            int(i)
+            for (i,) in con.execute(
+                f"SELECT k.id FROM (SELECT rowid AS id, bm25({table}) AS r FROM {table} WHERE {table} MATCH ? "
+                f"ORDER BY r, rowid LIMIT ?) AS k JOIN {rows} ORDER BY k.r, k.id LIMIT ?",
+                (expr, 2 * limit, limit),
+            )
+        ]
+        if len(found) == limit:
+            return term_counts(con, table, expr, found)
+    sql = (
+        f"SELECT {table}.rowid, memapp_tf({table}) FROM {source} WHERE {table} MATCH ?{where} "
+        f"ORDER BY {table}.rank LIMIT ?"
+    )
+    return [(int(i), str(tf)) for i, tf in con.execute(sql, [expr, *args, limit])]
+
+
+def _existing(kind: str, f: Filters) -> str | None:
+    """The join (with its condition) that keeps the rows of `kind` when the filters ask for nothing but
+    what every search checks (a memory not in the trash, a summary that exists); None otherwise."""
+    if kind == "memory" and memory_where(f) == (["m.deleted_at IS NULL"], []):
+        return "long_term_memories m ON m.id = k.id AND m.deleted_at IS NULL"
+    if kind == "summary" and summary_where(f) == (["1"], []):
+        return "thread_summaries s ON s.thread_id = k.id"
+    return None
 
 
 def pruned_rows(
