@@ -19,6 +19,7 @@ topic, subtopic and thread, so keyword search and vector search agree about what
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import hashlib
 import json
 import os
@@ -30,9 +31,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # the store loads in the evaluations that write one, not in every benchmark (cold.py)
+    from store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -156,6 +160,55 @@ def rss_mib(pid: int | str = "self") -> dict[str, float]:
         if key in ("VmRSS", "VmHWM"):
             out["rss_mib" if key == "VmRSS" else "peak_rss_mib"] = round(int(value.split()[0]) / 1024, 1)
     return out
+
+
+# -- evaluation archives --------------------------------------------------------------------------------
+
+
+def load_jsonl(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def epoch(text: str | None) -> float | None:
+    """An ISO 8601 time of the evaluation files (a trailing Z is UTC) as a Unix time."""
+    if not text:
+        return None
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def write_eval_threads(store: Store, threads: Sequence[dict[str, Any]]) -> None:
+    """Evaluation threads (the rows of a bench/eval/*/conversations.jsonl) into `store`.
+
+    All messages are embedded in one call (the model sorts them by length into batches: half the time
+    of one call per thread), then each thread is written with its share of the vectors.
+    """
+    from store import MessageIn, ThreadIn
+    from store.threads import PreparedChunks
+
+    ins = [
+        ThreadIn(
+            source="eval",
+            external_id=t["id"],
+            title=t.get("title", ""),
+            created_at=epoch(t.get("created_at")),
+            messages=[
+                MessageIn(m["role"], m["content"], external_id=m["id"], created_at=epoch(m.get("created_at")))
+                for m in t["messages"]
+            ],
+        )
+        for t in threads
+    ]
+    prepared = store.prepare_chunks([m for t in ins for m in t.messages])
+    start = cursor = 0
+    for t in ins:
+        share = None
+        if prepared is not None and prepared.vectors is not None:
+            spans = prepared.spans[start : start + len(t.messages)]
+            n_chunks = sum(len(s) for s in spans)
+            share = PreparedChunks(spans, prepared.vectors[cursor : cursor + n_chunks])
+            start, cursor = start + len(t.messages), cursor + n_chunks
+        store.write_thread(t, prepared=share)
 
 
 # -- vectors --------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The long-conversation evaluation (bench/eval/longmem): one chat.db per archive, four retrievers, both halves.
+"""The long-conversation evaluation (bench/eval/longmem): one chat.db per archive, six ranked lists, both halves.
 
 Used by `bench/eval_search.py` (the default set). Why it is shaped this way:
 
@@ -9,7 +9,9 @@ Used by `bench/eval_search.py` (the default set). Why it is shaped this way:
   so a ranking change re-runs in seconds and a data or schema change rebuilds. `--rebuild` forces it.
 - Four retrievers per question, each through a public method, so a new ranking plugs in unchanged:
   keyword-only (`Store.keyword_candidates`), vector-only (`Store.semantic_candidates`), the shipped hybrid
-  (`Store.search(q, scope="messages", k=10, touch=False, query_vector=...)`), and plain BM25 computed
+  (`Store.search(q, scope="messages", k=10, touch=False, query_vector=...)`: `hybrid` is what it returns
+  above the floors, `hybrid_with_weak` adds the results it returns marked weak, `hybrid_no_floor` is the
+  same search with every floor off: the baseline the floors' recall cost is measured against), and plain BM25 computed
   here (FTS5 `bm25()` with the porter tokenizer over the archive's messages, default k1/b, every query
   word OR-ed): the baseline every report shows ours beside.
 - Tune and test are reported separately, every time: tuning is allowed on `tune` only, and a gap
@@ -21,9 +23,7 @@ Used by `bench/eval_search.py` (the default set). Why it is shaped this way:
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -33,35 +33,28 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))  # _common, also when this file is loaded by path (tests)
 
-from store import MessageIn, Store, ThreadIn  # noqa: E402
+from _common import load_jsonl, write_eval_threads  # noqa: E402
+
+from store import Store  # noqa: E402
 from store.migrations import LATEST  # noqa: E402
 from store.search.engine import DEPTH, Filters  # noqa: E402
-from store.threads import PreparedChunks  # noqa: E402
 
 LONGMEM = ROOT / "bench" / "eval" / "longmem"
 CACHE = ROOT / "bench" / ".data"
 BUILD = 1  # bump when the way the databases are built changes
 KS = (5, 10)
-RETRIEVERS = ("hybrid", "keyword", "vector", "bm25")
+RETRIEVERS = ("hybrid", "hybrid_with_weak", "hybrid_no_floor", "keyword", "vector", "bm25")
 SPLITS = ("tune", "test")
 WORD = re.compile(r"\w+")
-
-
-def load_jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
-def epoch(text: str | None) -> float | None:
-    if not text:
-        return None
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+OFF = 1e-9  # a per-hit floor everything passes
 
 
 def conversation_of(thread_id: str) -> str:
@@ -85,33 +78,6 @@ def cache_dir(model_name: str) -> Path:
     return CACHE / f"longmem-{digest.hexdigest()[:16]}"
 
 
-def write_archive(store: Store, threads: Sequence[dict[str, Any]]) -> None:
-    """Every thread of one archive, embedded in one call (the model batches by length)."""
-    ins = [
-        ThreadIn(
-            source="eval",
-            external_id=t["id"],
-            title=t.get("title", ""),
-            created_at=epoch(t.get("created_at")),
-            messages=[
-                MessageIn(m["role"], m["content"], external_id=m["id"], created_at=epoch(m.get("created_at")))
-                for m in t["messages"]
-            ],
-        )
-        for t in threads
-    ]
-    prepared = store.prepare_chunks([m for t in ins for m in t.messages])
-    start = cursor = 0
-    for t in ins:
-        share = None
-        if prepared is not None and prepared.vectors is not None:
-            spans = prepared.spans[start : start + len(t.messages)]
-            n_chunks = sum(len(s) for s in spans)
-            share = PreparedChunks(spans, prepared.vectors[cursor : cursor + n_chunks])
-            start, cursor = start + len(t.messages), cursor + n_chunks
-        store.write_thread(t, prepared=share)
-
-
 def ensure_databases(embedder: Any, *, rebuild: bool = False) -> tuple[Path, bool]:
     """The cached chat.db per conversation; (folder, built now?). Built in a private folder, then renamed,
     so two runs at once never see a half-written cache."""
@@ -126,7 +92,7 @@ def ensure_databases(embedder: Any, *, rebuild: bool = False) -> tuple[Path, boo
         try:
             if store.vector_problem:
                 raise RuntimeError(f"no embedding model: {store.vector_problem}")
-            write_archive(store, threads)
+            write_eval_threads(store, threads)  # embedded in one call: the model batches by length
         finally:
             store.close()
     if final.is_dir():
@@ -233,7 +199,9 @@ def summarise(results: Sequence[dict[str, Any]], kinds: Sequence[str]) -> dict[s
 # -- the run ------------------------------------------------------------------------------------------
 
 
-def evaluate(folder: Path, embedder: Any, questions: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def evaluate(
+    folder: Path, embedder: Any, questions: Sequence[dict[str, Any]], answer_floor: float | None = None
+) -> dict[str, Any]:
     """Run every question against its own archive's database with all four retrievers."""
     kinds, nofilter = ("message",), Filters()
     t0 = time.monotonic()
@@ -252,15 +220,34 @@ def evaluate(folder: Path, embedder: Any, questions: Sequence[dict[str, Any]]) -
     for cid, idx in sorted(by_conv.items()):
         bm25 = PlainBM25(texts[cid])
         store = Store(folder / f"{cid}.db", embedder=embedder)
+        no_floor = replace(store.fusion(), floor=OFF, keyword_floor=OFF, answer_floor=0.0)
+        shipped = (
+            store.fusion() if answer_floor is None else replace(store.fusion(), answer_floor=answer_floor)
+        )
         try:
             ext = {int(i): str(e) for i, e in store.con.execute("SELECT id, external_id FROM messages")}
             for i in idx:
                 q, qvec = questions[i], qvecs[i]
                 lists: dict[str, list[str]] = {}
                 t = time.perf_counter()
-                resp = store.search(q["query"], scope="messages", k=10, touch=False, query_vector=qvec)
+                resp = store.search(
+                    q["query"],
+                    scope="messages",
+                    k=10,
+                    touch=False,
+                    query_vector=qvec,
+                    weak=True,
+                    fusion=shipped,
+                )
                 ms["hybrid"].append(1000 * (time.perf_counter() - t))
                 lists["hybrid"] = [ext[r.id] for r in resp.results if r.kind == "message"]
+                lists["hybrid_with_weak"] = [
+                    ext[r.id] for r in resp.results + resp.weak if r.kind == "message"
+                ]
+                nofloor = store.search(
+                    q["query"], scope="messages", k=10, touch=False, query_vector=qvec, fusion=no_floor
+                )
+                lists["hybrid_no_floor"] = [ext[r.id] for r in nofloor.results if r.kind == "message"]
                 t = time.perf_counter()
                 kw = store.keyword_candidates(q["query"], kinds, nofilter, DEPTH)
                 ms["keyword"].append(1000 * (time.perf_counter() - t))
@@ -294,7 +281,13 @@ def evaluate(folder: Path, embedder: Any, questions: Sequence[dict[str, Any]]) -
     }
 
 
-def run(*, split: str = "both", rebuild: bool = False, per_question: bool = False) -> dict[str, Any]:
+def run(
+    *,
+    split: str = "both",
+    rebuild: bool = False,
+    per_question: bool = False,
+    answer_floor: float | None = None,
+) -> dict[str, Any]:
     """The whole longmem report (see the module docstring)."""
     from embeddings import SentenceTransformerEmbedder
 
@@ -307,7 +300,7 @@ def run(*, split: str = "both", rebuild: bool = False, per_question: bool = Fals
     if split != "both":
         questions = [q for q in questions if q["split"] == split]
     kinds = list(dict.fromkeys(q["kind"] for q in questions))
-    run_ = evaluate(folder, embedder, questions)
+    run_ = evaluate(folder, embedder, questions, answer_floor)
     threads = load_jsonl(LONGMEM / "conversations.jsonl")
     report: dict[str, Any] = {
         "set": "longmem",
@@ -320,6 +313,7 @@ def run(*, split: str = "both", rebuild: bool = False, per_question: bool = Fals
         },
         "model": embedder.name,
         "split": split,
+        "answer_floor": answer_floor,
         "splits": summarise(run_["results"], kinds),
         "query_embedding_ms_each": run_["query_embedding_ms_each"],
         "latency_ms_median": run_["latency_ms_median"],

@@ -1,6 +1,7 @@
 """Retrieval evaluation: our hybrid vs keyword-only vs vector-only vs plain BM25 (prints JSON).
 
-    .venv/bin/python bench/eval_search.py [--split tune|test|both] [--rebuild] [--per-question] [--out FILE]
+    .venv/bin/python bench/eval_search.py [--split tune|test|both] [--rebuild] [--per-question]
+        [--answer-floor P] [--out FILE]
     .venv/bin/python bench/eval_search.py --set small [--variants] [--out FILE]
 
 Default set, `longmem` (bench/eval/longmem, code in bench/eval_longmem.py): twelve long multi-session
@@ -221,13 +222,23 @@ def main(argv: list[str] | None = None, *, emit: Callable[[str], None] = print) 
     parser.add_argument(
         "--variants", action="store_true", help="small: also score the fusion variants we tried"
     )
+    parser.add_argument(
+        "--answer-floor",
+        type=float,
+        help="longmem: run the hybrid with this answer floor (default: as configured)",
+    )
     parser.add_argument("--out", help="also write the JSON to this file")
     args = parser.parse_args(argv)
     if args.set == "longmem":
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from eval_longmem import run
 
-        report = run(split=args.split, rebuild=args.rebuild, per_question=args.per_question)
+        report = run(
+            split=args.split,
+            rebuild=args.rebuild,
+            per_question=args.per_question,
+            answer_floor=args.answer_floor,
+        )
     else:
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.monotonic()

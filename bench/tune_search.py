@@ -2,24 +2,25 @@
 
     .venv/bin/python bench/tune_search.py [--data bench/eval/longmem] [--out FILE] [--quick]
 
-One chat.db per conversation (search within one archive), built with the real model and cached under
-bench/.data/tune/ keyed by the data's hash. Every question's candidate lists are fetched once (the keyword
+One chat.db per conversation (search within one archive), built with the real model: the evaluation's
+own cache (bench/eval_longmem.py). Every question's candidate lists are fetched once (the keyword
 list once per BM25 `b` tried, the vector list once), then every setting of the grid re-ranks them with the
 same code `Store.search` runs (store.search.rank: fuse, smooth, order), so a setting's score here is the
 score the shipped search gets with it (checked: the chosen setting is also run through `Store.search`).
 
 Steps, all on the tune half only: (1) BM25 b and k1 for the keyword list alone; (2) fusion weights,
-neighbour smoothing and the thread boost with the floor off; (3) the floor (cosine) and keyword floor:
+neighbour smoothing and the thread boost with the floor off; (2b) how fast the semantic side and the
+smoothing fade with the query's CJK share (`cjk_grid`: the best setting at or above keyword-only on every
+question kind; `--cjk-only` runs just this around the shipped settings); (3) the floor (cosine) and keyword floor:
 the pair with the fewest no-answer questions returning anything (then the fewest nonsense queries), among
-those that cost the answerable questions at most MAX_FLOOR_COST recall@10. The test half is scored once, with the chosen settings, and printed
-beside the tune half; nothing is chosen on it.
+those that cost the answerable questions at most MAX_FLOOR_COST recall@10. The test half is scored once,
+with the chosen settings, and printed beside the tune half; nothing is chosen on it. The answer floor
+(store.search.answer) is fitted by bench/fit_answer.py, on the same databases.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import hashlib
 import itertools
 import json
 import sys
@@ -32,11 +33,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from store import MessageIn, Store, ThreadIn  # noqa: E402
+from store import Store  # noqa: E402
 from store.search.engine import DEPTH, Filters  # noqa: E402
 from store.search.query import parse_query  # noqa: E402
 from store.search.rank import SMOOTH_DEPTH, Fusion, fuse, order, smooth  # noqa: E402
-from store.threads import PreparedChunks  # noqa: E402
 
 KINDS = ("message",)
 NOFILTER = Filters()
@@ -54,72 +54,26 @@ NONSENSE = [
 ]
 
 
-def epoch(text: str | None) -> float | None:
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() if text else None
-
-
 def load_jsonl(path: Path) -> list[dict[str, Any]]:
     with path.open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def build(path: Path, sessions: Sequence[dict[str, Any]], embedder: Any) -> Store:
-    """One archive: each session a thread, every message embedded in one call."""
-    store = Store(path, embedder=embedder)
-    threads = [
-        ThreadIn(
-            source="eval",
-            external_id=s["id"],
-            title=s.get("title", ""),
-            created_at=epoch(s.get("created_at")),
-            messages=[
-                MessageIn(m["role"], m["content"], external_id=m["id"], created_at=epoch(m.get("created_at")))
-                for m in s["messages"]
-            ],
-        )
-        for s in sessions
-    ]
-    prepared = store.prepare_chunks([m for t in threads for m in t.messages])
-    start = cursor = 0
-    for t in threads:
-        share = None
-        if prepared is not None and prepared.vectors is not None:
-            spans = prepared.spans[start : start + len(t.messages)]
-            n = sum(len(s) for s in spans)
-            share = PreparedChunks(spans, prepared.vectors[cursor : cursor + n])
-            start, cursor = start + len(t.messages), cursor + n
-        store.write_thread(t, prepared=share)
-    return store
-
-
 def stores(data: Path) -> dict[str, Store]:
-    """One cached chat.db per conversation (rebuilt when the data or the schema changes)."""
-    conv = data / "conversations.jsonl"
-    from store.migrations import MIGRATIONS
+    """One cached chat.db per conversation: the same cache bench/eval_search.py builds and uses
+    (bench/eval_longmem.py `ensure_databases`: rebuilt when the data, the model or the schema changes),
+    so the two scripts score the same databases and the model embeds the archives once."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from eval_longmem import LONGMEM, ensure_databases
 
-    schema = ",".join(f"{n}:{name}" for n, name, _ in MIGRATIONS).encode()
-    digest = hashlib.sha256(conv.read_bytes() + schema).hexdigest()[:16]
-    cache = ROOT / "bench" / ".data" / "tune" / digest
-    cache.mkdir(parents=True, exist_ok=True)
-    by_conv: dict[str, list[dict[str, Any]]] = {}
-    for s in load_jsonl(conv):
-        by_conv.setdefault(s["id"].split("-")[0], []).append(s)
-    out = {}
+    if data.resolve() != LONGMEM.resolve():
+        raise SystemExit(f"tune_search: only {LONGMEM} is supported (the cache is eval_longmem's)")
     from embeddings import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder()
-    for cid, sessions in sorted(by_conv.items()):
-        path = cache / f"{cid}.db"
-        if path.exists():
-            out[cid] = Store(path, embedder=embedder)
-            continue
-        tmp = cache / f"{cid}.building.db"
-        for p in cache.glob(f"{cid}.building.db*"):
-            p.unlink()
-        build(tmp, sessions, embedder).close()
-        tmp.rename(path)
-        out[cid] = Store(path, embedder=embedder)
-    return out
+    embedder.load()
+    folder, _ = ensure_databases(embedder)
+    return {p.stem: Store(p, embedder=embedder) for p in sorted(folder.glob("c*.db"))}
 
 
 class Question:
@@ -273,8 +227,7 @@ def tune(
         results.append((metrics(bench.lists(tune_qs, f), tune_qs)["recall@10"], f))
     results.sort(key=lambda x: -x[0])
     log["fusion_top5"] = [{"recall@10": r, **_knobs(f)} for r, f in results[:5]]
-    best = results[0][1]
-    base_recall = results[0][0]
+    best, base_recall, log["cjk_grid"] = cjk_grid(bench, results[0][1])
     # 3. The floor: fewest no-answer questions answered, then fewest nonsense queries answered, at a cost of
     # at most MAX_FLOOR_COST recall@10 to the answerable questions.
     floors = []
@@ -297,6 +250,49 @@ def tune(
         for fh, nh, r, f in floors
     ]
     return chosen, log
+
+
+def by_kind(
+    bench: Bench, qs: Sequence[Question], fusion: Fusion, lists: list[list[str]] | None = None
+) -> dict[str, float]:
+    """recall@10 per question kind (no-answer left out), and "all"."""
+    lists = bench.lists(qs, fusion) if lists is None else lists
+    out = {"all": metrics(lists, qs)["recall@10"]}
+    for kind in sorted({q.q["kind"] for q in qs} - {"no-answer"}):
+        idx = [i for i, q in enumerate(qs) if q.q["kind"] == kind]
+        out[kind] = metrics([lists[i] for i in idx], [qs[i] for i in idx])["recall@10"]
+    return out
+
+
+def cjk_grid(bench: Bench, base: Fusion) -> tuple[Fusion, float, dict[str, Any]]:
+    """How fast the semantic side (cjk_gain) and the smoothing (cjk_smooth_gain; 0: never) fade with the
+    query's CJK share, tune half, floor off: the best recall@10 among the settings that are at or above
+    keyword-only on every question kind (the issue's "never below keyword-only for any kind"); when none
+    is, the one whose worst kind is least below."""
+    qs = bench.split("tune")
+    keyword = by_kind(bench, qs, base, bench.single(qs, "keyword", base))
+    rows = []
+    for gain, smooth_gain in itertools.product([1.0, 1.5, 2.0, 3.0, 4.0, 6.0], [0.0, 1.0, 2.0, 4.0, 8.0]):
+        f = replace(base, cjk_gain=gain, cjk_smooth_gain=smooth_gain, cjk_smoothing=smooth_gain == 0.0)
+        kinds = by_kind(bench, qs, f)
+        worst = min(kinds[k] - keyword[k] for k in keyword if k != "all")
+        rows.append((worst >= 0.0, kinds["all"], worst, f, kinds))
+    ok = [r for r in rows if r[0]]
+    pick = max(ok, key=lambda r: (r[1], r[2])) if ok else max(rows, key=lambda r: (r[2], r[1]))
+    log = {
+        "keyword_only_tune": keyword,
+        "grid": [
+            {
+                "cjk_gain": f.cjk_gain,
+                "cjk_smooth_gain": f.cjk_smooth_gain,
+                "worst_kind_vs_keyword": round(w, 4),
+                **k,
+            }
+            for _, _, w, f, k in rows
+        ],
+        "chosen": {"cjk_gain": pick[3].cjk_gain, "cjk_smooth_gain": pick[3].cjk_smooth_gain},
+    }
+    return pick[3], pick[1], log
 
 
 def ablation(bench: Bench, chosen: Fusion) -> dict[str, float]:
@@ -342,10 +338,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=str(ROOT / "bench" / "eval" / "longmem"))
     parser.add_argument("--out")
     parser.add_argument("--quick", action="store_true", help="a smaller grid")
+    parser.add_argument(
+        "--cjk-only", action="store_true", help="only the CJK fade grid around the shipped settings"
+    )
     args = parser.parse_args(argv)
     bs, k1s = ([0.1, 0.3, 0.75], [1.2]) if not args.quick else ([0.3], [1.2])
     t0 = time.monotonic()
+    if args.cjk_only:
+        bs, k1s = [Fusion().b], [Fusion().k1]
     bench = Bench(Path(args.data), bs, k1s)
+    if args.cjk_only:
+        shipped = replace(Fusion(), floor=OFF, keyword_floor=OFF)
+        chosen, _, log = cjk_grid(bench, shipped)
+        out = {
+            "cjk_grid": log,
+            "test_keyword": by_kind(
+                bench, bench.split("test"), chosen, bench.single(bench.split("test"), "keyword", chosen)
+            ),
+            "test_chosen": by_kind(bench, bench.split("test"), chosen),
+            "test_shipped": by_kind(bench, bench.split("test"), shipped),
+            "tune_shipped": by_kind(bench, bench.split("tune"), shipped),
+        }
+        text = json.dumps(out, ensure_ascii=False, indent=1)
+        print(text)
+        if args.out:
+            Path(args.out).write_text(text + "\n", encoding="utf-8")
+        return 0
     chosen, log = tune(bench, bs, k1s, args.quick)
     report: dict[str, Any] = {
         "chosen": _knobs(chosen),

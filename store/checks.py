@@ -17,7 +17,7 @@ from typing import Any
 
 import apsw
 
-from store.memories import content_hash
+from store.memory_rows import content_hash
 from store.text import index_text
 
 SAMPLE = 2000

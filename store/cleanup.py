@@ -18,7 +18,7 @@ from typing import Any
 
 from store.config import CleanupConfig
 from store.errors import InvalidInputError
-from store.memories import MEMORY_COLUMNS, memory_from_row
+from store.memory_rows import MEMORY_COLUMNS, memory_from_row
 from store.records import Memory, iso, now
 from store.store import Store
 

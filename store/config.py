@@ -66,13 +66,14 @@ class SearchConfig:
     """Ranking knobs (README "Search"); the defaults were chosen on the evaluation's tuning half."""
 
     keyword_weight: float = 1.0  # weight of the keyword (BM25) list in the z-score fusion
-    semantic_weight: float = 0.5  # weight of the semantic (cosine) list
+    semantic_weight: float = 1.0  # weight of the semantic (cosine) list
     bm25_k1: float = 1.2
     bm25_b: float = 0.1  # length normalisation: 0 none, 1 full (FTS5's own bm25 uses 0.75)
     neighbours: float = 0.3  # share of the neighbouring turns' score a message gains
     thread_boost: float = 0.4  # share of its thread's best score a message gains
     floor: float = 0.3  # cosine a result needs unless its keywords carry it
     keyword_floor: float = 0.6  # share of the query's (IDF-weighted) words a keyword-only result needs
+    answer_floor: float = 0.0  # how sure the answer model must be that the results answer the query (0: off)
 
 
 # Keys older memapp versions read and this one no longer uses: accepted silently, ignored.
@@ -117,6 +118,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "search.thread_boost": (0.0, 10.0),
     "search.floor": (0.0, 1.0),
     "search.keyword_floor": (0.0, 1.0),
+    "search.answer_floor": (0.0, 1.0),
 }
 
 

@@ -1,4 +1,4 @@
-"""Long-term memories: add (with near-duplicate merge), edit, pin, trash, restore, purge, access counts.
+"""Changing long-term memories: add (with near-duplicate merge), edit, pin, trash, restore, purge, access counts.
 
 Rules (SPEC "Long-term memories", "Nothing is lost silently"):
 - Adding text is classified against its nearest current memories (store.truth.classify, any category):
@@ -14,83 +14,23 @@ Rules (SPEC "Long-term memories", "Nothing is lost silently"):
 - Delete moves to the trash (deleted_at); restore brings back the same row, counts and vector untouched.
   Purge removes for good only what has been in the trash longer than the retention, and never a pinned
   memory.
+
+Reading a memory, its columns, hash and validation, and its history rows are store.memory_rows', under
+store.truth.timeline's mixin and this one.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError, PinnedMemoryError
-from store.records import CATEGORIES, HistoryEvent, Memory, json_dumps, json_loads, now
-from store.text import fts_delete, fts_put, unpaired_surrogate
+from store.errors import DuplicateMemoryError, InvalidInputError, PinnedMemoryError
+from store.memory_rows import MEMORY_COLUMNS, content_hash, memory_fields, memory_from_row, validate
+from store.records import Memory, json_dumps, now
+from store.text import fts_delete, fts_put
 from store.truth.classify import DEFAULT, Plan
 from store.truth.timeline import TimelineMixin
-
-MEMORY_COLUMNS = (
-    "id, category, content, importance, access_count, last_accessed, pinned, user_edited, origin, "
-    "source_thread_id, token_count, created_at, updated_at, deleted_at, valid_from, valid_until, superseded_by, "
-    "source_message_id, source_note"
-)
-_WS = re.compile(r"\s+")
-MEMORY_STATES = {
-    "current": "valid_until IS NULL",
-    "superseded": "valid_until IS NOT NULL",
-    "conflicts": "id IN (SELECT new_id FROM memory_conflicts WHERE status = 'open' "
-    "UNION SELECT old_id FROM memory_conflicts WHERE status = 'open')",
-}
-ORDERS = {
-    "list": "pinned DESC, category, importance DESC, updated_at DESC, id",
-    "standing": "pinned DESC, importance DESC, access_count DESC, updated_at DESC, id",
-}
-
-
-def content_hash(text: str) -> str:
-    return hashlib.sha256(_WS.sub(" ", text.strip()).casefold().encode("utf-8")).hexdigest()
-
-
-def memory_from_row(row: Sequence[Any]) -> Memory:
-    return Memory(
-        id=row[0],
-        category=row[1],
-        content=row[2],
-        importance=row[3],
-        access_count=row[4],
-        last_accessed=row[5],
-        pinned=bool(row[6]),
-        user_edited=bool(row[7]),
-        origin=row[8],
-        source_thread_id=row[9],
-        token_count=row[10],
-        created_at=row[11],
-        updated_at=row[12],
-        deleted_at=row[13],
-        valid_from=row[14],
-        valid_until=row[15],
-        superseded_by=row[16],
-        source_message_id=row[17],
-        source_note=row[18],
-    )
-
-
-def _fields(m: Memory) -> dict[str, Any]:
-    return {"content": m.content, "category": m.category, "importance": m.importance, "pinned": m.pinned}
-
-
-def validate(content: str | None = None, category: str | None = None, importance: int | None = None) -> None:
-    if content is not None and not content.strip():
-        raise InvalidInputError("memory text is empty")
-    if content is not None and (at := unpaired_surrogate(content)) is not None:
-        raise InvalidInputError(
-            f"memory text is not valid Unicode (an unpaired surrogate at character {at}); nothing was stored"
-        )
-    if category is not None and category not in CATEGORIES:
-        raise InvalidInputError(f"unknown category {category!r}: use one of {', '.join(CATEGORIES)}")
-    if importance is not None and (isinstance(importance, bool) or not 1 <= int(importance) <= 10):
-        raise InvalidInputError(f"importance must be 1-10, got {importance}")
 
 
 @dataclass(frozen=True)
@@ -103,106 +43,7 @@ class AddResult:
 
 
 class MemoriesMixin(TimelineMixin):
-    # -- reads ---------------------------------------------------------------------------------------
-
-    def get_memory(self, memory_id: int) -> Memory:
-        row = self.con.execute(
-            f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE id = ?", (memory_id,)
-        ).fetchone()
-        if row is None:
-            raise NotFoundError(f"no memory with id {memory_id}")
-        return memory_from_row(row)
-
-    def list_memories(
-        self,
-        *,
-        category: str | None = None,
-        pinned: bool | None = None,
-        trash: bool = False,
-        text: str | None = None,
-        state: str | None = None,
-        limit: int = 1000,
-        offset: int = 0,
-        order: str = "list",
-    ) -> list[Memory]:
-        """Active memories (or the trash), pinned first, then by category and importance; `order="standing"`:
-        pinned first, then by importance and use across categories (what a profile picks first). `state`:
-        "current" (not superseded), "superseded", or "conflicts" (in an open conflict)."""
-        where = ["deleted_at IS NOT NULL" if trash else "deleted_at IS NULL"]
-        args: list[Any] = []
-        if state is not None:
-            clause = MEMORY_STATES.get(state)
-            if clause is None:
-                raise InvalidInputError(f"unknown state {state!r}: use one of {', '.join(MEMORY_STATES)}")
-            where.append(clause)
-        if category is not None:
-            validate(category=category)
-            where.append("category = ?")
-            args.append(category)
-        if pinned is not None:
-            where.append("pinned = ?")
-            args.append(int(pinned))
-        if text:
-            where.append("instr(lower(content), lower(?)) > 0")
-            args.append(text)
-        if order not in ORDERS:
-            raise InvalidInputError(f"unknown order {order!r}: use one of {', '.join(ORDERS)}")
-        sort = "deleted_at DESC, id" if trash else ORDERS[order]
-        sql = (
-            f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE {' AND '.join(where)} "
-            f"ORDER BY {sort} LIMIT ? OFFSET ?"
-        )
-        return [memory_from_row(r) for r in self.con.execute(sql, [*args, limit, offset])]
-
-    def count_memories(self) -> tuple[int, int]:
-        """(active, of which pinned): one query."""
-        row = self.con.execute(
-            "SELECT count(*), coalesce(sum(pinned), 0) FROM long_term_memories WHERE deleted_at IS NULL"
-        ).fetchone()
-        assert row is not None  # an aggregate always has a row
-        return int(row[0]), int(row[1])
-
-    def memory_history(self, memory_id: int) -> list[HistoryEvent]:
-        rows = self.con.execute(
-            "SELECT id, memory_id, event, old, new, at FROM memory_history WHERE memory_id = ? ORDER BY id",
-            (memory_id,),
-        )
-        return [
-            HistoryEvent(r[0], r[1], r[2], json_loads(r[3]) or None, json_loads(r[4]) or None, r[5])
-            for r in rows
-        ]
-
     # -- helpers inside a transaction -----------------------------------------------------------------
-
-    def _history(
-        self,
-        memory_id: int,
-        event: str,
-        old: dict[str, Any] | None,
-        new: dict[str, Any] | None,
-        at: float | None = None,
-    ) -> None:
-        self.con.execute(
-            "INSERT INTO memory_history(memory_id, event, old, new, at) VALUES (?, ?, ?, ?, ?)",
-            (
-                memory_id,
-                event,
-                None if old is None else json_dumps(old),
-                None if new is None else json_dumps(new),
-                at or now(),
-            ),
-        )
-
-    def record_history(
-        self,
-        memory_id: int,
-        event: str,
-        old: dict[str, Any] | None,
-        new: dict[str, Any] | None,
-        at: float | None = None,
-    ) -> None:
-        """A history row, for modules outside this mixin that change a memory (store.truth.conflicts)."""
-        self._history(memory_id, event, old, new, at)
 
     def reindex_memory(self, memory_id: int, vector_from: int | None = None) -> None:
         """After a direct content change: FTS row again, and the vector of `vector_from` (a memory with the
@@ -307,7 +148,7 @@ class MemoriesMixin(TimelineMixin):
             memory = self.get_memory(self.con.last_insert_rowid())
             fts_put(self.con, "fts_memories", memory.id, content)
             self._put_vector(memory, vec0)
-            self._history(memory.id, "add", None, {**_fields(memory), "origin": origin})
+            self.record_history(memory.id, "add", None, {**memory_fields(memory), "origin": origin})
             superseded, opened = self.apply_plan(memory, p)
             return AddResult(self.get_memory(memory.id), "added", None, tuple(superseded), tuple(opened))
 
@@ -342,7 +183,7 @@ class MemoriesMixin(TimelineMixin):
         merged = self.get_memory(existing.id)
         fts_put(self.con, "fts_memories", merged.id, content)
         self._put_vector(merged, vec)
-        self._history(merged.id, "merge", _fields(existing), _fields(merged))
+        self.record_history(merged.id, "merge", memory_fields(existing), memory_fields(merged))
         return merged
 
     # -- edits ---------------------------------------------------------------------------------------
@@ -411,7 +252,7 @@ class MemoriesMixin(TimelineMixin):
             elif category is not None:
                 self.vectors.update_memory_meta(memory_id, category=memory.category, deleted=False)
             for event, o, n in events:
-                self._history(memory_id, event, o, n)
+                self.record_history(memory_id, event, o, n)
             if vec is not None and new_content is not None and memory.valid_until is None:
                 # The new wording may contradict or repeat another memory: supersede or ask, never merge.
                 p = self.plan_memory(new_content, memory.category, vec[0], force=True, exclude=memory_id)
@@ -444,7 +285,7 @@ class MemoriesMixin(TimelineMixin):
             new: dict[str, Any] = {"deleted_at": t}
             if reason:
                 new["reason"] = reason
-            self._history(memory_id, event, {"deleted_at": None}, new, t)
+            self.record_history(memory_id, event, {"deleted_at": None}, new, t)
             return self.get_memory(memory_id)
 
     def delete_memories(
@@ -461,7 +302,7 @@ class MemoriesMixin(TimelineMixin):
                 return old
             self.con.execute("UPDATE long_term_memories SET deleted_at = NULL WHERE id = ?", (memory_id,))
             self.vectors.update_memory_meta(memory_id, category=old.category, deleted=False)
-            self._history(memory_id, "restore", {"deleted_at": old.deleted_at}, {"deleted_at": None})
+            self.record_history(memory_id, "restore", {"deleted_at": old.deleted_at}, {"deleted_at": None})
             return self.get_memory(memory_id)
 
     def purge_trash(
@@ -482,7 +323,7 @@ class MemoriesMixin(TimelineMixin):
             purged = [int(r[0]) for r in self.con.execute(sql, args)]
             for mid in purged:
                 m = self.get_memory(mid)
-                self._history(mid, "purge", {**_fields(m), "deleted_at": m.deleted_at}, None)
+                self.record_history(mid, "purge", {**memory_fields(m), "deleted_at": m.deleted_at}, None)
                 fts_delete(self.con, "fts_memories", mid)
                 self.vectors.delete_memory(mid)
                 self.con.execute("DELETE FROM long_term_memories WHERE id = ?", (mid,))

@@ -65,17 +65,24 @@ def _add_global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="log more to stderr")
 
 
-def _tui_args(argv: list[str]) -> argparse.Namespace | None:
-    """The parsed global options when `argv` is only those (open the TUI), else None (use the full
-    parser: a subcommand, --help, or an error it reports in its own words)."""
+def _global_options(argv: list[str]) -> tuple[argparse.Namespace, list[str]] | None:
+    """(the global options, the rest of `argv`), or None when the options themselves do not parse (the
+    full parser then reports it in its own words)."""
     parser = _QuietParser(prog="memapp", add_help=False)
     _add_global_options(parser)
     try:
-        args, rest = parser.parse_known_args(argv)
+        return parser.parse_known_args(argv)
     except _NotJustOptions:
         return None
-    if rest:
+
+
+def _tui_args(argv: list[str]) -> argparse.Namespace | None:
+    """The parsed global options when `argv` is only those (open the TUI), else None (use the full
+    parser: a subcommand, --help, or an error it reports in its own words)."""
+    parsed = _global_options(argv)
+    if parsed is None or parsed[1]:
         return None
+    args = parsed[0]
     args.command = None
     return args
 
@@ -97,13 +104,10 @@ class _Version(argparse.Action):
 
 def command_in(argv: list[str]) -> str | None:
     """The subcommand named in `argv` when it is one of ours, else None."""
-    parser = _QuietParser(prog="memapp", add_help=False)
-    _add_global_options(parser)
-    try:
-        _, rest = parser.parse_known_args(argv)
-    except _NotJustOptions:
+    parsed = _global_options(argv)
+    if parsed is None:
         return None
-    first = next((a for a in rest if not a.startswith("-")), None)
+    first = next((a for a in parsed[1] if not a.startswith("-")), None)
     return first if first in COMMAND_MODULES else None
 
 

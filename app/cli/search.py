@@ -95,16 +95,26 @@ def _run(
         include_archived=include_archived,
         source=source,
     )
-    return store.search(query, scope=scope, k=k, filters=filters, keyword_only=keyword_only, touch=touch)
+    return store.search(
+        query, scope=scope, k=k, filters=filters, keyword_only=keyword_only, touch=touch, weak=True
+    )
 
 
 def _print_human(resp: SearchResponse) -> None:
     if not resp.results:
         print(resp.notice or "no results")  # "no good match: ...": the answer itself, on stdout
+        if resp.weak:
+            print()
+            _print_results(resp.weak)
         return
     if resp.notice:
         fail(resp.notice)
-    for i, r in enumerate(resp.results, start=1):
+    _print_results(resp.results)
+
+
+def _print_results(results: list[SearchResult]) -> None:
+    """Numbered results; weak ones (below the answer floor) say so on their first line."""
+    for i, r in enumerate(results, start=1):
         where = {
             "memory": f"memory {r.id} [{r.category}]",
             "message": f"message {r.id} in thread {r.thread_id} ({r.role})",
@@ -112,7 +122,8 @@ def _print_human(resp: SearchResponse) -> None:
         }[r.kind]
         if r.kind != "memory" and r.thread_title:
             where += f" “{one_line(r.thread_title, 40)}”"
-        print(f"{i:>3}. {where}  {'+'.join(r.matched)}  {r.score:.3f}")
+        tag = "  WEAK (below the floor)" if r.weak else ""
+        print(f"{i:>3}. {where}  {'+'.join(r.matched)}  {r.score:.3f}{tag}")
         print(f"     {one_line(r.content, 110)}")
         if r.kind == "memory":
             print(f"     {memory_source_line(r)}")

@@ -9,7 +9,8 @@ the budgeted tools, whose size the caller's token budget already bounds.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -32,10 +33,26 @@ def why(matched: tuple[str, ...]) -> str:
     return WHY.get(matched, " and ".join(matched))
 
 
-def _page_tail(shown: int, offset: int, next_offset: int | None) -> str:
+class _Item(Protocol):
+    def line(self) -> str: ...
+
+
+def _page_text(items: Sequence[_Item], offset: int, next_offset: int | None) -> str:
+    """A page of a list, one line per item, and how to ask for the next page (list_memories, list_threads)."""
+    text = "\n".join(item.line() for item in items)
     if next_offset is None:
-        return ""
-    return f"\n(more: call again with offset={next_offset}; this page showed {offset + 1}-{offset + shown})"
+        return text
+    shown = f"{offset + 1}-{offset + len(items)}"
+    return f"{text}\n(more: call again with offset={next_offset}; this page showed {shown})"
+
+
+def _hits_text(hits: Sequence[_Item], query: str, notice: str | None, *, none: str, some: str) -> str:
+    """Search results, best first under a line that counts them, or one line saying nothing matched
+    (search_memory: "No memories match", search_conversations: "Nothing in past conversations matches")."""
+    note = f" ({notice})" if notice else ""
+    if not hits:
+        return f"{none} {query!r}{note}."
+    return "\n".join([f"{len(hits)} {some} for {query!r}, best first{note}:", *(h.line() for h in hits)])
 
 
 class MemoryOut(BaseModel):
@@ -110,11 +127,7 @@ class MemorySearch(BaseModel):
     results: list[MemoryHit]
 
     def render(self) -> str:
-        note = f" ({self.notice})" if self.notice else ""
-        if not self.results:
-            return f"No memories match {self.query!r}{note}."
-        head = f"{len(self.results)} memories for {self.query!r}, best first{note}:"
-        return "\n".join([head, *(r.line() for r in self.results)])
+        return _hits_text(self.results, self.query, self.notice, none="No memories match", some="memories")
 
 
 class MemoryChange(BaseModel):
@@ -139,8 +152,7 @@ class MemoryPage(BaseModel):
     def render(self) -> str:
         if not self.memories:
             return "The trash is empty." if self.in_trash and self.offset == 0 else "No memories."
-        lines = [m.line() for m in self.memories]
-        return "\n".join(lines) + _page_tail(len(lines), self.offset, self.next_offset)
+        return _page_text(self.memories, self.offset, self.next_offset)
 
 
 class ThreadOut(BaseModel):
@@ -177,8 +189,7 @@ class ThreadPage(BaseModel):
     def render(self) -> str:
         if not self.threads:
             return "No threads."
-        lines = [t.line() for t in self.threads]
-        return "\n".join(lines) + _page_tail(len(lines), self.offset, self.next_offset)
+        return _page_text(self.threads, self.offset, self.next_offset)
 
 
 class MessageOut(BaseModel):
@@ -256,11 +267,8 @@ class ConversationSearch(BaseModel):
     results: list[ConversationHit]
 
     def render(self) -> str:
-        note = f" ({self.notice})" if self.notice else ""
-        if not self.results:
-            return f"Nothing in past conversations matches {self.query!r}{note}."
-        head = f"{len(self.results)} results for {self.query!r}, best first{note}:"
-        return "\n".join([head, *(r.line() for r in self.results)])
+        none = "Nothing in past conversations matches"
+        return _hits_text(self.results, self.query, self.notice, none=none, some="results")
 
 
 class ContextOut(BaseModel):

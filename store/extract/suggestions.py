@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from store.errors import InvalidInputError, NotFoundError, StoreError
 from store.extract.patterns import Candidate, find_candidates
-from store.memories import AddResult, content_hash, validate
+from store.memories import AddResult
+from store.memory_rows import content_hash, validate
 from store.records import Memory, SuggestionIn, iso, json_dumps, now
 
 if TYPE_CHECKING:
@@ -225,25 +226,20 @@ def extract_suggestions(store: Store, thread_id: int) -> ExtractResult:
     new_ids: list[int] = []
     with store.con:
         for (c, h), (merge_with, sim) in zip(fresh, merges, strict=True):
-            store.con.execute(
-                "INSERT INTO memory_suggestions(thread_id, message_id, category, content, content_hash, importance, "
-                "pattern, merge_with, similarity, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT(content_hash) DO NOTHING",
-                (
-                    thread_id,
-                    c.message_id,
-                    c.category,
-                    c.content,
-                    h,
-                    c.importance,
-                    c.pattern,
-                    merge_with,
-                    sim,
-                    t,
-                ),
+            row = (
+                thread_id,
+                c.message_id,
+                c.category,
+                c.content,
+                h,
+                c.importance,
+                c.pattern,
+                merge_with,
+                sim,
+                t,
             )
-            if store.con.changes():
-                new_ids.append(store.con.last_insert_rowid())
+            if (new_id := _insert(store, row)) is not None:
+                new_ids.append(new_id)
     new = [get_suggestion(store, i) for i in new_ids]
     return ExtractResult(
         thread_id,
@@ -252,6 +248,18 @@ def extract_suggestions(store: Store, thread_id: int) -> ExtractResult:
         sum(1 for h in hashes if h in as_memory),
         sum(1 for h in hashes if h in decided and h not in as_memory),
     )
+
+
+def _insert(store: Store, row: tuple[Any, ...]) -> int | None:
+    """One pending suggestion (thread_id, message_id, category, content, content_hash, importance, pattern,
+    merge_with, similarity, created_at); its id, or None when the same text is suggested already."""
+    store.con.execute(
+        "INSERT INTO memory_suggestions(thread_id, message_id, category, content, content_hash, importance, "
+        "pattern, merge_with, similarity, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(content_hash) DO NOTHING",
+        row,
+    )
+    return store.con.last_insert_rowid() if store.con.changes() else None
 
 
 def _near_duplicates(store: Store, found: list[Candidate]) -> list[tuple[int | None, float | None]]:
@@ -295,13 +303,8 @@ def suggest_imported(store: Store, items: Sequence[SuggestionIn], *, embed: bool
     added = 0
     with store.con:
         for (s, h), (merge_with, sim) in zip(fresh, merges, strict=True):
-            store.con.execute(
-                "INSERT INTO memory_suggestions(thread_id, message_id, category, content, content_hash, importance, "
-                "pattern, merge_with, similarity, created_at) VALUES (NULL, NULL, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT(content_hash) DO NOTHING",
-                (s.category, s.content, h, s.importance, s.origin, merge_with, sim, t),
-            )
-            added += store.con.changes()
+            row = (None, None, s.category, s.content, h, s.importance, s.origin, merge_with, sim, t)
+            added += _insert(store, row) is not None
     return added, len(items) - added
 
 

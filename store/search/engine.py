@@ -1,6 +1,6 @@
 """Hybrid search over memories, messages and summaries: FTS5 BM25 and sqlite-vec KNN, fused.
 
-`Store.search(query, scope=, k=, filters=, keyword_only=, touch=, prefix=)` -> SearchResponse.
+`Store.search(query, scope=, k=, filters=, keyword_only=, touch=, prefix=, weak=)` -> SearchResponse.
 
 - The query is parsed once (store.search.query.ParsedQuery): its searchable words, its CJK share.
 - Two retrievers, each asked for a deep list (`DEPTH` candidates) with the filters applied *inside* the
@@ -9,7 +9,9 @@
 - A long message is searched through its chunks and scores as its best chunk; results are messages.
 - The lists are fused, smoothed over neighbouring turns and threads, and floored by store.search.rank
   (why: see there, and README "Search"); what passes no floor is never returned, and an empty answer
-  carries a notice that says so.
+  carries a notice that says so. A hybrid search whose results pass the per-hit floor is then asked
+  whether they answer the query at all (store.search.answer); when not, they are no results: with
+  `weak=True` (the CLI and TUI) they come back apart, marked weak; MCP never asks for them.
 - The keyword-only path never touches the model: the TUI calls it on every keystroke while the model is
   still loading, and every search falls back to it, with a one-line notice, when no model is usable.
 - Access counts mean use: the memories returned get access_count + 1 in one statement per search;
@@ -30,9 +32,11 @@ from store.core import StoreCore
 from store.db import json_ids
 from store.errors import InvalidInputError
 from store.records import CATEGORIES, ROLES
+from store.search.answer import answers
 from store.search.keyword import Key, KeywordHit, keyword_hits, memory_where, message_where
 from store.search.query import ParsedQuery, parse_query
 from store.search.rank import SMOOTH_DEPTH, Context, Fusion, Ranked, fuse, order, smooth, snippet
+from store.search.results import SearchResponse, SearchResult
 from store.vectors import rows as vectors
 
 SCOPES = ("all", "memories", "messages", "summaries", "conversations")
@@ -47,6 +51,8 @@ _SCOPE_KINDS = {
     "conversations": ("message", "summary"),
 }
 NOTICE_NOTHING = "no good match: nothing in the archive is close enough to the query"
+NOTICE_UNSURE = "no good match: nothing in the archive clearly answers the query"
+NOTICE_WEAK = NOTICE_UNSURE + "; the closest matches are listed below as weak"
 NOTICE_STOP_ONLY = "no good match: the query has only common words (like 'what' or 'should') to search for"
 
 DEPTH = 100  # candidates fetched from each retriever before fusion
@@ -62,75 +68,6 @@ def _pool() -> ThreadPoolExecutor:
         if _POOL is None:
             _POOL = ThreadPoolExecutor(2, thread_name_prefix="memapp-search")
         return _POOL
-
-
-@dataclass(frozen=True, slots=True)
-class SearchResult:
-    """One hit. `content` is a snippet around the match; `matched` says which retriever(s) found it."""
-
-    kind: str  # memory | message | summary
-    id: int  # memory id, message id, or (summaries) the thread id
-    thread_id: int | None
-    external_id: str | None  # messages: the id the message had in the imported file
-    role: str | None  # messages
-    category: str | None  # memories
-    content: str
-    score: float
-    matched: tuple[str, ...]  # ("keyword",), ("semantic",) or ("keyword", "semantic")
-    thread_title: str | None = None  # the thread it is in (memories: the thread it came from)
-    created_at: float | None = None  # epoch seconds: when it was said / created (summaries: last updated)
-    # Memories (store.truth): replaced by a newer memory (ranked down), and where the memory came from.
-    superseded_by: int | None = None
-    valid_until: float | None = None
-    source_message_id: int | None = None
-    origin: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {**self._json(), **_memory_extras(self)}
-
-    def _json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "id": self.id,
-            "thread_id": self.thread_id,
-            "external_id": self.external_id,
-            "role": self.role,
-            "category": self.category,
-            "content": self.content,
-            "score": round(self.score, 6),
-            "matched": list(self.matched),
-            "thread_title": self.thread_title,
-            "created_at": self.created_at,
-        }
-
-
-def _memory_extras(r: SearchResult) -> dict[str, Any]:
-    """Memories only (None for messages and summaries): superseded or not, and where it came from."""
-    from store.records import iso
-
-    if r.kind != "memory":
-        return {"superseded_by": None, "valid_until": None, "source": None}
-    return {
-        "superseded_by": r.superseded_by,
-        "valid_until": iso(r.valid_until),
-        "source": {"origin": r.origin, "thread_id": r.thread_id, "message_id": r.source_message_id},
-    }
-
-
-@dataclass(frozen=True, slots=True)
-class SearchResponse:
-    query: str
-    mode: str  # "hybrid" | "keyword" | "semantic"
-    results: list[SearchResult]
-    notice: str | None = None  # one line for the user: no good match, or why results are keyword-only
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "query": self.query,
-            "mode": self.mode,
-            "notice": self.notice,
-            "results": [r.to_json() for r in self.results],
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,13 +126,17 @@ class SearchMixin(StoreCore):
         prefix: bool = False,
         fusion: Fusion | None = None,
         query_vector: np.ndarray | None = None,
+        weak: bool = False,
     ) -> SearchResponse:
         """Search memories, messages and/or summaries. Never raises on any query text.
 
         keyword_only: skip the model entirely (fast; for search-as-you-type). prefix: the last word also
         matches as a prefix. touch: count an access for every memory returned. query_vector: the query's
         embedding when the caller already has it (batch evaluation embeds all queries at once).
-        Only results above the relevance floor are returned; with none, `notice` says so.
+        Only results above the relevance floor are returned; with none, `notice` says so. When the
+        results pass the per-hit floor but the answer floor (store.search.answer) judges that none of
+        them answers the query, `results` is empty and, with `weak`, they come back in `weak` instead
+        (never counted as used).
         """
         filters = filters or Filters()
         self._validate_filters(filters)
@@ -228,19 +169,32 @@ class SearchMixin(StoreCore):
         if not filters.include_archived or filters.source is not None:
             kw, sem = _thread_scoped(self.con, kw, filters), _thread_scoped(self.con, sem, filters)
         ranked = fuse(kw, [(key, s) for key, s, _ in sem], fusion, parsed)
+        context = Context()
         if "message" in kinds and (fusion.neighbours > 0 or fusion.thread > 0):
             best = sorted((r for r in ranked.values() if r.key[0] == "message"), key=lambda r: -r.score)
-            ids = [r.key[1] for r in best[:SMOOTH_DEPTH]]
-            ranked = smooth(ranked, self.message_context(ids, filters), fusion, parsed)
+            context = self.message_context([r.key[1] for r in best[:SMOOTH_DEPTH]], filters)
+            ranked = smooth(ranked, context, fusion, parsed)
         if filters.as_of is None and "memory" in kinds:
             self._rank_down_superseded(ranked)
         spans = {key: span for key, _, span in sem}
-        results = self._hydrate(order(ranked)[:k], parsed, spans)
-        if not results:
+        kept = order(ranked)
+        unsure = (
+            bool(kept)
+            and mode == "hybrid"
+            and not answers(self.con, kw, sem, kept, context, parsed, kinds, fusion)
+        )
+        results = [] if unsure else self._hydrate(kept[:k], parsed, spans)
+        below = (
+            [replace(r, weak=True) for r in self._hydrate(kept[:k], parsed, spans)] if unsure and weak else []
+        )
+        if unsure:
+            head = NOTICE_WEAK if below else NOTICE_UNSURE
+            notice = head if notice is None else f"{head}; {notice}"
+        elif not results:
             notice = NOTICE_NOTHING if notice is None else f"{NOTICE_NOTHING}; {notice}"
         if touch:
             self.touch_memories([r.id for r in results if r.kind == "memory"])
-        return SearchResponse(query, mode, results, notice)
+        return SearchResponse(query, mode, results, notice, below)
 
     def fusion(self) -> Fusion:
         """The ranking settings from the configuration's [search] table."""
@@ -254,6 +208,7 @@ class SearchMixin(StoreCore):
             thread=c.thread_boost,
             floor=c.floor,
             keyword_floor=c.keyword_floor,
+            answer_floor=c.answer_floor,
         )
 
     def _keyword_soon(

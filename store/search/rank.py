@@ -47,7 +47,7 @@ class Fusion:
     """How candidates become one ranked list (defaults: chosen on the evaluation's tuning half)."""
 
     keyword_weight: float = 1.0
-    semantic_weight: float = 0.5
+    semantic_weight: float = 1.0
     cjk_adaptive: bool = True  # the semantic weight shrinks with the query's CJK share (English-only model)
     k1: float = 1.2  # BM25 term-frequency saturation
     b: float = 0.1  # BM25 length normalisation (FTS5's built-in is 0.75)
@@ -57,7 +57,9 @@ class Fusion:
     keyword_floor: float = 0.6  # keyword coverage a hit needs when its meaning does not carry it
     cjk_smoothing: bool = False  # False: smoothing and thread boost shrink with the query's CJK share
     join_neighbours: bool = False  # a neighbour neither retriever found may join the list (measured: no gain)
-    cjk_gain: float = 2.0  # how fast the semantic side fades as the query's CJK share grows
+    cjk_gain: float = 6.0  # how fast the semantic side fades as the query's CJK share grows
+    cjk_smooth_gain: float = 8.0  # how fast smoothing and the thread boost fade (cjk_smoothing: never)
+    answer_floor: float = 0.0  # the query-level answer floor (store.search.answer): 0 = off
 
 
 @dataclass(slots=True)
@@ -156,7 +158,7 @@ def smooth(
 ) -> dict[Key, Ranked]:
     """Neighbour smoothing and the thread boost, for messages. A neighbour that neither retriever found
     joins the list (matched "neighbour"), and any turn next to a message that passes the floor passes."""
-    lean = 0.0 if fusion.cjk_smoothing else cjk_lean(parsed, fusion)
+    lean = 0.0 if fusion.cjk_smoothing or parsed is None else min(1.0, fusion.cjk_smooth_gain * parsed.cjk)
     if lean:
         fusion = replace(fusion, neighbours=fusion.neighbours * (1 - lean), thread=fusion.thread * (1 - lean))
     if fusion.neighbours <= 0 and fusion.thread <= 0:

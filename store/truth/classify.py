@@ -6,7 +6,7 @@ costs the user one keypress. So anything that reads as a contradiction or a chan
 merged; it supersedes when the signals are clear, and goes to the conflicts queue when they are not.
 
     relation     action      when
-    duplicate    merge       same words (cosine >= duplicate) and nothing in store.truth.features differs
+    duplicate    merge       same words (cosine >= duplicate) and nothing in store.truth.differences differs
     paraphrase   merge       close (cosine >= paraphrase, or >= paraphrase_overlap with shared words)
     reversal     supersede   a negation, an antonym or a swapped preference, on the same topic
     update       supersede   a changed number/name/slot and the new text says it changed, on the same topic
@@ -23,7 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.truth.features import Differences, compare, features
+from store.truth.differences import Differences, compare
+from store.truth.features import features
 
 RELATIONS = ("duplicate", "paraphrase", "reversal", "update", "unsure", "unrelated")
 ACTIONS = {

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from store.errors import InvalidInputError, NotFoundError
-from store.memories import content_hash
+from store.memory_rows import content_hash
 from store.records import Memory, iso, json_loads, now
 
 if TYPE_CHECKING:

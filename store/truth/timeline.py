@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from store.core import StoreCore
 from store.errors import InvalidInputError
+from store.memory_rows import MemoryRowsMixin
 from store.records import Memory, json_dumps, now
 from store.truth.classify import DEFAULT, Neighbour, Plan, Thresholds, Verdict, plan
 
@@ -67,20 +67,7 @@ class Source:
         }
 
 
-class TimelineMixin(StoreCore):
-    if TYPE_CHECKING:
-
-        def get_memory(self, memory_id: int) -> Memory: ...
-
-        def _history(
-            self,
-            memory_id: int,
-            event: str,
-            old: dict[str, Any] | None,
-            new: dict[str, Any] | None,
-            at: float | None = None,
-        ) -> None: ...
-
+class TimelineMixin(MemoryRowsMixin):
     # -- classification on add / edit ----------------------------------------------------------------
 
     def plan_for(
@@ -170,7 +157,7 @@ class TimelineMixin(StoreCore):
         cid = self.con.last_insert_rowid()
         if resolution is None:
             for mid, other in ((new_id, old_id), (old_id, new_id)):
-                self._history(
+                self.record_history(
                     mid, "conflict", None, {"conflict": cid, "with": other, "relation": relation}, t
                 )
         return cid
@@ -187,7 +174,7 @@ class TimelineMixin(StoreCore):
         if v is not None:
             new.update(relation=v.relation, similarity=round(v.similarity, 4), reasons=list(v.reasons))
         new["automatic"] = automatic
-        self._history(
+        self.record_history(
             old_id, "supersede", {"valid_until": old.valid_until, "superseded_by": old.superseded_by}, new
         )
         if automatic and v is not None:
@@ -213,7 +200,7 @@ class TimelineMixin(StoreCore):
                 "UPDATE long_term_memories SET valid_until = NULL, superseded_by = NULL, updated_at = ? WHERE id = ?",
                 (now(), memory_id),
             )
-            self._history(
+            self.record_history(
                 memory_id,
                 "reinstate",
                 {"valid_until": old.valid_until, "superseded_by": old.superseded_by},

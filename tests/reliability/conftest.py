@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.reliability_helpers import SOAK
+from tests.reliability.processes import SOAK
 
 _FIGURES: dict[str, int] = {}
 OUT = Path(__file__).resolve().parents[2] / "bench" / "out" / "soak.json"

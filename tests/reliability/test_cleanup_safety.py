@@ -30,7 +30,8 @@ from store import Store
 from store.cleanup import Thresholds, apply_cleanup, find_candidates, restore
 from store.errors import DuplicateMemoryError
 from store.records import CATEGORIES
-from tests.reliability.reliability_helpers import history_problems, no_embed_config
+from tests.reliability.invariants import history_problems
+from tests.reliability.processes import no_embed_config
 
 DAY = 86400.0
 NOW = time.time()

@@ -31,19 +31,15 @@ import pytest
 
 from app.cli import main
 from store import Store
-from tests.reliability.reliability_helpers import (
-    REPO,
-    Runner,
+from tests.reliability.generated_exports import conversation_texts, write_generic
+from tests.reliability.invariants import (
     apply_edit,
-    conversation_texts,
     database_problems,
     history_problems,
     memory_state,
-    no_embed_config,
-    runner_env,
     thread_contents,
-    write_generic,
 )
+from tests.reliability.processes import REPO, Runner, no_embed_config, runner_env
 
 # serial: several processes on one chat.db, with busy timeouts
 pytestmark = [pytest.mark.soak, pytest.mark.serial]

@@ -31,38 +31,20 @@ from embeddings import FakeEmbedder
 from store import Store, maintenance
 from store.cleanup import Thresholds, apply_cleanup, find_candidates
 from store.importing.pipeline import import_paths
-from tests.reliability.reliability_helpers import (
-    ExportSpec,
-    Runner,
-    Zygote,
+from tests.reliability.generated_exports import ExportSpec, conversation_texts, write_chatgpt, write_generic
+from tests.reliability.invariants import (
     apply_edit,
-    conversation_texts,
-    count_kills,
-    database_problems,
-    history_problems,
-    kill_at_a_write,
+    checked_store,
     memory_state,
-    no_embed_config,
     thread_contents,
-    write_chatgpt,
-    write_generic,
 )
+from tests.reliability.processes import Runner, Zygote, count_kills, kill_at_a_write, no_embed_config
 
 SEED = int(os.environ.get("MEMAPP_CRASH_SEED", "8008"))
 DAY = 86400.0
 
 # serial: SIGKILL loops over child processes, each many seconds of both cores
 pytestmark = [pytest.mark.soak, pytest.mark.serial]
-
-
-def _check(db: Path) -> Store:
-    """Open chat.db after a kill (this recovers the WAL) and assert the invariants that always hold."""
-    store = Store(db, embedder=None)
-    problems = database_problems(store) + history_problems(store)
-    if problems:
-        store.close()
-        raise AssertionError("\n".join(problems[:20]))
-    return store
 
 
 def _thread_states(store: Store, source: str, full: ExportSpec, before: ExportSpec) -> list[str]:
@@ -136,7 +118,7 @@ def _import_series(
                 landed += 1
             else:
                 assert job.poll() == 0 and job.stderr() == "", job.stderr()
-            with _check(db) as store:
+            with checked_store(db) as store:
                 states = _thread_states(store, source, spec, before)
                 stored = store.scalar("SELECT count(*) FROM messages")
             _assert_in_order(states)
@@ -145,7 +127,7 @@ def _import_series(
     assert finish.stderr() == ""
     report_json = json.loads(finish.stdout())
     assert report_json["messages_added"] == spec.messages - stored  # exactly what the kills left undone
-    with _check(db) as store:
+    with checked_store(db) as store:
         assert _thread_states(store, source, spec, before) == ["new"] * n_threads
         assert store.scalar("SELECT count(*) FROM threads") == n_threads
         assert store.scalar("SELECT count(*) FROM messages") == spec.messages
@@ -214,11 +196,11 @@ def test_import_with_the_real_model_killed_then_completes(
             stored = store.scalar("SELECT count(*) FROM messages") if store.schema_version() else 0
         target = min(spec.messages, stored + 1 + int(rng.uniform(0.1, 0.5) * (spec.messages - stored)))
         landed += runner.kill_when(db, "SELECT count(*) FROM messages", target, timeout=600)
-        _check(db).close()
+        checked_store(db).close()
     finish = Runner(args, tmp_path, tag="finish")
     finish.go()
     assert finish.wait(timeout=900) == 0, finish.stderr()
-    with _check(db) as store:
+    with checked_store(db) as store:
         assert store.scalar("SELECT count(*) FROM messages") == spec.messages
         assert store.stats()["embedded_chunks"] >= spec.messages
     count_kills(figures, "import with the real model", landed)
@@ -269,7 +251,7 @@ def test_memory_edit_loop_killed(tmp_path: Path, soak: bool, figures: dict[str, 
         begun = [x["begin"] for x in lines if "begin" in x]
         done = [x["done"] for x in lines if "done" in x]
         assert begun[: len(done)] == done and len(begun) - len(done) <= 1
-        with _check(db) as store:
+        with checked_store(db) as store:
             for rec in begun:
                 old = model[rec["id"]]
                 new = apply_edit(old, rec["op"], rec["value"])  # type: ignore[arg-type]
@@ -331,7 +313,7 @@ def test_cleanup_apply_killed_is_all_or_nothing(tmp_path: Path, soak: bool, figu
         shutil.copy(template, db)
         landed += kill_at_a_write(zygote, db, ["cleanup", "--apply", "--json"], rng)
         args = ["--db", str(db), "cleanup", "--apply", "--json"]
-        with _check(db) as store:
+        with checked_store(db) as store:
             trashed = {m.id for m in store.list_memories(trash=True, limit=10**6)}
             assert trashed in (set(), expected), f"cleanup half-applied: {len(trashed)} of {len(expected)}"
             assert pinned <= {m.id for m in store.list_memories(pinned=True)}
@@ -339,7 +321,7 @@ def test_cleanup_apply_killed_is_all_or_nothing(tmp_path: Path, soak: bool, figu
         assert finish.wait() == 0, finish.stderr()
         applied = {c["id"] for c in json.loads(finish.stdout())["candidates"]}
         assert applied == expected - trashed
-        with _check(db) as store:
+        with checked_store(db) as store:
             assert {m.id for m in store.list_memories(trash=True, limit=10**6)} == expected
             assert store.scalar("SELECT count(*) FROM memory_history WHERE event = 'cleanup'") == len(
                 expected
@@ -370,12 +352,12 @@ def test_reindex_killed_then_completes(tmp_path: Path, soak: bool, figures: dict
     with Zygote(tmp_path) as zygote:
         for command in runs:
             landed += kill_at_a_write(zygote, db, command, rng)
-            _check(db).close()
+            checked_store(db).close()
         finish = zygote.run(["--db", str(db), "reindex", "--json"], fake_embedder=True)
         assert finish.wait() == 0, finish.stderr()
     assert landed == len(runs)
     count_kills(figures, "reindex", landed)
-    with _check(db) as store:
+    with checked_store(db) as store:
         assert store.scalar("SELECT count(*) FROM message_chunks") == chunks
         assert store.scalar("SELECT count(*) FROM vec_memories") == 200
         assert store.scalar("SELECT count(*) FROM fts_messages") == spec.messages

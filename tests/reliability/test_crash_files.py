@@ -20,13 +20,9 @@ import pytest
 from store import Store
 from store.files import PARTIAL_PREFIX
 from store.importing.pipeline import import_paths
-from tests.reliability.reliability_helpers import (
-    Zygote,
-    conversation_texts,
-    count_kills,
-    database_problems,
-    write_generic,
-)
+from tests.reliability.generated_exports import conversation_texts, write_generic
+from tests.reliability.invariants import database_problems
+from tests.reliability.processes import Zygote, count_kills
 
 SEED = int(os.environ.get("MEMAPP_CRASH_SEED", "8008"))
 

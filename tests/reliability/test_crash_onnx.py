@@ -21,7 +21,7 @@ import pytest
 
 from embeddings.embedder import default_model_dir
 from embeddings.onnx_export import ensure_onnx, onnx_path
-from tests.reliability.reliability_helpers import REPO, count_kills
+from tests.reliability.processes import REPO, count_kills
 
 SEED = int(os.environ.get("MEMAPP_CRASH_SEED", "8008"))
 

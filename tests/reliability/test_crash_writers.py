@@ -24,31 +24,15 @@ from embeddings import FakeEmbedder
 from store import Store
 from store.importing.pipeline import import_paths
 from store.migrations import LATEST
-from tests.reliability.reliability_helpers import (
-    Zygote,
-    conversation_texts,
-    count_kills,
-    database_problems,
-    history_problems,
-    kill_at_a_write,
-    no_embed_config,
-    write_generic,
-)
+from tests.reliability.generated_exports import conversation_texts, write_generic
+from tests.reliability.invariants import checked_store, database_problems
+from tests.reliability.processes import Zygote, count_kills, kill_at_a_write, no_embed_config
 
 SEED = int(os.environ.get("MEMAPP_CRASH_SEED", "8008"))
 FIXTURE_V1 = Path(__file__).resolve().parents[1] / "fixtures" / "chat-v1.db"
 FIXTURE_V6 = Path(__file__).resolve().parents[1] / "fixtures" / "chat-v6-vectors.db"
 
 pytestmark = [pytest.mark.soak, pytest.mark.serial]
-
-
-def _check(db: Path) -> Store:
-    store = Store(db, embedder=None)
-    problems = database_problems(store) + history_problems(store)
-    if problems:
-        store.close()
-        raise AssertionError("\n".join(problems[:20]))
-    return store
 
 
 def _count(db: Path, sql: str) -> int:
@@ -80,7 +64,7 @@ def _kill_series(
                 landed += 1
             else:
                 assert job.poll() == 0, job.stderr()
-            _check(db).close()
+            checked_store(db).close()
         finish = zygote.run(args, fake_embedder=fake_embedder, tag="finish")
         assert finish.wait() == 0, finish.stderr()
     return landed
@@ -110,7 +94,7 @@ def test_embed_killed_then_completes(tmp_path: Path, soak: bool, figures: dict[s
     )
     assert landed >= 1
     count_kills(figures, "embed", landed)
-    with _check(db) as store:
+    with checked_store(db) as store:
         missing = store.con.execute(
             "SELECT count(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM message_chunks c WHERE c.message_id = m.id)"
         ).fetchall()[0][0]
@@ -132,7 +116,7 @@ def test_summarize_all_killed_then_completes(tmp_path: Path, soak: bool, figures
         seed=SEED + 2,
     )
     count_kills(figures, "summarize --all", landed)
-    with _check(db) as store:
+    with checked_store(db) as store:
         assert store.con.execute("SELECT count(*) FROM thread_summaries").fetchall()[0][0] == n_threads
         # every summary was recorded with its compression history, none twice for the same state
         assert (
@@ -164,11 +148,11 @@ def test_trash_purge_killed_is_all_or_nothing(tmp_path: Path, soak: bool, figure
             db = tmp_path / f"chat-{k}.db"
             shutil.copyfile(template, db)
             landed += kill_at_a_write(zygote, db, purge, rng, fake_embedder=False)
-            with _check(db) as store:
+            with checked_store(db) as store:
                 left = store.con.execute("SELECT count(*) FROM long_term_memories").fetchall()[0][0]
                 assert left in (0, n)  # one transaction: all purged or none
             assert zygote.run(["--db", str(db), *purge]).wait() == 0
-            with _check(db) as store:
+            with checked_store(db) as store:
                 assert store.con.execute("SELECT count(*) FROM long_term_memories").fetchall()[0][0] == 0
                 assert store.con.execute("SELECT count(*) FROM fts_memories").fetchall()[0][0] == 0
     assert landed == kills
@@ -319,14 +303,14 @@ def test_memory_add_that_merges_or_supersedes_killed(
             text = ["", "Update: ", "Note that ", "For the record, "][n // len(new) % 4] + new[n % len(new)]
             args = ["memory", "add", text, "--category", "fact", "--json"]
             landed += kill_at_a_write(zygote, db, args, rng)
-            _check(db).close()
+            checked_store(db).close()
         for text in new:  # then every add runs to the end: a refused merge is exit 1, never a crash
             job = zygote.run(
                 ["--db", str(db), "memory", "add", text, "--category", "fact"], fake_embedder=True
             )
             assert job.wait() in (0, 1), job.stderr()
             assert "Traceback" not in job.stderr()
-    with _check(db) as store:
+    with checked_store(db) as store:
         assert len(store.list_memories(limit=100)) >= len(base)
     assert landed >= (20 if soak else 4)
     count_kills(figures, "memory add with merge/supersede", landed)
@@ -377,7 +361,7 @@ def test_extract_accept_killed_is_whole_or_absent(
                 break
             sid = pending[0]  # still pending after a kill before the commit: the same one again
             landed += kill_at_a_write(zygote, db, ["extract", "accept", str(sid), "--json"], rng)
-            with _check(db) as store:
+            with checked_store(db) as store:
                 status, memory_id = store.con.execute(
                     "SELECT status, memory_id FROM memory_suggestions WHERE id = ?", (sid,)
                 ).fetchall()[0]

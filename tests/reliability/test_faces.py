@@ -27,15 +27,8 @@ import pytest
 from app.tui.app import MemApp
 from embeddings import FakeEmbedder
 from store import Store
-from tests.reliability.reliability_helpers import (
-    SOAK,
-    Runner,
-    apply_edit,
-    database_problems,
-    history_problems,
-    memory_state,
-    no_embed_config,
-)
+from tests.reliability.invariants import apply_edit, database_problems, history_problems, memory_state
+from tests.reliability.processes import SOAK, Runner, end, no_embed_config
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.soak, pytest.mark.serial]
@@ -86,13 +79,8 @@ class McpClient:
         return result["structuredContent"]
 
     def close(self) -> str:
-        assert self.proc.stdin is not None and self.proc.stderr is not None
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        assert self.proc.stderr is not None
+        end(self.proc)
         return self.proc.stderr.read().decode(errors="replace")
 
 

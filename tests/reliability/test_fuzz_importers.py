@@ -38,7 +38,7 @@ from store import Store
 from store.importing.formats import ImportFormatError, ImportProblem, read_export
 from store.importing.run import _memory_name
 from store.records import MemoryIn, ThreadIn
-from tests.reliability.reliability_helpers import database_problems
+from tests.reliability.invariants import database_problems
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
 JSON_FIXTURES = {

@@ -18,7 +18,7 @@ import pytest
 
 from store.importing.formats import FORMATS, ImportProblem, read_export
 from store.records import MemoryIn, SuggestionIn, ThreadIn
-from tests.reliability.reliability_helpers import SOAK
+from tests.reliability.processes import SOAK
 
 SEED = int(os.environ.get("MEMAPP_FUZZ_SEED", "4242"))
 CASES = 10_000 if SOAK else 150

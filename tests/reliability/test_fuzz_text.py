@@ -32,7 +32,7 @@ from app.cli import main
 from app.text import literal
 from embeddings import FakeEmbedder
 from store import MessageIn, Store, ThreadIn
-from tests.reliability.reliability_helpers import REPO, no_embed_config, runner_env
+from tests.reliability.processes import REPO, no_embed_config, runner_env
 
 NASTY = [
     "[red]not markup[/red]",

@@ -214,14 +214,9 @@ def test_an_empty_thread_and_no_system_prompt(store: Store) -> None:
     assert r.messages == [] and r.token_stats.total == 2 and r.metadata.included_messages == 0
 
 
-def test_context_cli(
-    capsys: pytest.CaptureFixture[str], db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_context_cli(capsys: pytest.CaptureFixture[str], db_path: Path, no_model_config: Path) -> None:
     from app.cli import main
 
-    cfg = tmp_path / "config.toml"
-    cfg.write_text("[embedding]\nenabled = false\n")
-    monkeypatch.setenv("MEMAPP_CONFIG", str(cfg))
     s = Store(db_path, embedder=None)
     tid = write(s, chat(30))
     s.close()

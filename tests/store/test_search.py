@@ -31,6 +31,7 @@ RESULT_KEYS = {
     "superseded_by",
     "valid_until",
     "source",
+    "weak",
 }
 NASTY = [
     "AND",
@@ -323,7 +324,7 @@ def test_results_have_the_documented_fields(store: Store) -> None:
     msg = next(r for r in resp.results if r.kind == "message")
     assert (msg.external_id, msg.role, msg.category) == ("r-0", "user", None)
     assert msg.matched == ("keyword", "semantic")
-    assert resp.to_json().keys() == {"query", "mode", "notice", "results"}
+    assert resp.to_json().keys() == {"query", "mode", "notice", "results", "weak"}
 
 
 def test_trashed_memories_never_appear(store: Store) -> None:

@@ -96,6 +96,17 @@ def test_stop_words_never_make_a_keyword_match(store: Store) -> None:
     assert store.search("should", scope="messages", keyword_only=True).results == []
 
 
+def test_wide_punctuation_is_no_word(store: Store) -> None:
+    """Chinese punctuation sits against the words (狗？, ，Jay): it is never a phrase of its own, so a row
+    holding every word of the query covers all of it."""
+    assert parse_query("Jay 的猫叫什么？").phrases == ("Jay", "的 猫", "猫 叫", "叫 什")
+    assert parse_query("后来，Jay 去了哪里？").phrases == ("后 来", "Jay", "去 了", "哪 里")
+    assert parse_query("c++ -x O'Reilly?").phrases == ("c++", "-x", "O'Reilly?")  # ASCII stays as typed
+    _thread(store, "p", ["Jay 的猫叫 Mochi", "别的事情"])
+    hits = keyword_hits(store.con, parse_query("Jay 的猫叫什么？"), "message", Filters(), 10, k1=1.2, b=0.1)
+    assert hits[0].coverage == pytest.approx(1.0)
+
+
 def test_a_nonsense_query_returns_nothing_and_touches_nothing(store: Store) -> None:
     _archive(store)
     for scope in ("all", "memories", "conversations"):

@@ -232,13 +232,10 @@ def test_accept_all_and_all_or_nothing_rejects(store: Store) -> None:
 
 
 def test_extract_cli_is_scriptable(
-    capsys: pytest.CaptureFixture[str], db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str], db_path: Path, no_model_config: Path
 ) -> None:
     from app.cli import main
 
-    cfg = tmp_path / "config.toml"
-    cfg.write_text("[embedding]\nenabled = false\n")
-    monkeypatch.setenv("MEMAPP_CONFIG", str(cfg))
     s = Store(db_path, embedder=None)
     tid = write(s, "relay", CONVERSATION)
     s.close()

@@ -252,14 +252,9 @@ def test_sentences_are_cut_the_same_way_everywhere() -> None:
     assert strip_reasoning('a<details type="reasoning">x</details>b<think>y') == "ab"
 
 
-def test_summarize_cli(
-    capsys: pytest.CaptureFixture[str], db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_summarize_cli(capsys: pytest.CaptureFixture[str], db_path: Path, no_model_config: Path) -> None:
     from app.cli import main
 
-    cfg = tmp_path / "config.toml"
-    cfg.write_text("[embedding]\nenabled = false\n")
-    monkeypatch.setenv("MEMAPP_CONFIG", str(cfg))
     s = Store(db_path, embedder=None)
     tid = write(s, "cli", chatter(random.Random(8), "backup", 12))
     s.close()

@@ -176,29 +176,19 @@ class CleanupScreen(MemappScreen):
 
     def _show_candidates(self) -> None:
         t = self.active_thresholds()
-        table = self.query_one("#candidates-table", DataTable)
-        row = table.cursor_row
+        table = self.query_one("#candidates-table", RowTable)
         width = max(20, self.size.width - CANDIDATE_FIXED)
-        table.clear(columns=True)
-        table.add_column("Id", key="id", width=6)
-        table.add_column("Category", key="category", width=10)
-        table.add_column("Imp", key="importance", width=3)
-        table.add_column("Used", key="used", width=4)
-        table.add_column("Last activity", key="last", width=16)
-        table.add_column("Memory", key="content", width=width)
-        for c in self.candidates:
-            m = c.memory
-            table.add_row(
-                Text(str(m.id), justify="right"),
-                cell(m.category, 10),
-                Text(str(m.importance), justify="right"),
-                Text(number(m.access_count), justify="right"),
-                Text(when(m.last_accessed if m.last_accessed is not None else m.created_at)),
-                cell(m.content, width),
-                key=str(m.id),
-            )
-        if self.candidates:
-            table.move_cursor(row=min(row, len(self.candidates) - 1))
+        columns = [
+            ("Id", "id", 6),
+            ("Category", "category", 10),
+            ("Imp", "importance", 3),
+            ("Used", "used", 4),
+            ("Last activity", "last", 16),
+            ("Memory", "content", width),
+        ]
+        table.refill(
+            columns, ((str(c.memory.id), self._candidate_cells(c.memory, width)) for c in self.candidates)
+        )
         rule = (
             f"Candidates: not pinned, importance below {t.max_importance}, used fewer than {t.min_access} "
             f"times, untouched for over {t.older_than_days:g} days{'' if self.thresholds is None else ' (set here)'}"
@@ -210,6 +200,28 @@ class CleanupScreen(MemappScreen):
             else f"{rule} Nothing to clean up now."
         )
         self._detail(table.cursor_row)
+
+    @staticmethod
+    def _candidate_cells(m: Memory, width: int) -> list[Text]:
+        return [
+            Text(str(m.id), justify="right"),
+            cell(m.category, 10),
+            Text(str(m.importance), justify="right"),
+            Text(number(m.access_count), justify="right"),
+            Text(when(m.last_accessed if m.last_accessed is not None else m.created_at)),
+            cell(m.content, width),
+        ]
+
+    @staticmethod
+    def _trash_cells(m: Memory, width: int, days: float) -> list[Text]:
+        purge = "never (pinned)" if m.pinned else when((m.deleted_at or 0) + days * DAY)
+        return [
+            Text(str(m.id), justify="right"),
+            cell(m.category, 10),
+            Text(when(m.deleted_at)),
+            Text(purge),
+            cell(m.content, width),
+        ]
 
     @on(DataTable.RowHighlighted, "#candidates-table")
     def _candidate_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -228,27 +240,16 @@ class CleanupScreen(MemappScreen):
 
     def _show_trash(self) -> None:
         days = self.store.config.cleanup.trash_retention_days
-        table = self.query_one("#trash-table", DataTable)
-        row = table.cursor_row
+        table = self.query_one("#trash-table", RowTable)
         width = max(20, self.size.width - TRASH_FIXED)
-        table.clear(columns=True)
-        table.add_column("Id", key="id", width=6)
-        table.add_column("Category", key="category", width=10)
-        table.add_column("Deleted", key="deleted", width=16)
-        table.add_column("Purge after", key="purge", width=16)
-        table.add_column("Memory", key="content", width=width)
-        for m in self.trash:
-            purge = "never (pinned)" if m.pinned else when((m.deleted_at or 0) + days * DAY)
-            table.add_row(
-                Text(str(m.id), justify="right"),
-                cell(m.category, 10),
-                Text(when(m.deleted_at)),
-                Text(purge),
-                cell(m.content, width),
-                key=str(m.id),
-            )
-        if self.trash:
-            table.move_cursor(row=min(row, len(self.trash) - 1))
+        columns = [
+            ("Id", "id", 6),
+            ("Category", "category", 10),
+            ("Deleted", "deleted", 16),
+            ("Purge after", "purge", 16),
+            ("Memory", "content", width),
+        ]
+        table.refill(columns, ((str(m.id), self._trash_cells(m, width, days)) for m in self.trash))
         more = f" (the newest {TRASH_LIMIT})" if len(self.trash) >= TRASH_LIMIT else ""
         self.query_one("#trash-note", Static).update(
             f"{len(self.trash)} in the trash{more}. r restores; x purges one now; X purges what has been here "

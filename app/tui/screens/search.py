@@ -10,6 +10,8 @@ How it stays fast and honest:
 - Access counts mean use (cleanup runs on them): a memory counts once when it is opened from the results,
   and the memories among the top `TOP_ROWS` rows count when the user settles on a query by pressing
   Enter in the box. Results that merely appeared while typing, however long they stay, never count.
+- Weak results (below the answer floor, store.search.answer) are listed after the results, marked "weak"
+  and dimmed, and never counted by settling on the query (opening one is use, and counts).
 """
 
 from __future__ import annotations
@@ -269,6 +271,7 @@ class SearchScreen(MemappScreen):
             keyword_only=keyword_only,
             touch=False,
             prefix=True,
+            weak=True,
         )
         if not get_current_worker().is_cancelled:
             self.post_message(self.Finished(Found(query, scope, response, keyword_only, filters)))
@@ -293,7 +296,7 @@ class SearchScreen(MemappScreen):
         self._found = found
         same = found.query == self.shown_query and found.scope == self.scope and bool(self.results)
         keep = self.table.cursor_row if same else 0
-        self.results = found.response.results
+        self.results = found.response.results + found.response.weak  # weak rows last, marked (_match)
         self.shown_query = found.query
         self.shown_keyword_only = found.keyword_only
         self.where_width = 18
@@ -309,7 +312,7 @@ class SearchScreen(MemappScreen):
             table.add_row(
                 cell(self._kind(r), 9),
                 Text(f"{r.score:.2f}", justify="right"),
-                cell(MATCH_LABELS.get(r.matched, "+".join(r.matched)), 7),
+                self._match(r),
                 cell(self._where(r), self.where_width),
                 highlighted(self._snippet(r, snippet_width), found.query),
                 key=str(i),
@@ -334,11 +337,20 @@ class SearchScreen(MemappScreen):
         return (r.role or "message") if r.kind == "message" else r.kind
 
     @staticmethod
+    def _match(r: SearchResult) -> Text:
+        """Why it matched; a weak result (below the answer floor) says "weak" instead, dimmed."""
+        if r.weak:
+            return Text("weak", style="dim italic")
+        return cell(MATCH_LABELS.get(r.matched, "+".join(r.matched)), 7)
+
+    @staticmethod
     def _snippet(r: SearchResult, width: int) -> Text:
-        """A memory a newer one superseded is struck through (it also ranks lower)."""
+        """A memory a newer one superseded is struck through (it also ranks lower); weak results are dim."""
         text = cell(r.content, width)
         if r.kind == "memory" and r.superseded_by is not None:
             text.stylize("dim strike")
+        elif r.weak:
+            text.stylize("dim")
         return text
 
     def _where(self, r: SearchResult) -> str:
@@ -351,8 +363,10 @@ class SearchScreen(MemappScreen):
         if not found.query:
             notice.update("Type to search. Keyword and meaning (semantic) matches are combined.")
             return
-        n = len(found.response.results)
+        n, weak = len(found.response.results), len(found.response.weak)
         head = f"{n} result{'s' if n != 1 else ''}" if n else "Nothing found"
+        if weak and not n:
+            head = f"{weak} weak result{'s' if weak != 1 else ''}"
         if found.keyword_only:
             text = f"{head} · semantic search is warming up: keyword results for now"
         elif found.response.notice:
@@ -373,8 +387,9 @@ class SearchScreen(MemappScreen):
             return
         r = self.results[row]
         preview.display = True
+        why = "weak (below the floor)" if r.weak else "+".join(r.matched)
         head = Text(
-            f"{self._kind(r)} · {literal(self._where(r))} · {'+'.join(r.matched)} {r.score:.2f}",
+            f"{self._kind(r)} · {literal(self._where(r))} · {why} {r.score:.2f}",
             style="bold",
             no_wrap=True,
             overflow="ellipsis",
@@ -385,7 +400,7 @@ class SearchScreen(MemappScreen):
         """Count one access (once per memory per query) for `ids`, by default the memories among the top
         `TOP_ROWS` rows: the ones a user who settled on this query has in front of them."""
         if ids is None:
-            ids = [r.id for r in self.results[:TOP_ROWS] if r.kind == "memory"]
+            ids = [r.id for r in self.results[:TOP_ROWS] if r.kind == "memory" and not r.weak]
         new = [i for i in ids if (self.shown_query, i) not in self._touched_keys]
         if not new:
             return

@@ -98,24 +98,27 @@ class SuggestionsScreen(ModalScreen[None]):
     def _show(self, pending: list[Suggestion]) -> None:
         self.pending = pending
         table = self.query_one("#suggest-table", RowTable)
-        row = table.cursor_row
         width = max(20, self.size.width * 9 // 10 - FIXED)
-        table.clear(columns=True)
-        table.add_column("Category", key="category", width=10)
-        table.add_column("Imp", key="importance", width=3)
-        table.add_column("Suggestion", key="content", width=width)
-        table.add_column("On accept", key="action", width=12)
-        for s in pending:
-            action = f"merge into {s.merge_with}" if s.merge_with is not None else "add"
-            table.add_row(
-                cell(s.category, 10),
-                Text(str(s.importance), justify="right"),
-                cell(s.content, width),
-                cell(action, 12),
-                key=str(s.id),
+        columns = [
+            ("Category", "category", 10),
+            ("Imp", "importance", 3),
+            ("Suggestion", "content", width),
+            ("On accept", "action", 12),
+        ]
+        rows = (
+            (
+                str(s.id),
+                [
+                    cell(s.category, 10),
+                    Text(str(s.importance), justify="right"),
+                    cell(s.content, width),
+                    cell(f"merge into {s.merge_with}" if s.merge_with is not None else "add", 12),
+                ],
             )
+            for s in pending
+        )
+        table.refill(columns, rows)
         if pending:
-            table.move_cursor(row=min(row, len(pending) - 1))
             table.focus()
         self.query_one("#suggest-note", Static).update(
             f"{len(pending)} pending. a accepts, e edits first, r rejects (never suggested again)."

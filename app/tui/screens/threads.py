@@ -22,7 +22,7 @@ from app.text import cell, number, one_line, when
 from app.tui.screens.base import MemappScreen
 from app.tui.screens.confirm import ConfirmScreen
 from app.tui.screens.prompt import PromptScreen
-from app.tui.widgets.row_table import RowTable
+from app.tui.widgets.row_table import Column, RowTable
 
 if TYPE_CHECKING:
     from store.records import Thread
@@ -127,8 +127,8 @@ class ThreadsScreen(MemappScreen):
         ]
 
     @property
-    def table(self) -> DataTable[Text]:
-        return self.query_one("#threads-table", DataTable)
+    def table(self) -> RowTable:
+        return self.query_one("#threads-table", RowTable)
 
     # -- loading -------------------------------------------------------------------------------------
 
@@ -169,8 +169,7 @@ class ThreadsScreen(MemappScreen):
         estimated = not self.store.tokens.exact
         if total is not None:
             self.total = total
-            table.clear(columns=True)
-            self._add_columns(table)
+            table.set_columns(self._columns())
         for t in rows:
             table.add_row(
                 cell(t.title, self.title_width),
@@ -188,16 +187,18 @@ class ThreadsScreen(MemappScreen):
             self._reselect = None
         self._show_info()
 
-    def _add_columns(self, table: DataTable[Text]) -> None:
+    def _columns(self) -> list[Column]:
         # Title sorts A→Z (ascending); every other column largest/newest first.
         arrow = {
             key: (" ▲" if key == "title" else " ▼") if key == self.sort else "" for key in SORT_BY_COLUMN
         }
-        table.add_column(f"Title{arrow['title']}", key="title", width=self.title_width)
-        table.add_column(f"Source{arrow['source']}", key="source", width=9)
-        table.add_column(f"Msgs{arrow['messages']}", key="messages", width=6)
-        table.add_column(f"Tokens{arrow['tokens']}", key="tokens", width=8)
-        table.add_column(f"Last active{arrow['updated']}", key="updated", width=16)
+        return [
+            (f"Title{arrow['title']}", "title", self.title_width),
+            (f"Source{arrow['source']}", "source", 9),
+            (f"Msgs{arrow['messages']}", "messages", 6),
+            (f"Tokens{arrow['tokens']}", "tokens", 8),
+            (f"Last active{arrow['updated']}", "updated", 16),
+        ]
 
     def _move_to(self, thread_id: int) -> None:
         try:

@@ -10,12 +10,21 @@ Why a run is keyed by its first line: the file is read in pieces (a session stil
 imported after every turn), and a piece may end in the middle of a run. The rest of the run then starts
 a new run message keyed by its own first line; re-reading the whole file later keys the whole run by the
 same first line, which is stored already, so nothing is imported twice.
+
+Both readers also go over their lines the same way (`objects`, `problem_if_it_fails`): a line that is not
+a JSON object, or one the reader fails on, becomes an ImportProblem naming its byte offset, and the rest
+of the session is still read.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+from store.importing.formats._common import ImportProblem, Item, describe
+from store.importing.formats.lines import Lines, read_lines
 from store.records import MessageIn
 
 MAX_CALLS_PER_MESSAGE = 2000  # a longer run is split: metadata stays a reasonable size
@@ -68,3 +77,45 @@ class TranscriptBuilder:
         if call_id:
             self._calls[call_id] = call
         return call
+
+    def session_model(self, meta: dict[str, Any]) -> None:
+        """The first model named goes into the thread's metadata as the session's; a message keeps its
+        own only when it differs."""
+        models = [m.metadata["model"] for m in self.messages if "model" in m.metadata]
+        if models:
+            meta["model"] = models[0]
+            for m in self.messages:
+                if m.metadata.get("model") == models[0]:
+                    del m.metadata["model"]
+
+
+def open_session(path: Path, start: int, what: str) -> Lines | tuple[list[Item], int]:
+    """The complete lines of `path` from byte `start`; or, when the file cannot be read or its first line
+    is not JSON (it is not `what` at all), the problem and the offset to read from next time."""
+    try:
+        lines = read_lines(path, start)
+    except OSError as exc:
+        return [ImportProblem(str(path), None, describe(exc))], start
+    if start == 0 and lines.rows and not isinstance(lines.rows[0][1], dict):
+        return [ImportProblem(str(path), None, f"not {what} (its first line is not JSON)")], 0
+    return lines
+
+
+def objects(lines: Lines, path: Path, session: str, out: list[Item]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(byte offset, object) for every line that is a JSON object; any other line is a problem in `out`."""
+    for offset, obj, error in lines.rows:
+        if error or not isinstance(obj, dict):
+            out.append(
+                ImportProblem(str(path), session, f"byte {offset}: {error or 'line is not an object'}")
+            )
+            continue
+        yield offset, obj
+
+
+@contextmanager
+def problem_if_it_fails(out: list[Item], path: Path, session: str, offset: int) -> Iterator[None]:
+    """Reading one line: if it fails, the failure is a problem in `out`, and the session goes on."""
+    try:
+        yield
+    except Exception as exc:  # one odd line must not lose the session
+        out.append(ImportProblem(str(path), session, f"byte {offset}: {describe(exc)}"))

@@ -25,15 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from store.importing.formats._common import (
-    ImportProblem,
     Item,
     clean_text,
-    describe,
     parse_ts,
     title_or_fallback,
 )
-from store.importing.formats.agent_session import TranscriptBuilder
-from store.importing.formats.lines import read_lines, session_id_from_name, short
+from store.importing.formats.agent_session import (
+    TranscriptBuilder,
+    objects,
+    open_session,
+    problem_if_it_fails,
+)
+from store.importing.formats.lines import Lines, session_id_from_name, short
 from store.records import ThreadIn
 
 SOURCE = "claude-code"
@@ -72,28 +75,16 @@ def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
     A read from an offset gives the thread an empty title unless it meets a summary line: the stored
     title stays.
     """
-    try:
-        lines = read_lines(path, start)
-    except OSError as exc:
-        return [ImportProblem(str(path), None, describe(exc))], start
+    lines = open_session(path, start, "a Claude Code session transcript")
+    if not isinstance(lines, Lines):
+        return lines
     session = session_id_from_name(path)
-    if start == 0 and lines.rows and not isinstance(lines.rows[0][1], dict):
-        return [
-            ImportProblem(
-                str(path), None, "not a Claude Code session transcript (its first line is not JSON)"
-            )
-        ], 0
     out: list[Item] = []
     b = TranscriptBuilder()
     meta: dict[str, Any] = {}
     summary: str | None = None
-    for offset, obj, error in lines.rows:
-        if error or not isinstance(obj, dict):
-            out.append(
-                ImportProblem(str(path), session, f"byte {offset}: {error or 'line is not an object'}")
-            )
-            continue
-        try:
+    for offset, obj in objects(lines, path, session, out):
+        with problem_if_it_fails(out, path, session, offset):
             kind = obj.get("type")
             if kind == "summary":
                 if summary is None and isinstance(obj.get("summary"), str) and obj["summary"].strip():
@@ -104,15 +95,8 @@ def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
             if not meta:
                 meta = _thread_meta(obj)
             _line(b, obj, f"line@{offset}")
-        except Exception as exc:  # one odd line must not lose the session
-            out.append(ImportProblem(str(path), session, f"byte {offset}: {describe(exc)}"))
+    b.session_model(meta)
     messages = b.messages
-    models = [m.metadata["model"] for m in messages if "model" in m.metadata]
-    if models:
-        meta["model"] = models[0]  # the session's model; a message keeps its own only when it differs
-        for m in messages:
-            if m.metadata.get("model") == models[0]:
-                del m.metadata["model"]
     if messages:
         title = summary if summary is not None else ("" if start else None)
         out.insert(

@@ -22,16 +22,19 @@ from pathlib import Path
 from typing import Any
 
 from store.importing.formats._common import (
-    ImportProblem,
     Item,
     clean_text,
-    describe,
     dict_or_empty,
     parse_ts,
     title_or_fallback,
 )
-from store.importing.formats.agent_session import TranscriptBuilder
-from store.importing.formats.lines import read_lines, session_id_from_name, short
+from store.importing.formats.agent_session import (
+    TranscriptBuilder,
+    objects,
+    open_session,
+    problem_if_it_fails,
+)
+from store.importing.formats.lines import Lines, session_id_from_name, short
 from store.records import ThreadIn
 
 SOURCE = "codex"
@@ -57,25 +60,17 @@ def read(path: Path) -> Iterator[Item]:
 
 def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
     """The thread (new lines only when `start` > 0) and problems, and the offset to read from next time."""
-    try:
-        lines = read_lines(path, start)
-    except OSError as exc:
-        return [ImportProblem(str(path), None, describe(exc))], start
+    lines = open_session(path, start, "a Codex CLI session")
+    if not isinstance(lines, Lines):
+        return lines
     session = session_id_from_name(path)
-    if start == 0 and lines.rows and not isinstance(lines.rows[0][1], dict):
-        return [ImportProblem(str(path), None, "not a Codex CLI session (its first line is not JSON)")], 0
     out: list[Item] = []
     b = TranscriptBuilder()
     meta: dict[str, Any] = {}
     model: str | None = None
     started: float | None = None
-    for offset, obj, error in lines.rows:
-        if error or not isinstance(obj, dict):
-            out.append(
-                ImportProblem(str(path), session, f"byte {offset}: {error or 'line is not an object'}")
-            )
-            continue
-        try:
+    for offset, obj in objects(lines, path, session, out):
+        with problem_if_it_fails(out, path, session, offset):
             kind, payload = _unwrap(obj)
             when = parse_ts(obj.get("timestamp"))
             if kind == "session_meta":
@@ -85,15 +80,8 @@ def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
                 model = payload.get("model") if isinstance(payload.get("model"), str) else model
             elif kind == "response_item":
                 _item(b, payload, f"{offset}", when, model)
-        except Exception as exc:
-            out.append(ImportProblem(str(path), session, f"byte {offset}: {describe(exc)}"))
+    b.session_model(meta)
     messages = b.messages
-    models = [m.metadata["model"] for m in messages if "model" in m.metadata]
-    if models:
-        meta["model"] = models[0]  # the session's model; a message keeps its own only when it differs
-        for m in messages:
-            if m.metadata.get("model") == models[0]:
-                del m.metadata["model"]
     if messages:
         out.insert(
             0,

@@ -30,15 +30,13 @@ RESULT_KEYS = {
     "superseded_by",
     "valid_until",
     "source",
+    "weak",
 }
 
 
 @pytest.fixture
-def db(db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def db(db_path: Path, no_model_config: Path) -> dict[str, Any]:
     """A chat.db written without a model (so the CLI never loads one): two threads and two memories."""
-    cfg = tmp_path / "config.toml"
-    cfg.write_text("[embedding]\nenabled = false\n")
-    monkeypatch.setenv("MEMAPP_CONFIG", str(cfg))
     with Store(db_path, embedder=None) as s:
         t1 = s.write_thread(
             ThreadIn(
@@ -86,7 +84,7 @@ def run(capsys: pytest.CaptureFixture[str], db: dict[str, Any], *args: str) -> t
 
 def test_json_results_and_notice(capsys: pytest.CaptureFixture[str], db: dict[str, Any]) -> None:
     code, data, _ = run(capsys, db, "restic NAS", "--json")
-    assert code == 0 and data.keys() == {"query", "mode", "notice", "results"}
+    assert code == 0 and data.keys() == {"query", "mode", "notice", "results", "weak"}
     assert data["mode"] == "keyword" and data["notice"].startswith("semantic search unavailable:")
     assert {r["kind"] for r in data["results"]} == {"message", "memory"}
     assert all(r.keys() == RESULT_KEYS and r["matched"] == ["keyword"] for r in data["results"])
@@ -211,3 +209,36 @@ def test_no_good_match_says_so_and_counts_nothing(
     assert data["results"] == [] and "only common words" in data["notice"]
     with Store(db["path"], embedder=None) as s:
         assert [m.access_count for m in s.list_memories()] == [0, 0]
+
+
+def test_weak_results_are_listed_apart_and_marked(
+    capsys: pytest.CaptureFixture[str], db: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With an answer floor nothing reaches (1.0), a hybrid search's results are all weak: `--json` keeps
+    `results` empty and lists them under `weak`, each marked; the text output says so on every line; and
+    weak results are not counted as used."""
+    from embeddings import FakeEmbedder
+    from store.maintenance import embed_missing
+    from store.search.engine import NOTICE_WEAK
+
+    class FakeModelStore(Store):
+        def __init__(self, path: Path, config: Any = None, embedder: Any = "auto") -> None:
+            super().__init__(path, config=config, embedder=FakeEmbedder())
+
+    monkeypatch.setattr("store.store.Store", FakeModelStore)
+    with FakeModelStore(db["path"]) as fake:
+        embed_missing(fake)
+    cfg = tmp_path / "weak.toml"
+    cfg.write_text("[search]\nanswer_floor = 1.0\n")
+    monkeypatch.setenv("MEMAPP_CONFIG", str(cfg))
+    code, data, _ = run(capsys, db, "restic NAS", "--json")
+    assert code == 0 and data["mode"] == "hybrid" and data["notice"] == NOTICE_WEAK
+    assert data["results"] == [] and data["weak"]
+    assert all(r.keys() == RESULT_KEYS and r["weak"] is True for r in data["weak"])
+    code, out, _ = run(capsys, db, "restic NAS")
+    lines = out.splitlines()
+    assert lines[0] == NOTICE_WEAK
+    numbered = [line for line in lines if line.lstrip()[:1].isdigit()]
+    assert numbered and all("WEAK (below the floor)" in line for line in numbered)
+    with Store(db["path"], embedder=None) as plain:
+        assert all(m.access_count == 0 for m in plain.list_memories())

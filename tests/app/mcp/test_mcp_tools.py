@@ -285,3 +285,24 @@ async def test_a_nonsense_query_says_no_good_match_and_counts_nothing(tmp_path: 
         assert r.structured_content["notice"].startswith("no good match"), r.structured_content
     assert {m.id: m.access_count for m in s.list_memories()} == start
     s.close()
+
+
+async def test_weak_results_are_never_sent(tmp_path: Path) -> None:
+    """Results the answer floor judges unsure come back to the CLI and TUI as "weak"; MCP sends none of
+    them (a model would read them as answers), says there is no good match, and counts nothing."""
+    from store.config import Config
+    from store.search.engine import NOTICE_UNSURE
+
+    cfg = Config()
+    cfg.search.answer_floor = 1.0  # every hybrid answer is unsure
+    s = Store(tmp_path / "chat.db", config=cfg, embedder=FakeEmbedder())
+    fill(s)
+    start = {m.id: m.access_count for m in s.list_memories()}
+    for tool, scope in (("search_memory", "memories"), ("search_conversations", "conversations")):
+        assert s.search("restic backups", scope=scope, touch=False, weak=True).weak  # there were some
+        r = await call(s, tool, {"query": "restic backups"})
+        assert not r.is_error and r.structured_content["results"] == []
+        assert r.structured_content["notice"] == NOTICE_UNSURE and "weak" not in r.structured_content
+        assert "weak" not in text_of(r)
+    assert {m.id: m.access_count for m in s.list_memories()} == start
+    s.close()

@@ -12,7 +12,7 @@ from app.tui.screens.confirm import ConfirmScreen
 from app.tui.screens.import_screen import ImportScreen
 from store import Store
 from store.records import now
-from tests.app.tui.tui_helpers import make_app, screen_text, settle, write_generic
+from tests.app.tui.tui_helpers import go_to, make_app, screen_text, settle, write_generic
 
 OLD = now() - 200 * 86400
 
@@ -26,11 +26,7 @@ async def test_cleanup_apply_undo_restore_and_purge(tui_store: Store) -> None:
     kept = tui_store.add_memory("Writes Python daily", "skill", importance=8, created_at=OLD).memory
     app = make_app(tui_store)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("4")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CleanupScreen)
+        screen = await go_to(pilot, "4", CleanupScreen)
         assert [c.memory.id for c in screen.candidates] == [faded.id, also.id]
         detail = str(screen.query_one("#candidate-detail", Static).render())
         assert "importance 1 (below 3)" in detail and "never accessed" in detail
@@ -90,11 +86,7 @@ async def test_import_from_the_ui(tui_store: Store, tmp_path: Path) -> None:
     )
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("5")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, ImportScreen)
+        screen = await go_to(pilot, "5", ImportScreen)
         screen.query_one("#import-path", Input).value = str(export)
         await pilot.press("ctrl+r")
         await settle(pilot, rounds=4)

@@ -12,16 +12,7 @@ from app.tui.screens.thread_view import ThreadViewScreen
 from store import Store
 from store.records import MessageIn, ThreadIn
 from store.truth.conflicts import count_open, list_conflicts
-from tests.app.tui.tui_helpers import make_app, settle
-
-
-async def _open_memories(pilot) -> MemoriesScreen:  # type: ignore[no-untyped-def]
-    await settle(pilot)
-    await pilot.press("2")
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, MemoriesScreen)
-    return screen
+from tests.app.tui.tui_helpers import go_to, make_app, open_memories, settle
 
 
 def _rows(screen: MemoriesScreen) -> dict[int, list[object]]:
@@ -35,7 +26,7 @@ async def test_review_a_conflict_keep_new(tui_store: Store) -> None:
     assert count_open(tui_store) == 1
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(110, 30)) as pilot:
-        screen = await _open_memories(pilot)
+        screen = await open_memories(pilot)
         rows = _rows(screen)
         assert str(rows[old.id][0]) == "●!" and str(rows[new.id][0]) == "!"
         assert "1 to review (r)" in str(screen.query_one("#memories-info", Static).render())
@@ -71,7 +62,7 @@ async def test_review_later_changes_nothing(tui_store: Store) -> None:
     tui_store.add_memory("Prefers dark mode in the editor", "preference")
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(110, 30)) as pilot:
-        await _open_memories(pilot)
+        await open_memories(pilot)
         await pilot.press("r")
         await settle(pilot)
         assert isinstance(app.screen, ConflictReviewScreen)
@@ -100,7 +91,7 @@ async def test_the_editor_shows_the_source_and_opens_the_message(tui_store: Stor
     ).memory
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(110, 30)) as pilot:
-        await _open_memories(pilot)
+        await open_memories(pilot)
         await pilot.press("e")
         await settle(pilot)
         editor = app.screen
@@ -123,11 +114,7 @@ async def test_search_strikes_a_superseded_memory_and_its_editor_names_the_succe
     new = tui_store.add_memory("I prefer pip over uv for Python projects", "preference").memory
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(110, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("3")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, SearchScreen)
+        screen = await go_to(pilot, "3", SearchScreen)
         await pilot.press(*"uv pip")
         await pilot.pause(0.35)
         await settle(pilot)
@@ -161,7 +148,7 @@ async def test_the_detail_pane_says_superseded_and_t_opens_the_source_message(tu
     new = tui_store.add_memory("I prefer pip over uv for Python projects", "preference").memory
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(110, 40)) as pilot:
-        screen = await _open_memories(pilot)
+        screen = await open_memories(pilot)
         table = screen.query_one("#memories-table", DataTable)
         table.move_cursor(row=table.get_row_index(str(old.id)))
         await settle(pilot)

@@ -20,7 +20,7 @@ from app.tui.screens.thread_view import ThreadViewScreen
 from app.tui.screens.thresholds import ThresholdsScreen
 from store import Store
 from store.importing.run import ImportProgress, ImportTotals
-from tests.app.tui.tui_helpers import make_app, screen_text, settle, write_generic
+from tests.app.tui.tui_helpers import go_to, make_app, screen_text, settle, write_generic
 
 
 def _notes(app) -> list[str]:  # type: ignore[no-untyped-def]
@@ -44,11 +44,7 @@ async def test_cleanup_thresholds_keep_pin_and_one_memory_moved(tui_store: Store
     ]
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("4")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CleanupScreen)
+        screen = await go_to(pilot, "4", CleanupScreen)
         assert screen.candidates == []  # all new: not untouched for 90 days
         assert "(T changes this)" in " ".join(screen_text(app).split())
         await _set_thresholds(pilot, "3", "2", "0")
@@ -120,10 +116,7 @@ async def test_editor_edits_a_long_memory(
 async def test_context_preview_copies_and_saves_to_a_file(demo_store: Store, tmp_path: Path) -> None:
     app = make_app(demo_store)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, ThreadViewScreen)
+        await go_to(pilot, "enter", ThreadViewScreen)
         await pilot.press("c")
         await settle(pilot)
         assert isinstance(app.screen, ContextPreviewScreen)
@@ -164,11 +157,7 @@ async def test_an_import_names_its_phases_with_counts_from_the_start(
     export = write_generic(tmp_path / "three.json", threads)
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(120, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("5")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, ImportScreen)
+        screen = await go_to(pilot, "5", ImportScreen)
         said: list[str] = []
         original = screen._say  # noqa: SLF001 - record every label the screen shows
 

@@ -13,7 +13,7 @@ from app.tui.screens.memories import MemoriesScreen
 from app.tui.screens.search import SearchScreen
 from app.tui.screens.threads import ThreadsScreen
 from store import Store
-from tests.app.tui.tui_helpers import make_app, screen_text, settle, write_generic
+from tests.app.tui.tui_helpers import go_to, make_app, screen_text, settle, write_generic
 
 
 def nav_line(app) -> str:  # type: ignore[no-untyped-def]
@@ -55,11 +55,7 @@ async def test_escape_leaves_the_import_path_box_and_ctrl_b_twice_keeps_the_type
 ) -> None:
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await pilot.press("5")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, ImportScreen)
+        screen = await go_to(pilot, "5", ImportScreen)
         box = screen.query_one("#import-path", Input)
         assert box.has_focus
         await pilot.press(*str(tmp_path))

@@ -8,16 +8,7 @@ from app.tui.screens.confirm import ConfirmScreen
 from app.tui.screens.memories import MemoriesScreen
 from app.tui.screens.memory_edit import MemoryEditScreen
 from store import Store
-from tests.app.tui.tui_helpers import make_app, screen_text, settle
-
-
-async def _open_memories(pilot) -> MemoriesScreen:  # type: ignore[no-untyped-def]
-    await settle(pilot)
-    await pilot.press("2")
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, MemoriesScreen)
-    return screen
+from tests.app.tui.tui_helpers import make_app, open_memories, screen_text, settle
 
 
 def _row_ids(screen: MemoriesScreen) -> list[int]:
@@ -29,7 +20,7 @@ async def test_add_memory_with_the_editor(tui_store: Store) -> None:
     tui_store.add_memory("I keep notes in plain Markdown files", "preference")
     app = make_app(tui_store)
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await _open_memories(pilot)
+        screen = await open_memories(pilot)
         await pilot.press("n")
         await pilot.pause()
         editor = app.screen
@@ -56,7 +47,7 @@ async def test_add_memory_with_the_editor(tui_store: Store) -> None:
 async def test_editor_validation_keeps_the_dialog_open(tui_store: Store) -> None:
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        await _open_memories(pilot)
+        await open_memories(pilot)
         await pilot.press("n")
         await pilot.pause()
         editor = app.screen
@@ -76,7 +67,7 @@ async def test_edit_pin_importance_delete_and_undo(tui_store: Store) -> None:
     m = tui_store.add_memory("Prefers tea over coffee", "preference", importance=5).memory
     app = make_app(tui_store)
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await _open_memories(pilot)
+        screen = await open_memories(pilot)
         await pilot.press("e")
         await settle(pilot)
         editor = app.screen
@@ -135,7 +126,7 @@ async def test_near_duplicate_of_a_pinned_memory_asks_and_can_add_anyway(tui_sto
     pinned = tui_store.add_memory("I use restic for backups to a storage box", "fact", pinned=True).memory
     app = make_app(tui_store)
     async with app.run_test(size=(100, 30)) as pilot:
-        await _open_memories(pilot)
+        await open_memories(pilot)
         await pilot.press("n")
         await pilot.pause()
         editor = app.screen
@@ -169,7 +160,7 @@ async def test_category_and_text_filters(tui_store: Store) -> None:
     tui_store.add_memory("Lives in Lyon", "fact")
     app = make_app(tui_store)
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await _open_memories(pilot)
+        screen = await open_memories(pilot)
         assert len(_row_ids(screen)) == 3
         await pilot.press("c", "c", "c")  # all -> preference -> project -> skill
         await settle(pilot)
@@ -184,3 +175,22 @@ async def test_category_and_text_filters(tui_store: Store) -> None:
         await pilot.pause(0.3)
         await settle(pilot)
         assert len(_row_ids(screen)) == 2
+
+
+async def test_c_cycles_the_category_and_the_list_follows(tui_store: Store) -> None:
+    pref = tui_store.add_memory("Prefers tea over coffee", "preference").memory
+    proj = tui_store.add_memory("Working on a garden planner", "project").memory
+    app = make_app(tui_store, greet=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_memories(pilot)
+        assert sorted(_row_ids(screen)) == sorted([pref.id, proj.id])
+        shown = []
+        for _ in range(5):  # each of the four categories, then all again
+            screen.query_one("#memories-table", DataTable).focus()
+            await pilot.press("c")
+            await settle(pilot)
+            shown.append((screen.category, _row_ids(screen)))
+        assert shown[:2] == [("preference", [pref.id]), ("project", [proj.id])]
+        assert shown[2:4] == [("skill", []), ("fact", [])]
+        assert shown[4][0] == "all" and sorted(shown[4][1]) == sorted([pref.id, proj.id])
+        assert screen.query_one("#memories-category", Select).value == "all"

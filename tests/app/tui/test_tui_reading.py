@@ -12,7 +12,7 @@ from app.tui.screens.search import SearchScreen
 from app.tui.screens.thread_view import ThreadViewScreen
 from app.tui.screens.threads import ThreadsScreen
 from store import MessageIn, Store, ThreadIn
-from tests.app.tui.tui_helpers import make_app, screen_text, settle
+from tests.app.tui.tui_helpers import go_to, make_app, screen_text, settle
 
 LONG = (
     "Prefers long, careful explanations of database internals, with the write-ahead log, checkpoints and "
@@ -32,10 +32,7 @@ async def test_memories_detail_pane_shows_full_text_history_and_source_at_80_col
     tui_store.change_importance(m.id, -1)
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await pilot.press("2")
-        await settle(pilot)
-        assert isinstance(app.screen, MemoriesScreen)
+        await go_to(pilot, "2", MemoriesScreen)
         text = " ".join(screen_text(app).split())
         assert LONG in text  # every word, wrapped in the pane, though the table cuts it
         assert (
@@ -57,11 +54,7 @@ async def test_search_highlights_the_terms_and_filters_by_role_and_date(tui_stor
     tui_store.write_thread(ThreadIn("generic", "t", "Backups", msgs))
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("3")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, SearchScreen)
+        screen = await go_to(pilot, "3", SearchScreen)
         await pilot.press(*"restic")
         await pilot.pause(0.35)
         await settle(pilot)

@@ -158,3 +158,22 @@ async def test_settling_on_a_query_counts_only_the_top_rows(tui_store: Store) ->
         top = [r.id for r in screen.results[: search_screen.TOP_ROWS]]
         assert await _eventually(pilot, lambda: sum(tui_store.get_memory(i).access_count for i in ids) == 3)
         assert [i for i in ids if tui_store.get_memory(i).access_count == 1] == sorted(top)
+
+
+async def test_weak_results_are_shown_as_weak_and_settling_counts_none(tui_store: Store) -> None:
+    """Results the answer floor judges unsure (answer_floor 1.0: all of them) are listed, marked weak and
+    dimmed, the notice says there is no good match, and settling on the query counts none of them."""
+    m = tui_store.add_memory("Prefers restic over borg for backups", "preference").memory
+    tui_store.config.search.answer_floor = 1.0
+    app = make_app(tui_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _type(pilot, "borg backups")
+        assert await _eventually(pilot, lambda: bool(screen.results) and not screen.shown_keyword_only)
+        assert screen.results[0].id == m.id and all(r.weak for r in screen.results)
+        notice = str(screen.query_one("#search-notice", Static).render())
+        assert notice.startswith("1 weak result") and "no good match" in notice
+        assert "weak" in screen_text(app)
+        await pilot.press("enter")  # settled on the query: weak rows are not use
+        await pilot.pause(0.3)
+        await settle(pilot)
+        assert tui_store.get_memory(m.id).access_count == 0

@@ -79,6 +79,7 @@ from app.tui.app import MemApp, StoreOpener
 from app.cli.common import Context
 
 LATER = ("numpy", "store.store", "store.vectors.rows", "tiktoken", "torch", "app.cli.memory", "app.tui.screens.memories",
+         "app.tui.screens.memory_list",
          "app.tui.screens.search", "app.tui.screens.cleanup", "app.tui.screens.import_screen", "app.tui.screens.thread_view")
 seen = {}
 

@@ -16,7 +16,7 @@ from app.tui.widgets.message_list import MAX_MOUNTED, MessageList
 from app.tui.widgets.message_list import PAGE as MESSAGE_PAGE
 from app.tui.widgets.message_view import MessageView
 from store import MessageIn, Store, ThreadIn
-from tests.app.tui.tui_helpers import make_app, screen_text, settle
+from tests.app.tui.tui_helpers import go_to, make_app, screen_text, settle
 
 
 def _many_threads(store: Store, n: int) -> None:
@@ -151,10 +151,7 @@ async def test_summarise_and_suggested_memories_from_a_thread(tui_store: Store) 
     tid = tui_store.write_thread(ThreadIn("generic", "c", "Mornings and projects", msgs)).thread_id
     app = make_app(tui_store)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, ThreadViewScreen)
+        await go_to(pilot, "enter", ThreadViewScreen)
         assert "Summary ·" not in screen_text(app)
         await pilot.press("u")
         await settle(pilot, rounds=4)
@@ -193,10 +190,7 @@ async def test_context_preview_shows_tiers_within_the_budget(tui_store: Store) -
     pinned = tui_store.add_memory("Prefers restic over borg", "preference", pinned=True).memory
     app = make_app(tui_store)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, ThreadViewScreen)
+        await go_to(pilot, "enter", ThreadViewScreen)
         await pilot.press("c")
         await settle(pilot, rounds=4)
         modal = app.screen

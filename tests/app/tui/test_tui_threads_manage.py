@@ -15,7 +15,7 @@ from app.tui.screens.threads import ThreadsScreen
 from app.tui.widgets.message_list import MessageList
 from embeddings import FakeEmbedder
 from store import MessageIn, Store, ThreadIn
-from tests.app.tui.tui_helpers import make_app, screen_text, settle
+from tests.app.tui.tui_helpers import go_to, make_app, screen_text, settle
 
 
 def _short_thread(store: Store, title: str = "Short chat about kettles", n: int = 6) -> int:
@@ -36,10 +36,7 @@ async def test_writes_by_another_process_show_up_within_a_second(tui_store: Stor
     tui_store.add_memory("First memory", "fact")
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("2")
-        await settle(pilot)
-        assert isinstance(app.screen, MemoriesScreen)
+        await go_to(pilot, "2", MemoriesScreen)
         assert app.status.memories == 1
         other = Store(Path("chat.db"), embedder=FakeEmbedder())  # another process's connection
         try:
@@ -101,10 +98,7 @@ async def test_s_summarises_a_short_thread_and_says_so(tui_store: Store) -> None
     assert tui_store.get_summary(tid) is None  # under 30 messages: the import did not summarise it
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, ThreadViewScreen)
+        await go_to(pilot, "enter", ThreadViewScreen)
         await pilot.press("s")
         await settle(pilot, rounds=5)
         assert tui_store.get_summary(tid) is not None

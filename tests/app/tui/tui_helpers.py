@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from app.tui.app import MemApp
 from store import Store
+
+if TYPE_CHECKING:
+    from app.tui.screens.memories import MemoriesScreen
 
 NASTY = [
     "[red]not markup[/red]",
@@ -18,6 +22,9 @@ NASTY = [
     "\x1b[31mANSI red\x1b[0m and a bell \x07",
     "$name and \\[escaped] and [@click=app.quit]quit[/]",
 ]
+
+
+S = TypeVar("S", bound=Screen[Any])
 
 
 def make_app(store: Store, **kwargs: Any) -> MemApp:
@@ -29,6 +36,24 @@ async def settle(pilot: Pilot[Any], rounds: int = 3) -> None:
     for _ in range(rounds):
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
+
+
+async def go_to(pilot: Pilot[Any], key: str, kind: type[S]) -> S:
+    """Press `key` once the app is idle (a place's 1-5, Enter on a thread…); the screen it leads to, which
+    must be a `kind`, with its data read."""
+    await settle(pilot)
+    await pilot.press(key)
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, kind)
+    return screen
+
+
+async def open_memories(pilot: Pilot[Any]) -> MemoriesScreen:
+    """The Memories screen (key 2), its first page read."""
+    from app.tui.screens.memories import MemoriesScreen  # as the app does: on first use
+
+    return await go_to(pilot, "2", MemoriesScreen)
 
 
 def write_generic(path: Path, threads: list[dict[str, Any]]) -> Path:
