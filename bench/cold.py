@@ -115,6 +115,9 @@ def main() -> None:
     db = data_file(f"cold-{N_MEM}-{N_CHUNKS}-b{BUILD}.db", stale="cold-")
     if not db.exists():
         build(db, *populations(N_MEM, N_CHUNKS))
+    from store import db as store_db
+
+    store_db.connect(db).close()  # a file cached by an older schema is upgraded here, not in a timed run
     work = db.with_name("cold-work.db")  # memory add writes: a copy
     shutil.copy(db, work)
     off = db.with_name("cold-no-embedding.toml")

@@ -94,6 +94,24 @@ def _vector_rows(s: dict[str, Any]) -> list[list[str]]:
             "-",
         ]
     )
+    b = s.get("footprint_before_upgrade")
+    if b:
+        rows[-1][2] = f"float32 rows (the same file before migration 7): {b['mb_per_1k_messages']:.2f} MB"
+        rows[-1][3] = f"{f['mb_per_1k_messages'] / b['mb_per_1k_messages']:.2f}x"
+    f16 = s.get("float16_rescoring")
+    if f16:
+        worst = min(v["recall_at_10_float16"] for k, v in f16.items() if k.endswith("_in_process"))
+        loss = max(v["recall_at_10_float32_rescoring"] - v["recall_at_10_float16"] for v in f16.values())
+        rows.append(
+            [
+                "Re-scoring from float16 rows (memories/chunks, held and sqlite-vec)",
+                f"held recall@10 >= {worst:.3f}",
+                f"float32 re-scoring of the same candidates: at most {loss:+.4f} better",
+                "-",
+                ">= 0.98, within 0.002",
+                _ok(worst >= 0.98 and loss <= 0.002),
+            ]
+        )
     e = s["query_embedding"]
     rows.append(
         [

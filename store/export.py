@@ -25,6 +25,7 @@ from store.migrations import LATEST, current_version
 from store.records import CATEGORIES, iso
 from store.store import Store
 from store.text import fts_put
+from store.vectors.floats import as_f32
 
 FORMAT = "memapp-export"
 # Parents before children, so foreign keys hold while restoring row by row.
@@ -155,14 +156,20 @@ def _stream_vectors(store: Store, fh: IO[str]) -> None:
         return
     fh.write(f'{{"model": {json.dumps(rec[0])}, "dimension": {int(rec[1])}, "memories": {{')
     for i, (mid, blob) in enumerate(store.con.execute("SELECT memory_id, embedding FROM vec_memories")):
-        fh.write(("," if i else "") + f'\n  "{int(mid)}": "{_b64(blob)}"')
+        fh.write(("," if i else "") + f'\n  "{int(mid)}": "{_b64_vector(blob)}"')
     fh.write('}, "chunks": [')
     rows = store.con.execute(
         "SELECT c.message_id, c.chunk_index, c.start_char, c.end_char, v.embedding FROM message_chunks c "
         "JOIN vec_chunks v ON v.chunk_id = c.id ORDER BY c.id"
     )
     for i, (mid, ci, a, b, blob) in enumerate(rows):
-        item = {"message_id": mid, "chunk_index": ci, "start_char": a, "end_char": b, "vector": _b64(blob)}
+        item = {
+            "message_id": mid,
+            "chunk_index": ci,
+            "start_char": a,
+            "end_char": b,
+            "vector": _b64_vector(blob),
+        }
         fh.write(("," if i else "") + "\n  " + json.dumps(item))
     fh.write("]}")
 
@@ -188,8 +195,9 @@ def _detach_missing_parents(store: Store, tables: dict[str, list[dict[str, Any]]
                     row[column] = None
 
 
-def _b64(blob: bytes) -> str:
-    return base64.b64encode(blob).decode("ascii")
+def _b64_vector(blob: bytes) -> str:
+    """A stored (float16) vector as the export writes every vector: base64 of float32 little-endian."""
+    return base64.b64encode(as_f32(blob)).decode("ascii")
 
 
 def _export_vectors(store: Store, tables: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
@@ -199,12 +207,12 @@ def _export_vectors(store: Store, tables: dict[str, list[dict[str, Any]]]) -> di
     memory_ids = {r["id"] for r in tables.get("long_term_memories", [])}
     message_ids = {r["id"] for r in tables.get("messages", [])}
     mems = {
-        str(mid): _b64(blob)
+        str(mid): _b64_vector(blob)
         for mid, blob in store.con.execute("SELECT memory_id, embedding FROM vec_memories")
         if mid in memory_ids
     }
     chunks = [
-        {"message_id": mid, "chunk_index": ci, "start_char": a, "end_char": b, "vector": _b64(blob)}
+        {"message_id": mid, "chunk_index": ci, "start_char": a, "end_char": b, "vector": _b64_vector(blob)}
         for mid, ci, a, b, blob in store.con.execute(
             "SELECT c.message_id, c.chunk_index, c.start_char, c.end_char, v.embedding FROM message_chunks c "
             "JOIN vec_chunks v ON v.chunk_id = c.id ORDER BY c.id"

@@ -25,8 +25,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
 from store.errors import DuplicateMemoryError, InvalidInputError, PinnedMemoryError
 from store.memory_rows import MEMORY_COLUMNS, content_hash, memory_fields, memory_from_row, validate
 from store.records import Memory, json_dumps, now
@@ -52,17 +50,11 @@ class MemoriesMixin(TimelineMixin):
         same text), or none (`memapp embed` redoes it)."""
         m = self.get_memory(memory_id)
         fts_put(self.con, "fts_memories", memory_id, m.content)
-        row = (
-            self.con.execute(
-                "SELECT embedding FROM vec_memories WHERE memory_id = ?", (vector_from,)
-            ).fetchone()
-            if vector_from is not None and self.vectors.tables_exist()
-            else None
-        )
-        if row is None:
+        vec = self.vectors.vector("memories", vector_from) if vector_from is not None else None
+        if vec is None:
             self.vectors.delete_memory(memory_id)
         else:
-            self._put_vector(m, np.frombuffer(row[0], dtype=np.float32).copy())
+            self._put_vector(m, vec)
 
     def _put_vector(self, memory: Memory, vec: Any) -> None:
         if vec is None:

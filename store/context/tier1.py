@@ -57,9 +57,9 @@ def query_vector(store: Store, message_id: int) -> np.ndarray | None:
         return None
     vecs = []
     for (chunk_id,) in store.con.execute("SELECT id FROM message_chunks WHERE message_id = ?", (message_id,)):
-        row = store.con.execute("SELECT embedding FROM vec_chunks WHERE chunk_id = ?", (chunk_id,)).fetchone()
-        if row is not None:
-            vecs.append(np.frombuffer(row[0], dtype=np.float32))
+        vec = store.vectors.vector("chunks", int(chunk_id))
+        if vec is not None:
+            vecs.append(vec)
     if not vecs:
         return None
     mean = np.mean(vecs, axis=0)

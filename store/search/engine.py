@@ -345,15 +345,8 @@ class SearchMixin(StoreCore):
             if hits is not None:
                 return [(mid, sim) for mid, _, sim in hits]
             return self.vectors.knn_memories(qvec, n, category=f.category, helper=self.vector_helper())
-        if not self.vectors.tables_exist():
-            return []
         where, args = memory_where(f)
-        rows = self.con.execute(
-            "SELECT v.memory_id, vec_distance_cosine(v.embedding, ?) AS d FROM long_term_memories m "
-            f"JOIN vec_memories v ON v.memory_id = m.id WHERE {' AND '.join(where)} ORDER BY d LIMIT ?",
-            [np.ascontiguousarray(qvec, dtype=np.float32).tobytes(), *args, n],
-        )
-        return [(int(mid), 1.0 - float(d)) for mid, d in rows]
+        return self.vectors.rank_memories(" AND ".join(where), args, qvec, n)
 
     def _rank_down_superseded(self, ranked: dict[Key, Ranked]) -> None:
         """A memory a newer one replaced stays findable, below what is current (SUPERSEDED_WEIGHT)."""

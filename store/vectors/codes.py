@@ -13,8 +13,9 @@ table's largest id (appends: only the new rows are read). Writes by this process
 through the same code, so both are seen. Filters (category, trash, thread, role, dates) are numpy masks
 over the held columns, applied before the scan.
 
-Below EXACT_ROWS rows the float32 rows themselves are held and every row is scored exactly (the numpy
-baseline itself; above that size the codes are cheaper). Above MAX_BYTES (estimated before loading) nothing is held and the vec0
+Below EXACT_ROWS rows the vectors themselves are held (decoded from the float16 rows to float32) and
+every row is scored exactly (the numpy baseline itself; above that size the codes are cheaper). The
+codes are made here from the float16 rows, in batches (the same bits as the vec0 tables' codes). Above MAX_BYTES (estimated before loading) nothing is held and the vec0
 path is used: memory stays bounded; `nbytes` reports what is held.
 
 One-shot processes (`memapp search` from a shell) do not use this: loading the table would cost more
@@ -25,11 +26,13 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import apsw
 import numpy as np
 
+from store.vectors.floats import sign_codes, stored_rows, unit_rows
 from store.vectors.knn import Hit, rescore
 
 # Below this many rows, hold the float32 rows and score every row exactly. Measured at 10k rows (CPU per
@@ -44,6 +47,7 @@ OVERSAMPLE = 4  # or this many per result asked for, whichever is most
 COARSE = 8  # rows ranked by the asymmetric score per row re-scored (picked first by Hamming distance)
 SPARSE = 8  # a filter passing fewer than 1/SPARSE of the rows scans only those rows
 GENERATION_KEY = "vector_generation"
+LOAD_BATCH = 65_536  # rows decoded at a time while loading
 
 
 @dataclass(frozen=True)
@@ -139,42 +143,55 @@ class CodeTable:
         self.too_big = False
         if base is not None and (base.floats is not None) != exact:
             base, after = None, 0  # crossed EXACT_ROWS: read it all in the other form
-        vec = "embedding" if exact else "vec_quantize_binary(embedding)"
         cols = [*s.ints, *s.texts, *s.reals]
-        rows: list[Any] = con.execute(
-            f"SELECT {s.pk}, {s.extra or 0}, {vec}{''.join(', ' + c for c in cols)} FROM {s.table} "
-            f"WHERE {s.pk} > ? ORDER BY {s.pk}",
-            (after,),
-        ).fetchall()
-        n = len(rows)
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
-        extra = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
-        blob = b"".join(r[2] for r in rows)
-        vocab = {c: dict(base.vocab[c]) if base else {} for c in s.texts}
-        new_cols: dict[str, np.ndarray] = {}
-        for j, c in enumerate(cols, start=3):
-            if c in s.texts:
-                codes = vocab[c]
-                new_cols[c] = np.fromiter((codes.setdefault(r[j], len(codes)) for r in rows), np.int32, n)
-            else:
-                new_cols[c] = np.fromiter((r[j] for r in rows), np.float64 if c in s.reals else np.int64, n)
-        if exact:
-            floats = (
-                np.frombuffer(blob, dtype=np.float32)
-                .reshape(n, self.dim)
-                .copy()  # aligned: matvec 30% faster
-                if n
-                else np.zeros((0, self.dim), np.float32)
+        cursor = iter(
+            con.execute(
+                f"SELECT {s.pk}, {s.extra or 0}, embedding{''.join(', ' + c for c in cols)} FROM {s.table} "
+                f"WHERE {s.pk} > ? ORDER BY {s.pk}",
+                (after,),
             )
+        )
+        vocab = {c: dict(base.vocab[c]) if base else {} for c in s.texts}
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]] = []
+        # In batches: at 1M rows the float16 rows are 768 MB, the codes made from them 48 MB.
+        while rows := list(islice(cursor, LOAD_BATCH)):
+            n = len(rows)
+            mat = stored_rows([r[2] for r in rows], self.dim)
+            part_cols: dict[str, np.ndarray] = {}
+            for j, c in enumerate(cols, start=3):
+                if c in s.texts:
+                    codes = vocab[c]
+                    part_cols[c] = np.fromiter(
+                        (codes.setdefault(r[j], len(codes)) for r in rows), np.int32, n
+                    )
+                else:
+                    part_cols[c] = np.fromiter(
+                        (r[j] for r in rows), np.float64 if c in s.reals else np.int64, n
+                    )
+            parts.append(
+                (
+                    np.fromiter((r[0] for r in rows), dtype=np.int64, count=n),
+                    np.fromiter((r[1] for r in rows), dtype=np.int64, count=n),
+                    unit_rows(mat) if exact else sign_codes(mat),
+                    part_cols,
+                )
+            )
+        n = sum(len(p[0]) for p in parts)
+        ids = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+        extra = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
+        new_cols = {
+            c: np.concatenate([p[3][c] for p in parts])
+            if parts
+            else np.zeros(0, np.int32 if c in s.texts else np.float64 if c in s.reals else np.int64)
+            for c in cols
+        }
+        if exact:
+            floats = np.concatenate([p[2] for p in parts]) if parts else np.zeros((0, self.dim), np.float32)
             codes_m = None
         else:
             floats = None
             nbytes = -(-self.dim // 8)
-            raw = (
-                np.frombuffer(blob, dtype=np.uint8).reshape(n, nbytes)
-                if n
-                else np.zeros((0, nbytes), np.uint8)
-            )
+            raw = np.concatenate([p[2] for p in parts]) if parts else np.zeros((0, nbytes), np.uint8)
             pad = (-nbytes) % 8
             if pad:
                 raw = np.concatenate([raw, np.zeros((n, pad), np.uint8)], axis=1)
@@ -205,6 +222,25 @@ class CodeTable:
     ) -> list[Hit] | None:
         """(id, extra, cosine) of the k nearest rows that pass the filters, best first; None when the
         table is too big to hold (the caller uses vec0)."""
+        found = self.candidates(con, query, k, equal=equal, since=since, until=until)
+        if found is None or isinstance(found, list):
+            return found
+        q = np.ascontiguousarray(query, dtype=np.float32)
+        return rescore(con, self.spec.table, self.spec.pk, self.spec.extra, q, found.tolist(), k)
+
+    def candidates(
+        self,
+        con: apsw.Connection,
+        query: np.ndarray,
+        k: int,
+        *,
+        equal: dict[str, Any] | None = None,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> list[Hit] | np.ndarray | None:
+        """The ids (int64 array) that `search` re-scores from the float16 rows; or the answer itself
+        when there is nothing to re-score (the exact mode of small tables, no row passing the filters);
+        None when the table is too big to hold. The bench re-scores the same ids from float32."""
         snap = self.current(con)
         if snap is None:
             return None
@@ -251,7 +287,7 @@ class CodeTable:
             score = _asymmetric(q, np.ascontiguousarray(codes[:, coarse].T))
             best = coarse[np.argpartition(-score, n - 1)[:n]] if n < m else coarse
             cand = best if rows is None else rows[best]
-        return rescore(con, self.spec.table, self.spec.pk, self.spec.extra, q, snap.ids[cand].tolist(), k)
+        return np.asarray(snap.ids[cand])
 
 
 def _mask(

@@ -1,7 +1,11 @@
 """The KNN behind store.vectors.knn_memories / knn_chunks: a Hamming scan of the 1-bit vec0 tables, then
-exact cosine re-scoring of the candidates from the float rows (store.vectors says why, with numbers).
+exact cosine re-scoring of the candidates from the float16 rows (store.vectors says why, with numbers).
 Also the two older ways, for databases that have no bit tables: vec0's own float KNN (the first layout,
-until a write converts it) and an exact scan (a dimension that is not a whole number of bytes).
+on a connection opened without migrating) and an exact scan (a dimension that is not a whole number of
+bytes).
+
+Re-scoring decodes the candidates' float16 rows in numpy (sqlite-vec reads float32 only): one read of
+the few hundred rows, one small matrix product.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import apsw
 import numpy as np
 
 from store.db import json_ids, scalar
+from store.vectors.floats import cosines, decode_rows
 
 K_MAX = 4096
 Helper = Callable[[Callable[[apsw.Connection], Any]], "Future[Any]"]  # runs a query on another connection
@@ -55,10 +60,26 @@ def search(
         return _vec0_float_knn(con, table, pk, extra, q, k, where, args)
     if not has_bits(layout):
         return _exact_scan(con, table, pk, extra, q, k, where, args)
+    return rescore(con, table, pk, extra, q, candidates(con, table, pk, q, k, where, args, helper), k)
+
+
+def candidates(
+    con: apsw.Connection,
+    table: str,
+    pk: str,
+    q: np.ndarray,
+    k: int,
+    where: list[str],
+    args: list[Any],
+    helper: Helper | None = None,
+) -> list[int]:
+    """Ids of the rows whose codes are nearest to q's, as many as re-scoring needs for a top k (the
+    bench re-scores the same ids from float32 vectors to compare)."""
     rows = scalar(con, f"SELECT max({pk}) FROM {table}") or 0  # ids only grow: about the count
     n = min(K_MAX, max(MIN_CANDIDATES, OVERSAMPLE * k, rows // ROWS_PER_CANDIDATE))
-    ids = _coarse(con, f"{table}_bits", pk, q, n, where, args, helper)
-    return rescore(con, table, pk, extra, q, ids, k)
+    return _coarse(
+        con, f"{table}_bits", pk, np.ascontiguousarray(q, dtype=np.float32), n, where, args, helper
+    )
 
 
 def _halves(
@@ -106,17 +127,28 @@ def _coarse(
 def rescore(
     con: apsw.Connection, table: str, pk: str, extra: str, q: np.ndarray, ids: Sequence[int], k: int
 ) -> list[Hit]:
-    """The k best of `ids` by exact cosine against their float rows, computed inside SQLite so that only
-    the scores cross into Python (each candidate is one page read; the cosine is the cheap part)."""
+    """The k best of `ids` by exact cosine against their float16 rows (ties: lower id first)."""
     if not ids:
         return []
     rows: list[Any] = con.execute(
-        f"SELECT {pk}, {extra or 0}, vec_distance_cosine(embedding, ?) FROM {table} "
-        f"WHERE {pk} IN (SELECT value FROM json_each(?))",
-        (q.tobytes(), json_ids(ids)),
+        f"SELECT {pk}, {extra or 0}, embedding FROM {table} WHERE {pk} IN (SELECT value FROM json_each(?))",
+        (json_ids(ids),),
     ).fetchall()
-    rows.sort(key=lambda r: (r[2], r[0]))
-    return [(int(i), int(x), 1.0 - float(d)) for i, x, d in rows[:k]]
+    return rank(rows, q, k)
+
+
+def rank(rows: Sequence[Any], q: np.ndarray, k: int) -> list[Hit]:
+    """(id, extra, float16 embedding) rows: the k best by exact cosine to `q`, best first, ties by id."""
+    if not rows or k <= 0:
+        return []
+    sims = cosines(decode_rows([r[2] for r in rows], len(rows[0][2]) // 2), q)
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    if len(rows) > k:  # every row tied with the k-th best stays in the final sort
+        keep = np.flatnonzero(sims >= np.partition(sims, len(rows) - k)[len(rows) - k])
+    else:
+        keep = np.arange(len(rows))
+    order = keep[np.lexsort((ids[keep], -sims[keep]))][:k]
+    return [(int(rows[i][0]), int(rows[i][1]), float(sims[i])) for i in order]
 
 
 def _exact_scan(
@@ -131,12 +163,8 @@ def _exact_scan(
 ) -> list[Hit]:
     """Every row scored (a model whose dimension is not a whole number of bytes has no bit table)."""
     cond = " AND ".join(where) or "1"
-    rows = con.execute(
-        f"SELECT {pk}, {extra or 0}, vec_distance_cosine(embedding, ?) AS d FROM {table} "
-        f"WHERE {cond} ORDER BY d, {pk} LIMIT ?",
-        [q.tobytes(), *args, k],
-    )
-    return [(int(i), int(x), 1.0 - float(d)) for i, x, d in rows]
+    rows = con.execute(f"SELECT {pk}, {extra or 0}, embedding FROM {table} WHERE {cond}", args).fetchall()
+    return rank(rows, q, k)
 
 
 def _vec0_float_knn(

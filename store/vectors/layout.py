@@ -1,12 +1,13 @@
-"""The vectors of chat.db: float32 rows for exact scores, bit-quantised vec0 tables for fast search.
+"""The vectors of chat.db: float16 rows for exact scores, bit-quantised vec0 tables for fast search.
 
 Layout (created on the first vector write, with the model's dimension; the model's name and dimension
 are recorded in `settings`, and a store opened with a different model gets no vectors until `memapp
 reindex`: vectors from two models are never mixed):
 
 - `vec_memories(memory_id, embedding, category, deleted)` and `vec_chunks(chunk_id, embedding, thread_id,
-  role, created_at, message_id)`: plain tables, one float32 BLOB per row, keyed by the canonical row's id.
-  They are the truth for vectors (export, context building and re-scoring read them).
+  role, created_at, message_id)`: plain tables, one float16 BLOB per row (store.vectors.floats says
+  why), keyed by the canonical row's id. They are the truth for vectors (export, context building and
+  re-scoring read them). Until schema version 7 they held float32; migration 7 converts them.
 - `vec_memories_bits` / `vec_chunks_bits`: vec0 `bit[dim]` tables (the sign of each float) carrying the
   filter columns as vec0 metadata, so filters apply *inside* the KNN. The memory table holds only
   memories search may return: trashing one takes it out, restoring puts it back.
@@ -14,9 +15,9 @@ reindex`: vectors from two models are never mixed):
 Why: sqlite-vec 0.1.9 scans a float vec0 table with scalar cosine code, about 5x slower than numpy's
 `X @ q` on the same rows, and reading one vector back out of it costs a quarter of a millisecond (it
 sits in a 1.5 MB chunk blob), so it can neither be the fast path nor feed re-scoring. A Hamming scan of
-the bit table is an eighth of the bytes; its nearest candidates are re-scored exactly from the float
-rows (one page read each) and the best k by true cosine are returned. Measured (README "Benchmarks"):
-top-10 over 100k memories / 200k chunks within 1.2-1.4x of the numpy scan, recall@10 >= 0.97.
+the bit table is a sixteenth of the float32 bytes; its nearest candidates are re-scored exactly from the
+float16 rows (one page read each) and the best k by true cosine are returned. Measured (README
+"Benchmarks"): top-10 over 100k memories / 200k chunks within 1.2-1.4x of the numpy scan, recall@10 >= 0.97.
 
 Three facts shape the coarse step. (1) vec0's per-chunk top-k selection costs chunk_size x k, so a deep
 list (search asks for 300 chunks) would cost 30x a top-10 (measured 640 ms vs 17 ms at 200k rows); rows
@@ -28,22 +29,26 @@ need more candidates as the table grows (recall@10 from the top 256: 0.99 at 10k
 0.88 at 200k), hence one candidate per ROWS_PER_CANDIDATE rows. (3) Given a helper (Store.search passes
 one), the bounded scan runs half its shards on a second connection at the same time (a second core).
 
-Databases written before this layout (float vec0 tables named vec_memories / vec_chunks) still work:
-they are searched the old way until the next vector write, whose transaction converts them (the float
-rows are copied out, the vec0 tables dropped, never renamed) and fills the bit tables.
+Databases written before this layout (float vec0 tables named vec_memories / vec_chunks) are converted
+by migration 7 into float16 plain tables (the vec0 tables dropped, never renamed), and their bit tables
+filled; the vec0 float search (knn.legacy) is kept for a connection opened without migrating.
 
-sqlite-vec 0.1.9 traps handled here: float32 only (a float64 array is silently misread), no NULL in
-metadata columns (sentinels), no INSERT OR REPLACE on vec0 (delete, then insert), k capped at 4096, and
-`pk IN (...)` on a vec0 table is a full scan (deletes go one id at a time).
+sqlite-vec 0.1.9 traps handled here: float32 only (a float64 array is silently misread; float16 rows
+are decoded before they reach it), no NULL in metadata columns (sentinels), no INSERT OR REPLACE on
+vec0 (delete, then insert), k capped at 4096, and `pk IN (...)` on a vec0 table is a full scan (deletes
+go one id at a time).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
+from typing import Any
 
 import apsw
 
 from store.db import scalar
+from store.vectors import floats
 from store.vectors.knn import BIT_TABLES, SHARDS, has_bits, legacy
 
 VEC_TABLES = ("vec_memories", "vec_chunks")
@@ -136,23 +141,65 @@ def create_tables(con: apsw.Connection, facts: Facts, name: str, dim: int) -> No
     caller's transaction (`facts`: what exists now; the caller re-reads them afterwards)."""
     for table, columns in _PLAIN.items():
         if table in facts.layout and facts.legacy:
-            con.execute(f"CREATE TABLE {table}_float({columns})")
-            con.execute(f"INSERT INTO {table}_float({_COLUMNS[table]}) SELECT {_COLUMNS[table]} FROM {table}")
-            con.execute(f"DROP TABLE {table}")  # a vec0 table: dropped, never renamed
-            con.execute(f"ALTER TABLE {table}_float RENAME TO {table}")
+            _replace_with_f16(con, table)
         else:
             con.execute(f"CREATE TABLE IF NOT EXISTS {table}({columns})")
-    # Small indexes: count(*) reads them instead of every 1.5 KB row, and chunks are found by message.
-    con.execute("CREATE INDEX IF NOT EXISTS vec_chunks_message ON vec_chunks(message_id)")
-    con.execute("CREATE INDEX IF NOT EXISTS vec_memories_deleted ON vec_memories(deleted)")
+    _create_indexes(con)
     if dim % 8 == 0 and not facts.has_bits:
         _create_bits(con, dim)
     set_setting(con, "embedding_model", name)
     set_setting(con, "embedding_dim", str(int(dim)))
 
 
+def _create_indexes(con: apsw.Connection) -> None:
+    # Small indexes: count(*) reads them instead of every 800-byte row, and chunks are found by message.
+    con.execute("CREATE INDEX IF NOT EXISTS vec_chunks_message ON vec_chunks(message_id)")
+    con.execute("CREATE INDEX IF NOT EXISTS vec_memories_deleted ON vec_memories(deleted)")
+
+
+def _replace_with_f16(con: apsw.Connection, table: str) -> int:
+    """Replace `table` (float32 rows: a plain table or a vec0 float table) by a plain table of float16
+    rows under the same name; in the caller's transaction. Returns the rows converted."""
+    con.execute(f"CREATE TABLE {table}_f16({_PLAIN[table]})")
+    n = floats.convert(con, table, f"{table}_f16", _COLUMNS[table].split(", "))
+    con.execute(f"DROP TABLE {table}")  # a vec0 table is dropped, never renamed
+    con.execute(f"ALTER TABLE {table}_f16 RENAME TO {table}")
+    return n
+
+
+def convert_to_f16(con: apsw.Connection) -> int:
+    """Migration 7: the float32 vector rows of a database (either earlier layout) become float16 rows,
+    in batches, inside the migration's transaction (a kill rolls all of it back). The bit tables are
+    kept (the signs are unchanged), or made when a vec0 float layout had none. Returns rows converted."""
+    facts = read_facts(con)
+    if not facts.tables_exist:
+        return 0
+    was_legacy = facts.legacy
+    n = sum(_replace_with_f16(con, table) for table in VEC_TABLES)
+    _create_indexes(con)
+    dim = facts.model[1] if facts.model else None
+    if was_legacy and dim is not None and dim % 8 == 0 and not facts.has_bits:
+        _create_bits(con, dim)
+    return n
+
+
+_BITS_FILL = (
+    (
+        "SELECT memory_id, embedding, category FROM vec_memories WHERE deleted = 0 ORDER BY memory_id",
+        "INSERT INTO vec_memories_bits(memory_id, shard, embedding, category) "
+        "VALUES (?, ?, vec_quantize_binary(?), ?)",
+    ),
+    (
+        "SELECT chunk_id, embedding, thread_id, role, created_at FROM vec_chunks ORDER BY chunk_id",
+        "INSERT INTO vec_chunks_bits(chunk_id, shard, embedding, thread_id, role, created_at) "
+        "VALUES (?, ?, vec_quantize_binary(?), ?, ?, ?)",
+    ),
+)
+
+
 def _create_bits(con: apsw.Connection, dim: int) -> None:
-    """Create the bit tables and fill them from the float rows (a database from before they existed)."""
+    """Create the bit tables and fill them from the float16 rows (a database from before they existed,
+    or a reindex), BATCH rows at a time."""
     for table in BIT_TABLES:
         con.execute(f"DROP TABLE IF EXISTS {table}")
     con.execute(
@@ -165,14 +212,16 @@ def _create_bits(con: apsw.Connection, dim: int) -> None:
             chunk_id INTEGER PRIMARY KEY, shard INTEGER PARTITION KEY, embedding bit[{int(dim)}],
             thread_id INTEGER, role TEXT, created_at FLOAT, chunk_size={BIT_CHUNK}
         );
-        INSERT INTO vec_memories_bits(memory_id, shard, embedding, category)
-            SELECT memory_id, memory_id % {SHARDS}, vec_quantize_binary(embedding), category
-            FROM vec_memories WHERE deleted = 0 ORDER BY memory_id;
-        INSERT INTO vec_chunks_bits(chunk_id, shard, embedding, thread_id, role, created_at)
-            SELECT chunk_id, chunk_id % {SHARDS}, vec_quantize_binary(embedding), thread_id, role, created_at
-            FROM vec_chunks ORDER BY chunk_id;
         """
     )
+    for select, insert in _BITS_FILL:
+        rows = iter(con.execute(select))
+        while batch := list(islice(rows, floats.BATCH)):
+            con.executemany(insert, _bit_rows(batch))
+
+
+def _bit_rows(batch: list[Any]) -> list[tuple[Any, ...]]:
+    return [(r[0], r[0] % SHARDS, floats.as_f32(r[1]), *r[2:]) for r in batch]
 
 
 def drop_tables(con: apsw.Connection) -> None:
@@ -184,10 +233,23 @@ def drop_tables(con: apsw.Connection) -> None:
 
 
 def check(con: apsw.Connection, facts: Facts) -> list[str]:
-    """Ways the bit tables disagree with the float rows (empty when in step, or before they exist)."""
-    if facts.legacy or not facts.has_bits:
+    """Ways the vector rows are not what the layout says: a row that is not a float16 vector of the
+    recorded dimension, bit tables out of step with the float rows (empty when all is well, or before
+    the tables exist)."""
+    if facts.legacy or not facts.tables_exist:
         return []
     problems = []
+    if facts.model is not None:
+        for table in VEC_TABLES:
+            odd = scalar(
+                con, f"SELECT count(*) FROM {table} WHERE length(embedding) != ?", (2 * facts.model[1],)
+            )
+            if odd:
+                problems.append(
+                    f"{odd} rows of {table} are not float16 vectors of {facts.model[1]} dimensions"
+                )
+    if not facts.has_bits:
+        return problems
     for plain, bits, where in (
         ("vec_memories", "vec_memories_bits", "deleted = 0"),
         ("vec_chunks", "vec_chunks_bits", "1"),

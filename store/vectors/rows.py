@@ -26,8 +26,9 @@ import apsw
 import numpy as np
 
 from store.db import json_ids
+from store.vectors import floats
 from store.vectors.codes import bump_generation
-from store.vectors.knn import BIT_TABLES, K_MAX, SHARDS, Helper, search
+from store.vectors.knn import BIT_TABLES, K_MAX, SHARDS, Helper, rank, search
 from store.vectors.layout import (
     VEC_TABLES,
     Facts,
@@ -114,21 +115,20 @@ class VectorIndex:
     # -- memories ------------------------------------------------------------------------------------
 
     def put_memory(self, memory_id: int, vec: np.ndarray, category: str, deleted: bool) -> None:
-        blob = _f32(vec)
         if self.con.execute("SELECT 1 FROM vec_memories WHERE memory_id = ?", (memory_id,)).fetchone():
             bump_generation(self.con)  # a changed row, not an append: held copies reload
         self.con.execute(
             "INSERT INTO vec_memories(memory_id, embedding, category, deleted) VALUES (?, ?, ?, ?) "
             "ON CONFLICT(memory_id) DO UPDATE SET embedding = excluded.embedding, "
             "category = excluded.category, deleted = excluded.deleted",
-            (memory_id, blob, category, int(deleted)),
+            (memory_id, floats.encode(vec), category, int(deleted)),
         )
         if self.facts().has_bits:
-            self._put_memory_bits(memory_id, blob, category, deleted)
+            self._put_memory_bits(memory_id, _f32(vec), category, deleted)
 
     def _put_memory_bits(self, memory_id: int, blob: bytes, category: str, deleted: bool) -> None:
         """The bit table holds the memories search may return: a trashed memory leaves it, a restored one
-        comes back (so the KNN needs no trash filter)."""
+        comes back (so the KNN needs no trash filter). `blob`: the float32 vector."""
         self.con.execute("DELETE FROM vec_memories_bits WHERE memory_id = ?", (memory_id,))
         if not deleted:
             self.con.execute(
@@ -154,7 +154,7 @@ class VectorIndex:
         if row is not None:
             bump_generation(self.con)
         if row is not None and facts.has_bits:
-            self._put_memory_bits(memory_id, row[0], category, deleted)
+            self._put_memory_bits(memory_id, floats.as_f32(row[0]), category, deleted)
 
     def delete_memory(self, memory_id: int) -> None:
         layout = self.facts().layout
@@ -192,6 +192,29 @@ class VectorIndex:
         )
         return [(mid, sim) for mid, _, sim in hits]
 
+    def rank_memories(
+        self, where: str, args: Sequence[Any], query: np.ndarray, k: int
+    ) -> list[tuple[int, float]]:
+        """(memory_id, cosine) of the k nearest among the memories that pass `where` (SQL over
+        `long_term_memories m`, with `args`), every one scored exactly: for filters the KNN cannot apply
+        (pinned, dates), after which few memories are left."""
+        if not self.tables_exist() or k <= 0:
+            return []
+        rows = self.con.execute(
+            "SELECT v.memory_id, 0, v.embedding FROM long_term_memories m "
+            f"JOIN vec_memories v ON v.memory_id = m.id WHERE {where}",
+            list(args),
+        ).fetchall()
+        return [(mid, sim) for mid, _, sim in rank(rows, np.ascontiguousarray(query, dtype=np.float32), k)]
+
+    def vector(self, table: str, row_id: int) -> np.ndarray | None:
+        """The stored vector (float32) of one memory (`table` "memories") or chunk ("chunks"), or None."""
+        pk = {"memories": "memory_id", "chunks": "chunk_id"}[table]
+        if f"vec_{table}" not in self.facts().layout:
+            return None
+        row = self.con.execute(f"SELECT embedding FROM vec_{table} WHERE {pk} = ?", (row_id,)).fetchone()
+        return None if row is None else floats.decode(row[0])
+
     # -- message chunks ------------------------------------------------------------------------------
 
     def put_chunks(
@@ -217,17 +240,16 @@ class VectorIndex:
                 (message_id, i, start, end),
             )
             chunk_id = self.con.last_insert_rowid()
-            blob = _f32(vec)
             self.con.execute(
                 "INSERT INTO vec_chunks(chunk_id, embedding, thread_id, role, created_at, message_id) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (chunk_id, blob, thread_id, role, when, message_id),
+                (chunk_id, floats.encode(vec), thread_id, role, when, message_id),
             )
             if bits:
                 self.con.execute(
                     "INSERT INTO vec_chunks_bits(chunk_id, shard, embedding, thread_id, role, created_at) "
                     "VALUES (?, ?, vec_quantize_binary(?), ?, ?, ?)",
-                    (chunk_id, chunk_id % SHARDS, blob, thread_id, role, when),
+                    (chunk_id, chunk_id % SHARDS, _f32(vec), thread_id, role, when),
                 )
 
     def delete_message_chunks(self, message_ids: Sequence[int]) -> None:

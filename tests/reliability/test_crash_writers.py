@@ -1,5 +1,6 @@
 """Crash safety for the writers test_crash.py does not cover (issue 20, part 1): `embed`, `summarize
---all`, `trash purge` and a schema migration, each killed with SIGKILL at seeded progress points (a row
+--all`, `trash purge` and schema migrations (all of them from a v1 file; migration 7, which rewrites
+every vector row as float16, from a v6 file with 42,000 vectors), each killed with SIGKILL at seeded progress points (a row
 count reached in chat.db, or just before a random one of the writes SQLite makes, counted on a copy
 first: never a wall-clock moment), then checked like every crash test (integrity,
 indexes paired with canonical rows, history replaying to the rows) and run to the end, which must reach
@@ -8,12 +9,16 @@ exactly the expected state. CI kills each a few times; the soak run (`make soak`
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import shutil
 from pathlib import Path
 
+import apsw
+import numpy as np
 import pytest
+import sqlite_vec
 
 from embeddings import FakeEmbedder
 from store import Store
@@ -25,6 +30,7 @@ from tests.reliability.processes import Zygote, count_kills, kill_at_a_write, no
 
 SEED = int(os.environ.get("MEMAPP_CRASH_SEED", "8008"))
 FIXTURE_V1 = Path(__file__).resolve().parents[1] / "fixtures" / "chat-v1.db"
+FIXTURE_V6 = Path(__file__).resolve().parents[1] / "fixtures" / "chat-v6-vectors.db"
 
 pytestmark = [pytest.mark.soak, pytest.mark.serial]
 
@@ -173,6 +179,97 @@ def test_migration_killed_leaves_either_version_and_then_completes(
                 assert store.con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     assert landed == (20 if soak else 4)
     count_kills(figures, "schema migration", landed)
+
+
+def _raw(db: Path) -> apsw.Connection:
+    con = apsw.Connection(str(db))
+    con.enable_load_extension(True)
+    con.load_extension(sqlite_vec.loadable_path())
+    return con
+
+
+def _grow_v6(db: Path, copies: int) -> None:
+    """The v6 fixture with every chunk repeated `copies` times (more chunks of the same messages, each
+    with a float32 row and its bit code, as the v6 writer stored them): a migration that takes long
+    enough to be killed inside."""
+    con = _raw(db)
+    with con:
+        base = con.execute("SELECT max(id) FROM message_chunks").fetchall()[0][0]
+        for c in range(1, copies + 1):
+            con.execute(
+                "INSERT INTO message_chunks(message_id, chunk_index, start_char, end_char) "
+                "SELECT message_id, chunk_index + ?, start_char, end_char FROM message_chunks WHERE id <= ?",
+                (1000 * c, base),
+            )
+        con.execute(
+            "INSERT INTO vec_chunks(chunk_id, embedding, thread_id, role, created_at, message_id) "
+            "SELECT n.id, v.embedding, v.thread_id, v.role, v.created_at, v.message_id FROM message_chunks n "
+            "JOIN message_chunks o ON o.message_id = n.message_id AND o.chunk_index = n.chunk_index % 1000 "
+            "JOIN vec_chunks v ON v.chunk_id = o.id WHERE n.id > ?",
+            (base,),
+        )
+        con.execute(
+            "INSERT INTO vec_chunks_bits(chunk_id, shard, embedding, thread_id, role, created_at) "
+            "SELECT chunk_id, chunk_id % 32, vec_quantize_binary(embedding), thread_id, role, created_at "
+            "FROM vec_chunks WHERE chunk_id > ? ORDER BY chunk_id",
+            (base,),
+        )
+    con.close()
+
+
+def _vector_digest(db: Path) -> tuple[int, list[int], str]:
+    """(user_version, vector row counts, hash of every vector row) read without migrating."""
+    con = _raw(db)
+    try:
+        version = int(str(con.execute("PRAGMA user_version").fetchall()[0][0]))
+        counts, h = [], hashlib.sha256()
+        for table, pk in (("vec_memories", "memory_id"), ("vec_chunks", "chunk_id")):
+            rows = con.execute(f"SELECT {pk}, embedding FROM {table} ORDER BY {pk}").fetchall()
+            counts.append(len(rows))
+            for i, blob in rows:
+                h.update(int(i).to_bytes(8, "little") + bytes(blob))  # type: ignore[arg-type]
+        return version, counts, h.hexdigest()
+    finally:
+        con.close()
+
+
+def test_float16_migration_killed_leaves_v6_intact_then_completes(
+    tmp_path: Path, soak: bool, figures: dict[str, int]
+) -> None:
+    """Migration 7 is one transaction: killed anywhere, the file is the v6 file byte for byte in its
+    vectors (float32 rows, same hash) or fully converted; the next open converts it, keeping every
+    vector to float16 precision."""
+    grown = tmp_path / "v6-grown.db"
+    shutil.copyfile(FIXTURE_V6, grown)
+    _grow_v6(grown, 1000)
+    before = _vector_digest(grown)
+    assert before[0] == 6 and before[1][1] > 40_000
+    con = _raw(grown)
+    want = {int(i): bytes(b) for i, b in con.execute("SELECT chunk_id, embedding FROM vec_chunks")}  # type: ignore[arg-type]
+    con.close()
+    rng = random.Random(SEED + 6)
+    landed = before_commit = 0
+    with Zygote(tmp_path) as zygote:
+        for n in range(10 if soak else 3):
+            db = tmp_path / f"v6-{n}.db"
+            shutil.copyfile(grown, db)
+            args = ["--config", str(no_embed_config(tmp_path)), "stats", "--json"]
+            landed += kill_at_a_write(zygote, db, args, rng, fake_embedder=False)
+            after = _vector_digest(db)
+            assert after[0] in (6, LATEST)
+            if after[0] == 6:
+                assert after == before  # the old schema and every float32 row intact
+                before_commit += 1
+            with Store(db, embedder=None) as store:  # opening runs (or has run) migration 7
+                assert store.schema_version() == LATEST
+                assert database_problems(store) == []
+                got = {r[0]: r[1] for r in store.con.execute("SELECT chunk_id, embedding FROM vec_chunks")}
+                assert got.keys() == want.keys()
+                for i in list(want)[:: max(1, len(want) // 500)]:
+                    f32 = np.frombuffer(want[i], np.float32)
+                    assert got[i] == f32.astype("<f2").tobytes()
+    assert landed == (10 if soak else 3) and before_commit >= 1
+    count_kills(figures, "float16 migration (v6 to v7)", landed)
 
 
 def test_memory_add_that_merges_or_supersedes_killed(

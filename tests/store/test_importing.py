@@ -17,6 +17,7 @@ from store import Store, ThreadIn
 from store.importing.pipeline import ImportProgress, ImportTotals, count_export, import_paths, load_demo
 from store.maintenance import embed_missing
 from store.records import MessageIn
+from store.vectors.floats import decode
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo.json"
@@ -92,7 +93,7 @@ def assert_vectors_match_their_messages(store: Store, embedder: FakeEmbedder) ->
         assert [(a, b) for a, b, _ in rows] == embedder.chunk(content), f"message {mid} chunks"  # type: ignore[arg-type]
         for a, b, blob in rows:
             want = embedder.embed_documents([content[a:b]])[0]  # type: ignore[index]
-            assert np.allclose(np.frombuffer(blob, dtype=np.float32), want, atol=1e-6), (  # type: ignore[arg-type]
+            assert np.array_equal(decode(blob), want.astype(np.float16).astype(np.float32)), (  # type: ignore[arg-type]
                 f"message {mid} vector"
             )
             checked += 1
@@ -459,4 +460,4 @@ def test_demo_import_with_the_real_model_finds_messages_by_meaning(db_path: Path
                 (mid,),
             ).fetchone()
             alone = real_embedder.embed_documents([content[a:b]])[0]  # type: ignore[index]
-            assert float(np.dot(np.frombuffer(blob, dtype=np.float32), alone)) > 0.999
+            assert float(np.dot(decode(blob), alone)) > 0.999  # type: ignore[arg-type]

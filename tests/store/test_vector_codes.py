@@ -14,6 +14,7 @@ from store import Store
 from store.records import CATEGORIES
 from store.search.engine import Filters
 from store.vectors import codes
+from store.vectors.floats import cosines, decode_rows
 
 WORDS = [
     "backup",
@@ -69,13 +70,8 @@ def exact_scores(store: Store, q: np.ndarray, k: int, category: str | None = Non
         "SELECT v.embedding FROM vec_memories v JOIN long_term_memories m ON m.id = v.memory_id "
         "WHERE m.deleted_at IS NULL" + (" AND v.category = ?" if category else "")
     )
-    x = np.stack(
-        [
-            np.frombuffer(r[0], dtype=np.float32)
-            for r in store.con.execute(sql, (category,) if category else ())
-        ]
-    )
-    return sorted((x @ q).tolist(), reverse=True)[:k]
+    x = decode_rows([r[0] for r in store.con.execute(sql, (category,) if category else ())], len(q))  # type: ignore[misc]
+    return sorted(cosines(x, q).tolist(), reverse=True)[:k]
 
 
 def scores(store: Store, q: np.ndarray, k: int = 10, category: str | None = None) -> list[float]:
@@ -89,8 +85,8 @@ def exact(store: Store, q: np.ndarray, k: int, category: str | None = None) -> l
     )
     rows = store.con.execute(sql, (category,) if category else ()).fetchall()
     ids = np.array([r[0] for r in rows])
-    x = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])  # type: ignore[arg-type]
-    return ids[np.argsort(-(x @ q), kind="stable")[:k]].tolist()
+    x = decode_rows([r[1] for r in rows], len(q))  # type: ignore[misc]
+    return ids[np.argsort(-cosines(x, q), kind="stable")[:k]].tolist()
 
 
 def memory_hits(store: Store, q: np.ndarray, k: int = 10, category: str | None = None) -> list[int]:

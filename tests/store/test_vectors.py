@@ -1,9 +1,10 @@
-"""The vector layout: float rows + bit-quantised vec0 tables, coarse search + exact re-scoring.
+"""The vector layout: float16 rows + bit-quantised vec0 tables, coarse search + exact re-scoring.
 
-What must hold whatever the speed tricks: scores are exact cosines, filters apply inside the search,
-trashed memories never come back, a small table is searched exactly, the coarse step returns the true
-Hamming-nearest rows whatever its radius estimate did, and databases from the first layout (float
-vec0 tables) keep working and are converted by the next vector write.
+What must hold whatever the speed tricks: scores are exact cosines (of the stored float16 vectors),
+filters apply inside the search, trashed memories never come back, a small table is searched exactly,
+the coarse step returns the true Hamming-nearest rows whatever its radius estimate did, and databases
+from the first layout (float vec0 tables) keep working and are converted (by migration 7, or by the
+next vector write on a connection that did not migrate).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from embeddings import FakeEmbedder
 from store import Store, db
 from store.records import MessageIn, ThreadIn
 from store.vectors import rows as vectors
+from store.vectors.floats import decode, decode_rows
 from store.vectors.knn import _coarse
 
 DIM = 64
@@ -40,8 +42,13 @@ def _fill_memories(con: object, vecs: np.ndarray, categories: list[str]) -> None
             vectors.put_memory(con, i, v, c, False)  # type: ignore[arg-type]
 
 
+def _f16(vecs: np.ndarray) -> np.ndarray:
+    """What the float16 rows hold, back as float32."""
+    return vecs.astype(np.float16).astype(np.float32)
+
+
 def _exact(vecs: np.ndarray, q: np.ndarray, k: int, mask: np.ndarray | None = None) -> list[int]:
-    s = vecs @ q
+    s = (vecs @ q) / np.linalg.norm(vecs, axis=1)
     if mask is not None:
         s = np.where(mask, s, -np.inf)
     order = np.argsort(-s, kind="stable")[:k]
@@ -62,7 +69,9 @@ def test_layout_is_float_rows_plus_bit_tables(store: Store) -> None:
     row = store.con.execute(
         "SELECT embedding, category, deleted FROM vec_memories WHERE memory_id = ?", (m.id,)
     ).fetchone()
-    assert len(row[0]) == 4 * DIM and row[1:] == ("preference", 0)  # type: ignore[index]
+    assert len(row[0]) == 2 * DIM and row[1:] == ("preference", 0)  # type: ignore[index]
+    want = store.embed_query("I prefer tea over coffee")
+    assert want is not None and np.allclose(decode(row[0]), want, atol=5e-4)  # type: ignore[index]
     assert store.check_indexes() == []
 
 
@@ -70,10 +79,13 @@ def test_small_table_is_exact_and_scores_are_true_cosines(store: Store) -> None:
     rng = np.random.default_rng(1)
     vecs = _unit(rng, 200)
     _fill_memories(store.con, vecs, ["fact"] * 200)
+    stored = _f16(vecs)
     for q in _unit(rng, 5):
         hits = vectors.knn_memories(store.con, q, 10)
-        assert [mid for mid, _ in hits] == _exact(vecs, q, 10)
-        assert np.allclose([s for _, s in hits], [float(vecs[mid - 1] @ q) for mid, _ in hits], atol=1e-5)
+        assert [mid for mid, _ in hits] == _exact(stored, q, 10)
+        true = [float(stored[mid - 1] @ q / np.linalg.norm(stored[mid - 1])) for mid, _ in hits]
+        assert np.allclose([s for _, s in hits], true, atol=1e-5)
+        assert np.allclose([s for _, s in hits], [float(vecs[mid - 1] @ q) for mid, _ in hits], atol=2e-3)
 
 
 def test_large_table_recall_and_deep_lists(store: Store) -> None:
@@ -113,7 +125,7 @@ def test_filters_apply_inside_the_search(store: Store) -> None:
     q = _unit(rng, 1)[0]
     facts = np.array([c == "fact" for c in cats])
     got = [mid for mid, _ in vectors.knn_memories(store.con, q, 10, category="fact")]
-    assert got == _exact(vecs, q, 10, facts)
+    assert got == _exact(_f16(vecs), q, 10, facts)
 
 
 def test_trashed_memories_leave_the_search_and_restored_ones_return(store: Store) -> None:
@@ -147,7 +159,7 @@ def test_chunk_filters_match_exact_filtered_search(store: Store) -> None:
         "SELECT chunk_id, message_id, embedding, role, created_at, thread_id FROM vec_chunks "
         "ORDER BY chunk_id"
     ).fetchall()
-    mat = np.stack([np.frombuffer(r[2], np.float32) for r in rows])  # type: ignore[arg-type]
+    mat = decode_rows([r[2] for r in rows], DIM)  # type: ignore[misc]
     q = store.embed_query("topic 3")
     assert q is not None
     for kwargs, keep in (
