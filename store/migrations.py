@@ -280,7 +280,13 @@ def _m007_float16_vectors(con: apsw.Connection) -> None:
     58 % of chat.db, with the same search results (store.vectors.floats says why). The rows are
     converted in batches into new tables that then take the old names, all inside this migration's
     transaction: a kill leaves the float32 tables as they were. The freed pages stay in the file (and
-    are reused by later writes) until `memapp backup` writes a compact copy."""
+    are reused by later writes) until `memapp backup` writes a compact copy. A new chat.db has no vector
+    tables yet: nothing to convert, and opening it stays free of numpy (tests/hygiene/test_light_imports)."""
+    has_vectors = con.execute(
+        "SELECT 1 FROM sqlite_schema WHERE name IN ('vec_memories', 'vec_chunks') LIMIT 1"
+    ).fetchone()
+    if has_vectors is None:
+        return
     from store.vectors.layout import convert_to_f16
 
     convert_to_f16(con)
