@@ -22,7 +22,6 @@ one answer in the top k. MRR: 1 / rank of the first answer.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import sys
 import tempfile
@@ -33,61 +32,26 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))  # _common, also when this file is loaded by path (tests)
 
 from dataclasses import replace  # noqa: E402
 
-from store import MessageIn, Store, ThreadIn  # noqa: E402
+from _common import load_jsonl, write_eval_threads  # noqa: E402
+
+from store import Store  # noqa: E402
 from store.search.engine import DEPTH, Filters  # noqa: E402
 from store.search.query import parse_query  # noqa: E402
 from store.search.rank import Fusion, fuse, order, smooth  # noqa: E402
-from store.threads import PreparedChunks  # noqa: E402
 
 EVAL = ROOT / "bench" / "eval"
 KS = (5, 10)
 Ranked = list[str]  # external message ids, best first
 
 
-def epoch(text: str | None) -> float | None:
-    if not text:
-        return None
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-
-
-def load_jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
 def build_store(path: Path, embedder: Any = "auto") -> Store:
-    """A chat.db holding every evaluation conversation (embedded with `embedder`).
-
-    All messages are embedded in one call (the model sorts them by length into batches: half the time
-    of one call per thread), then each thread is written with its share of the vectors.
-    """
+    """A chat.db holding every evaluation conversation (embedded with `embedder`)."""
     store = Store(path, embedder=embedder)
-    threads = [
-        ThreadIn(
-            source="eval",
-            external_id=conv["id"],
-            title=conv.get("title", ""),
-            created_at=epoch(conv.get("created_at")),
-            messages=[
-                MessageIn(m["role"], m["content"], external_id=m["id"], created_at=epoch(m.get("created_at")))
-                for m in conv["messages"]
-            ],
-        )
-        for conv in load_jsonl(EVAL / "conversations.jsonl")
-    ]
-    prepared = store.prepare_chunks([m for t in threads for m in t.messages])
-    start = cursor = 0
-    for t in threads:
-        share = None
-        if prepared is not None and prepared.vectors is not None:
-            spans = prepared.spans[start : start + len(t.messages)]
-            n_chunks = sum(len(s) for s in spans)
-            share = PreparedChunks(spans, prepared.vectors[cursor : cursor + n_chunks])
-            start, cursor = start + len(t.messages), cursor + n_chunks
-        store.write_thread(t, prepared=share)
+    write_eval_threads(store, load_jsonl(EVAL / "conversations.jsonl"))
     return store
 
 
