@@ -14,24 +14,7 @@ from app.cli import main
 from app.cli.common import UsageError
 from app.cli.search import parse_date
 from store import MessageIn, Store, ThreadIn
-
-RESULT_KEYS = {
-    "kind",
-    "id",
-    "thread_id",
-    "external_id",
-    "role",
-    "category",
-    "content",
-    "score",
-    "matched",
-    "thread_title",
-    "created_at",
-    "superseded_by",
-    "valid_until",
-    "source",
-    "weak",
-}
+from tests.store.test_search import RESULT_KEYS  # the one list of a result's fields
 
 
 @pytest.fixture
