@@ -197,9 +197,13 @@ class StoreCore:
 
     def load_model(self) -> bool:
         """Load the embedding model now (for workers). False, with the reason recorded, on failure."""
-        # Asked again after loading: an int8 encoder that fell back to sentence-transformers makes float32
-        # vectors now (its name says so), which a database of int8 vectors must refuse.
-        return not self.vector_problem and self._load_model() and not self.vector_problem
+        if self.vector_problem:
+            return False
+        assert self.embedder is not None
+        name = self.embedder.name
+        # Asked again when loading changed the model's name: an int8 encoder that fell back to
+        # sentence-transformers makes float32 vectors now, which a database of int8 vectors must refuse.
+        return self._load_model() and (self.embedder.name == name or not self.vector_problem)
 
     def _load_model(self) -> bool:
         assert self.embedder is not None
