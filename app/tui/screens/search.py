@@ -16,7 +16,6 @@ How it stays fast and honest:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -36,6 +35,7 @@ from app.text import cell, literal
 from app.tui.screens.base import MemappScreen
 from app.tui.screens.memory_edit import open_memory_editor
 from app.tui.screens.thread_view import ThreadViewScreen
+from app.tui.widgets.result_cells import highlighted, match_cell, result_kind, snippet_cell
 from app.tui.widgets.row_table import RowTable
 from app.tui.widgets.status_line import AppStatus
 from store.errors import StoreError
@@ -51,12 +51,6 @@ TOP_ROWS = 3  # rows that count as used when the user settles on a query (Enter)
 RESULTS = 50
 FIXED_WIDTH = 9 + 5 + 7 + 18 + 5 * 2 + 2  # kind, score, match, where, cell padding, scrollbar
 ANY = "any"
-MATCH_LABELS = {
-    ("keyword",): "keyword",
-    ("semantic",): "meaning",
-    ("keyword", "semantic"): "both",
-    ("semantic", "keyword"): "both",
-}
 
 
 @dataclass(frozen=True)
@@ -296,7 +290,7 @@ class SearchScreen(MemappScreen):
         self._found = found
         same = found.query == self.shown_query and found.scope == self.scope and bool(self.results)
         keep = self.table.cursor_row if same else 0
-        self.results = found.response.results + found.response.weak  # weak rows last, marked (_match)
+        self.results = found.response.results + found.response.weak  # weak rows last, marked (match_cell)
         self.shown_query = found.query
         self.shown_keyword_only = found.keyword_only
         self.where_width = 18
@@ -310,11 +304,11 @@ class SearchScreen(MemappScreen):
         table.add_column("Snippet", key="snippet", width=snippet_width)
         for i, r in enumerate(self.results):
             table.add_row(
-                cell(self._kind(r), 9),
+                cell(result_kind(r), 9),
                 Text(f"{r.score:.2f}", justify="right"),
-                self._match(r),
+                match_cell(r),
                 cell(self._where(r), self.where_width),
-                highlighted(self._snippet(r, snippet_width), found.query),
+                highlighted(snippet_cell(r, snippet_width), found.query),
                 key=str(i),
             )
         if self.results:
@@ -330,28 +324,6 @@ class SearchScreen(MemappScreen):
     @property
     def table(self) -> DataTable[Text]:
         return self.query_one("#search-results", DataTable)
-
-    @staticmethod
-    def _kind(r: SearchResult) -> str:
-        """'memory', 'summary', or for a message who said it ('user', 'assistant', …)."""
-        return (r.role or "message") if r.kind == "message" else r.kind
-
-    @staticmethod
-    def _match(r: SearchResult) -> Text:
-        """Why it matched; a weak result (below the answer floor) says "weak" instead, dimmed."""
-        if r.weak:
-            return Text("weak", style="dim italic")
-        return cell(MATCH_LABELS.get(r.matched, "+".join(r.matched)), 7)
-
-    @staticmethod
-    def _snippet(r: SearchResult, width: int) -> Text:
-        """A memory a newer one superseded is struck through (it also ranks lower); weak results are dim."""
-        text = cell(r.content, width)
-        if r.kind == "memory" and r.superseded_by is not None:
-            text.stylize("dim strike")
-        elif r.weak:
-            text.stylize("dim")
-        return text
 
     def _where(self, r: SearchResult) -> str:
         if r.kind == "memory":
@@ -389,7 +361,7 @@ class SearchScreen(MemappScreen):
         preview.display = True
         why = "weak (below the floor)" if r.weak else "+".join(r.matched)
         head = Text(
-            f"{self._kind(r)} · {literal(self._where(r))} · {why} {r.score:.2f}",
+            f"{result_kind(r)} · {literal(self._where(r))} · {why} {r.score:.2f}",
             style="bold",
             no_wrap=True,
             overflow="ellipsis",
@@ -469,7 +441,7 @@ class SearchScreen(MemappScreen):
             return
         r = self.results[table.cursor_row]
         self.app.copy_to_clipboard(r.content)
-        self.notify(f"Copied the {self._kind(r)} to the clipboard.", title="Copy", markup=False)
+        self.notify(f"Copied the {result_kind(r)} to the clipboard.", title="Copy", markup=False)
 
     def action_focus_input(self) -> None:
         self.query_one("#search-input", Input).focus()
@@ -487,18 +459,3 @@ class SearchScreen(MemappScreen):
     def action_scope(self) -> None:
         select = self.query_one("#search-scope", Select)
         select.value = SCOPES[(SCOPES.index(self.scope) + 1) % len(SCOPES)]
-
-
-def query_words(query: str) -> list[str]:
-    """The words of a query worth highlighting: quotes, operators and one-letter words left out."""
-    words = re.findall(r"\w[\w'.+#-]*", query)
-    return [w for w in words if len(w) > 1 and w not in ("AND", "OR", "NOT", "NEAR")]
-
-
-def highlighted(text: Text, query: str) -> Text:
-    """`text` with the query's words in reverse video (case-insensitive; also inside longer words, as
-    the prefix search matches them)."""
-    words = query_words(query)
-    if words:
-        text.highlight_words(words, style="reverse", case_sensitive=False)
-    return text
