@@ -23,33 +23,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from store.core import StoreCore
 from store.db import json_ids
-from store.errors import InvalidInputError
-from store.records import CATEGORIES, ROLES
 from store.search.answer import answers
+from store.search.filters import KINDS, SCOPES, Filters
 from store.search.keyword import Key, KeywordHit, keyword_hits, memory_where, message_where
 from store.search.query import ParsedQuery, parse_query
 from store.search.rank import SMOOTH_DEPTH, Context, Fusion, Ranked, fuse, order, smooth, snippet
 from store.search.results import SearchResponse, SearchResult
 from store.vectors import rows as vectors
 
-SCOPES = ("all", "memories", "messages", "summaries", "conversations")
-KINDS = ("memory", "message", "summary")
-# "conversations" is messages and summaries together: searched as one, so k results come back when k
-# exist (searching "all" and dropping the memories afterwards returned fewer).
-_SCOPE_KINDS = {
-    "all": KINDS,
-    "memories": ("memory",),
-    "messages": ("message",),
-    "summaries": ("summary",),
-    "conversations": ("message", "summary"),
-}
 NOTICE_NOTHING = "no good match: nothing in the archive is close enough to the query"
 NOTICE_UNSURE = "no good match: nothing in the archive clearly answers the query"
 NOTICE_WEAK = NOTICE_UNSURE + "; the closest matches are listed below as weak"
@@ -68,42 +56,6 @@ def _pool() -> ThreadPoolExecutor:
         if _POOL is None:
             _POOL = ThreadPoolExecutor(2, thread_name_prefix="memapp-search")
         return _POOL
-
-
-@dataclass(frozen=True, slots=True)
-class Filters:
-    """Restrictions applied inside both retrievers. A filter that a kind has no field for excludes that
-    kind: `category`/`pinned` keep memories only, `role` messages only, `thread_id` messages and
-    summaries; `since`/`until` (epoch seconds, half-open) apply to every kind. `as_of` keeps the memories
-    valid at that moment (valid_from <= as_of < valid_until) and what was written by then."""
-
-    thread_id: int | None = None
-    category: str | None = None
-    role: str | None = None
-    since: float | None = None
-    until: float | None = None
-    pinned: bool | None = None
-    include_archived: bool = False  # messages and summaries of archived threads are left out unless True
-    source: str | None = None  # only messages and summaries of threads imported from this source
-    as_of: float | None = None  # what was true then: memories valid at that time, messages said by then
-
-    def kinds(self, scope: str) -> tuple[str, ...]:
-        if scope not in SCOPES:
-            raise InvalidInputError(f"unknown scope {scope!r}: use one of {', '.join(SCOPES)}")
-        kinds = set(_SCOPE_KINDS[scope])
-        if self.category is not None or self.pinned is not None:
-            kinds &= {"memory"}
-        if self.role is not None:
-            kinds &= {"message"}
-        if self.thread_id is not None or self.source is not None:
-            kinds &= {"message", "summary"}
-        if not kinds:
-            raise InvalidInputError(
-                f"no {scope if scope != 'all' else 'item'} can match these filters together "
-                "(--category/--pinned apply to memories, --role to messages, --thread and --source to messages "
-                "and summaries)"
-            )
-        return tuple(k for k in KINDS if k in kinds)
 
 
 # -- the Store mixin -----------------------------------------------------------------------------------
@@ -139,7 +91,7 @@ class SearchMixin(StoreCore):
         (never counted as used).
         """
         filters = filters or Filters()
-        self._validate_filters(filters)
+        filters.validate()
         if filters.as_of is not None and (filters.until is None or filters.until > filters.as_of):
             filters = replace(filters, until=filters.as_of + 1e-3)
         kinds = filters.kinds(scope)
@@ -153,7 +105,7 @@ class SearchMixin(StoreCore):
         semantic = not keyword_only and kinds != ("summary",)
         keyword = self._keyword_soon(parsed, kinds, filters, fusion, parallel=semantic)
         mode = "keyword"
-        sem: list[tuple[Key, float, tuple[int, int] | None]] = []
+        sem: list[tuple[Key, float, int | None]] = []
         if semantic:
             problem = self._semantic_problem()
             if problem is None:
@@ -176,16 +128,18 @@ class SearchMixin(StoreCore):
             ranked = smooth(ranked, context, fusion, parsed)
         if filters.as_of is None and "memory" in kinds:
             self._rank_down_superseded(ranked)
-        spans = {key: span for key, _, span in sem}
+        chunk_of = {key: chunk for key, _, chunk in sem if chunk is not None}
         kept = order(ranked)
         unsure = (
             bool(kept)
             and mode == "hybrid"
             and not answers(self.con, kw, sem, kept, context, parsed, kinds, fusion)
         )
-        results = [] if unsure else self._hydrate(kept[:k], parsed, spans)
+        results = [] if unsure else self._hydrate(kept[:k], parsed, chunk_of)
         below = (
-            [replace(r, weak=True) for r in self._hydrate(kept[:k], parsed, spans)] if unsure and weak else []
+            [replace(r, weak=True) for r in self._hydrate(kept[:k], parsed, chunk_of)]
+            if unsure and weak
+            else []
         )
         if unsure:
             head = NOTICE_WEAK if below else NOTICE_UNSURE
@@ -261,56 +215,53 @@ class SearchMixin(StoreCore):
 
     def semantic_candidates(
         self, qvec: np.ndarray, kinds: Sequence[str], filters: Filters, n: int
-    ) -> list[tuple[Key, float, tuple[int, int] | None]]:
-        """(key, cosine, best chunk span) best first; messages score as their best chunk."""
-        out: list[tuple[Key, float, tuple[int, int] | None]] = []
+    ) -> list[tuple[Key, float, int | None]]:
+        """(key, cosine, best chunk id) best first; messages score as their best chunk.
+
+        The n best messages are the messages of the best chunks, so chunks are fetched until n distinct
+        messages are among them: first n + n/2 (most messages have one or two chunks), then 3n when a
+        long message's chunks crowd that list. Both give the same n best (the messages whose best chunk
+        is among the first m chunks are exactly the m' best messages); the first costs what a top-10
+        search costs at 200k chunks (bench/search.py), the second twice that."""
+        out: list[tuple[Key, float, int | None]] = []
         if "message" in kinds:
-            held = self.code_table("chunks")
-            chunks = None
-            if held is not None:
-                chunks = held.search(
-                    self.con,
-                    qvec,
-                    min(vectors.K_MAX, n * 3),
-                    equal={"thread_id": filters.thread_id, "role": filters.role},
-                    since=filters.since,
-                    until=filters.until,
-                )
-            if chunks is None:
-                chunks = self.vectors.knn_chunks(
-                    qvec,
-                    min(vectors.K_MAX, n * 3),
-                    thread_id=filters.thread_id,
-                    role=filters.role,
-                    since=filters.since,
-                    until=filters.until,
-                    helper=self.vector_helper(),
-                )
-            best: dict[int, tuple[int, float]] = {}
-            for chunk_id, mid, sim in chunks:
-                if mid not in best:
-                    best[mid] = (chunk_id, sim)
-            span_rows = self.con.execute(
-                "SELECT id, start_char, end_char FROM message_chunks WHERE id IN (SELECT value FROM json_each(?))",
-                (json_ids([c for c, _ in best.values()]),),
-            )
-            spans = {int(i): (int(a), int(b)) for i, a, b in span_rows}
-            out += [(("message", mid), sim, spans.get(cid)) for mid, (cid, sim) in best.items()]
+            fetch = min(vectors.K_MAX, n + n // 2)
+            best, every = self._best_chunks(qvec, filters, fetch)
+            if len(best) < n and not every and fetch < min(vectors.K_MAX, n * 3):
+                best, _ = self._best_chunks(qvec, filters, min(vectors.K_MAX, n * 3))
+            out += [(("message", mid), sim, cid) for mid, (cid, sim) in best.items()]
         if "memory" in kinds:
             out += [(("memory", mid), sim, None) for mid, sim in self._knn_memories(qvec, filters, n)]
         out.sort(key=lambda h: -h[1])
         return out[:n]
 
-    # -- helpers ---------------------------------------------------------------------------------------
+    def _best_chunks(
+        self, qvec: np.ndarray, filters: Filters, k: int
+    ) -> tuple[dict[int, tuple[int, float]], bool]:
+        """message id -> (its best chunk id, cosine) over the k nearest chunks that pass the filters, and
+        whether that was every chunk that passes them."""
+        held = self.code_table("chunks")
+        equal = {"thread_id": filters.thread_id, "role": filters.role}
+        chunks = None
+        if held is not None:
+            chunks = held.search(self.con, qvec, k, equal=equal, since=filters.since, until=filters.until)
+        if chunks is None:
+            chunks = self.vectors.knn_chunks(
+                qvec,
+                k,
+                thread_id=filters.thread_id,
+                role=filters.role,
+                since=filters.since,
+                until=filters.until,
+                helper=self.vector_helper(),
+            )
+        best: dict[int, tuple[int, float]] = {}
+        for chunk_id, mid, sim in chunks:
+            if mid not in best:
+                best[mid] = (chunk_id, sim)
+        return best, len(chunks) < k
 
-    @staticmethod
-    def _validate_filters(f: Filters) -> None:
-        if f.category is not None and f.category not in CATEGORIES:
-            raise InvalidInputError(f"unknown category {f.category!r}: use one of {', '.join(CATEGORIES)}")
-        if f.role is not None and f.role not in ROLES:
-            raise InvalidInputError(f"unknown role {f.role!r}: use one of {', '.join(ROLES)}")
-        if f.since is not None and f.until is not None and f.since >= f.until:
-            raise InvalidInputError("--since must be before --until")
+    # -- helpers ---------------------------------------------------------------------------------------
 
     def _semantic_problem(self) -> str | None:
         problem = self.vector_problem
@@ -382,9 +333,10 @@ class SearchMixin(StoreCore):
         return Context(thread_of, near)
 
     def _hydrate(
-        self, ranked: Sequence[Ranked], parsed: ParsedQuery, spans: dict[Key, tuple[int, int] | None]
+        self, ranked: Sequence[Ranked], parsed: ParsedQuery, chunk_of: dict[Key, int]
     ) -> list[SearchResult]:
-        """The rows behind the ranked keys, with their thread's title, in one query per kind."""
+        """The rows behind the ranked keys, with their thread's title, in one query per kind; a message
+        found by meaning has its snippet around its best chunk (read for the results only)."""
         ids: dict[str, list[int]] = {kind: [] for kind in KINDS}
         for r in ranked:
             ids[r.key[0]].append(r.key[1])
@@ -401,6 +353,14 @@ class SearchMixin(StoreCore):
                 (json_ids(ids["memory"]),),
             ):
                 extras[int(row[0])] = tuple(row[1:])
+        chunks = {chunk_of[r.key]: r.key for r in ranked if r.key in chunk_of}
+        spans: dict[Key, tuple[int, int]] = {}
+        if chunks:
+            for cid, a, b in self.con.execute(
+                "SELECT id, start_char, end_char FROM message_chunks WHERE id IN (SELECT value FROM json_each(?))",
+                (json_ids(list(chunks)),),
+            ):
+                spans[chunks[int(cid)]] = (int(a), int(b))
         out = []
         for r in ranked:
             row = rows.get(r.key)

@@ -348,6 +348,43 @@ def test_long_message_is_found_through_its_chunks_and_returned_once(db_path: Pat
         assert qvec is not None
         hits = s.semantic_candidates(qvec, ("message",), Filters(), 10)
         assert len({key for key, _, _ in hits}) == len(hits)  # one row per message, its best chunk
+        # no query word appears as typed: the snippet is placed by the best chunk's span
+        found = s.search("Friedrichshafeners", scope="messages").results
+        assert found and found[0].content.startswith("…") and "Friedrichshafen" in found[0].content
+
+
+def test_the_best_messages_come_back_when_long_messages_crowd_the_nearest_chunks(db_path: Path) -> None:
+    """semantic_candidates fetches n + n/2 chunks first and 3n when fewer than n messages are among them:
+    either way the n best messages by their best chunk, as an exact scan of every chunk ranks them."""
+    query = "zeppelin hangar friedrichshafen airship"
+    emb = FakeEmbedder(chunk_words=12)
+    with Store(db_path, embedder=emb) as s:
+        crowd = [" ".join([query] * 15) + f" long{i}" for i in range(2)]  # ~6 chunks each, all near the query
+        short = [f"{query.split()[i % 4]} note {i} filler words here" for i in range(30)]
+        s.write_thread(thread("t", crowd + short))
+        qvec = s.embed_query(query)
+        assert qvec is not None
+        rows = [
+            (int(mid), str(content)[int(a) : int(b)])
+            for mid, content, a, b in s.con.execute(
+                "SELECT c.message_id, m.content, c.start_char, c.end_char FROM message_chunks c "
+                "JOIN messages m ON m.id = c.message_id"
+            )
+        ]
+        vecs = emb.embed_documents([text for _, text in rows])
+        chunk_sims = sorted(
+            ((float(v @ qvec), mid) for (mid, _), v in zip(rows, vecs, strict=True)), reverse=True
+        )
+        best: dict[int, float] = {}
+        for sim, mid in chunk_sims:
+            best.setdefault(mid, sim)  # best first: a message's first entry is its best chunk
+        ranked = sorted(best, key=lambda mid: -best[mid])
+        assert len({mid for _, mid in chunk_sims[:15]}) < 10  # the first fetch alone holds too few messages
+        hits = s.semantic_candidates(qvec, ("message",), Filters(), 10)
+        assert len(hits) == 10 and len({key for key, _, _ in hits}) == 10
+        assert all(abs(sim - best[key[1]]) < 0.01 for key, sim, _ in hits)  # each scores as its best chunk
+        for (_, sim, _), mid in zip(hits, ranked[:10], strict=True):  # and they are the 10 best (ties aside)
+            assert abs(sim - best[mid]) < 0.01
 
 
 def test_summaries_are_searched_by_keyword(store: Store) -> None:
