@@ -110,7 +110,7 @@ def main() -> None:
     a = ap.parse_args()
     if a.quick:
         a.runs, a.old_runs = 3, 1
-    from search import build, populations
+    from search_data import build, populations
 
     db = data_file(f"cold-{N_MEM}-{N_CHUNKS}-b{BUILD}.db", stale="cold-")
     if not db.exists():
