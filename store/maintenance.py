@@ -51,6 +51,7 @@ def doctor(store: Store, *, load_model: bool = True, full: bool = False) -> dict
         store.load_model()
         model["load_seconds"] = round(time.monotonic() - t0, 2)
     model["state"] = store.semantic_state
+    model["note"] = store.precision_note
     # Which runtime encodes (onnx, or sentence-transformers as the fallback) and why it fell back.
     model["runtime"] = getattr(embedder, "backend", None)
     model["runtime_problem"] = getattr(embedder, "backend_problem", None)

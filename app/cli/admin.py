@@ -48,6 +48,8 @@ def cmd_doctor(ctx: Context) -> int | None:
         print(f"model:      {m['name'] or '-'}: {m['state']}{runtime}")
         if m.get("runtime_problem"):
             print(f"            {m['runtime_problem']}")
+        if m.get("note"):
+            print(f"            {m['note']}")
         print(f"config:     {report['config'] or '(defaults)'}")
         counts = report["counts"]
         if counts:

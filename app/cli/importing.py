@@ -63,11 +63,12 @@ def _import(ctx: Context, names: list[str]) -> int | None:
             totals=totals,
             summarize=not args.no_summarize,
         )
-    ctx.emit(report.to_json(), lambda: _print_report(report, embed))
+    note = store.precision_note if embed and report.messages_added else None
+    ctx.emit(report.to_json(), lambda: _print_report(report, embed, note))
     return None if report.ok else EXIT_FAILED
 
 
-def _print_report(report: ImportReport, embed: bool) -> None:
+def _print_report(report: ImportReport, embed: bool, note: str | None = None) -> None:
     r = report
     _print_errors(r)
     print(f"threads:  {r.threads_added} new, {r.threads_updated} updated, {r.threads_unchanged} unchanged")
@@ -86,6 +87,8 @@ def _print_report(report: ImportReport, embed: bool) -> None:
         print("vectors:  not written (--no-embed); run `memapp embed` for semantic search")
     elif r.vector_problem and r.messages_added:
         print(f"vectors:  not written: {r.vector_problem}")
+    elif note:
+        print(f"vectors:  {note}")
     if r.errors:
         print(f"skipped:  {r.skipped} (listed on stderr)")
 

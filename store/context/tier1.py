@@ -75,7 +75,7 @@ def retrieve_memories(
     as a search: a memory is pulled in only with evidence (README "Search"), never just because
     something has to be nearest.
     """
-    from store.search.engine import Filters
+    from store.search.filters import Filters
     from store.search.query import parse_query
     from store.search.rank import fuse, order
 

@@ -27,14 +27,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import apsw
 
 from store.db import json_ids
-
-if TYPE_CHECKING:
-    from store.search.engine import Filters
+from store.search.filters import Filters
 
 TABLES = {"message": "fts_messages", "memory": "fts_memories", "summary": "fts_summaries"}
 FTS5_K1 = 1.2  # the k1 of FTS5's built-in bm25(), which orders `rank`

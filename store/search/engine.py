@@ -23,33 +23,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from store.core import StoreCore
 from store.db import json_ids
-from store.errors import InvalidInputError
-from store.records import CATEGORIES, ROLES
 from store.search.answer import answers
+from store.search.filters import KINDS, SCOPES, Filters
 from store.search.keyword import Key, KeywordHit, keyword_hits, memory_where, message_where
 from store.search.query import ParsedQuery, parse_query
 from store.search.rank import SMOOTH_DEPTH, Context, Fusion, Ranked, fuse, order, smooth, snippet
 from store.search.results import SearchResponse, SearchResult
 from store.vectors import rows as vectors
 
-SCOPES = ("all", "memories", "messages", "summaries", "conversations")
-KINDS = ("memory", "message", "summary")
-# "conversations" is messages and summaries together: searched as one, so k results come back when k
-# exist (searching "all" and dropping the memories afterwards returned fewer).
-_SCOPE_KINDS = {
-    "all": KINDS,
-    "memories": ("memory",),
-    "messages": ("message",),
-    "summaries": ("summary",),
-    "conversations": ("message", "summary"),
-}
 NOTICE_NOTHING = "no good match: nothing in the archive is close enough to the query"
 NOTICE_UNSURE = "no good match: nothing in the archive clearly answers the query"
 NOTICE_WEAK = NOTICE_UNSURE + "; the closest matches are listed below as weak"
@@ -68,42 +56,6 @@ def _pool() -> ThreadPoolExecutor:
         if _POOL is None:
             _POOL = ThreadPoolExecutor(2, thread_name_prefix="memapp-search")
         return _POOL
-
-
-@dataclass(frozen=True, slots=True)
-class Filters:
-    """Restrictions applied inside both retrievers. A filter that a kind has no field for excludes that
-    kind: `category`/`pinned` keep memories only, `role` messages only, `thread_id` messages and
-    summaries; `since`/`until` (epoch seconds, half-open) apply to every kind. `as_of` keeps the memories
-    valid at that moment (valid_from <= as_of < valid_until) and what was written by then."""
-
-    thread_id: int | None = None
-    category: str | None = None
-    role: str | None = None
-    since: float | None = None
-    until: float | None = None
-    pinned: bool | None = None
-    include_archived: bool = False  # messages and summaries of archived threads are left out unless True
-    source: str | None = None  # only messages and summaries of threads imported from this source
-    as_of: float | None = None  # what was true then: memories valid at that time, messages said by then
-
-    def kinds(self, scope: str) -> tuple[str, ...]:
-        if scope not in SCOPES:
-            raise InvalidInputError(f"unknown scope {scope!r}: use one of {', '.join(SCOPES)}")
-        kinds = set(_SCOPE_KINDS[scope])
-        if self.category is not None or self.pinned is not None:
-            kinds &= {"memory"}
-        if self.role is not None:
-            kinds &= {"message"}
-        if self.thread_id is not None or self.source is not None:
-            kinds &= {"message", "summary"}
-        if not kinds:
-            raise InvalidInputError(
-                f"no {scope if scope != 'all' else 'item'} can match these filters together "
-                "(--category/--pinned apply to memories, --role to messages, --thread and --source to messages "
-                "and summaries)"
-            )
-        return tuple(k for k in KINDS if k in kinds)
 
 
 # -- the Store mixin -----------------------------------------------------------------------------------
@@ -139,7 +91,7 @@ class SearchMixin(StoreCore):
         (never counted as used).
         """
         filters = filters or Filters()
-        self._validate_filters(filters)
+        filters.validate()
         if filters.as_of is not None and (filters.until is None or filters.until > filters.as_of):
             filters = replace(filters, until=filters.as_of + 1e-3)
         kinds = filters.kinds(scope)
@@ -310,15 +262,6 @@ class SearchMixin(StoreCore):
         return best, len(chunks) < k
 
     # -- helpers ---------------------------------------------------------------------------------------
-
-    @staticmethod
-    def _validate_filters(f: Filters) -> None:
-        if f.category is not None and f.category not in CATEGORIES:
-            raise InvalidInputError(f"unknown category {f.category!r}: use one of {', '.join(CATEGORIES)}")
-        if f.role is not None and f.role not in ROLES:
-            raise InvalidInputError(f"unknown role {f.role!r}: use one of {', '.join(ROLES)}")
-        if f.since is not None and f.until is not None and f.since >= f.until:
-            raise InvalidInputError("--since must be before --until")
 
     def _semantic_problem(self) -> str | None:
         problem = self.vector_problem

@@ -16,16 +16,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import apsw
 
 from store.search.candidates import TABLES, best_rows, memory_where, message_where
+from store.search.filters import Filters
 from store.search.query import CJK1, ParsedQuery
 from store.search.terms import document_frequencies
-
-if TYPE_CHECKING:
-    from store.search.engine import Filters
 
 Key = tuple[str, int]  # (kind, id)
 RESCORE_DEPTH = 100  # rows FTS5 keeps (by its own bm25) for our re-scoring, per kind: 300 cost hybrid

@@ -103,13 +103,17 @@ class TwoPrecisions(FakeEmbedder):
 
 
 def test_reindex_moves_a_database_to_the_configured_precision(tmp_path: Path) -> None:
-    from store.maintenance import reindex
+    from store.maintenance import doctor, reindex
 
     db = tmp_path / "chat.db"
     recorded(db, "m", dim=64)
     emb = TwoPrecisions()
     with Store(db, embedder=emb) as s:
         assert s.vector_problem is None and emb.name == "m"  # used as it is: float32
+        note = s.precision_note or ""
+        assert "made by m," in note and "memapp reindex" in note and "m (int8)" in note and "3x" in note
+        assert doctor(s, load_model=False)["model"]["note"] == note
         result = reindex(s)
         assert result["memories"] == 1 and "error" not in result
         assert s.vectors.recorded_model() == ("m (int8)", 64) and s.vector_problem is None
+        assert s.precision_note is None and doctor(s, load_model=False)["model"]["note"] is None
