@@ -23,7 +23,8 @@ import numpy as np
 from _common import Population, Words, emit, timing
 
 from store import Store
-from store.search.engine import DEPTH, Filters
+from store.search.engine import DEPTH
+from store.search.filters import Filters
 
 RATIO_LIMIT, HELD_MS_LIMIT = 2.0, 30.0  # hybrid p50 <= 2x vector-only p50; held: and <= 30 ms
 
