@@ -91,6 +91,7 @@ def _worst(vec: dict[str, Any], f16: dict[str, Any]) -> dict[str, float]:
 def _targets(
     vec: dict[str, Any], hyb: dict[str, Any], f16: dict[str, Any], scale: list[dict[str, Any]]
 ) -> dict[str, bool]:
+    """search.json's "targets", each named for its bound (issue 7, then issue 19's held path)."""
     w = _worst(vec, f16)
     # recall >= 0.98 is the held path's target (the sqlite-vec path's is 0.95, above); float16 may lose
     # at most 0.002 against float32 re-scoring of the same candidates on every path
