@@ -7,8 +7,8 @@ Each command is a fresh process (`memapp ...` as a user types it), timed by the 
 the OS charged to it, which a busy shared machine disturbs far less than wall time; peak RSS beside it.
 The pairs alternate (search, keyword-only, search, ...) after one warm-up of each (disk caches, the
 bytecode, and the model's ONNX copy, made once per model). The chat.db is built once through the store's
-write paths (bench/search.py's builder: synthetic 384-d vectors recorded as all-MiniLM-L6-v2's, so the
-real model's query vector searches them): 5,000 memories and 40,000 message chunks.
+write paths (bench/search_data.py's builder: synthetic 384-d vectors recorded as all-MiniLM-L6-v2's, so
+the real model's query vector searches them): 5,000 memories and 40,000 message chunks.
 
 Also, as the baseline the issue measured: the same semantic search through the old path
 (MEMAPP_EMBED_BACKEND=sentence-transformers: torch + transformers), `--old-runs` times.
@@ -110,7 +110,7 @@ def main() -> None:
     a = ap.parse_args()
     if a.quick:
         a.runs, a.old_runs = 3, 1
-    from search import build, populations
+    from search_data import build, populations
 
     db = data_file(f"cold-{N_MEM}-{N_CHUNKS}-b{BUILD}.db", stale="cold-")
     if not db.exists():
