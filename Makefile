@@ -42,7 +42,7 @@ BENCH_SIZE := $(if $(QUICK),--quick,)
 SEARCH_SIZE := $(if $(QUICK),--quick,--full)
 
 bench: $(STAMP)
-	$(BIN)/python bench/search.py $(SEARCH_SIZE)
+	$(BIN)/python bench/search.py $(SEARCH_SIZE) --cpu
 	$(BIN)/python bench/import.py $(BENCH_SIZE)
 	$(BIN)/python bench/reimport.py $(BENCH_SIZE)
 	$(BIN)/python bench/startup.py $(BENCH_SIZE)

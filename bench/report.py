@@ -82,6 +82,10 @@ def _vector_rows(s: dict[str, Any]) -> list[list[str]]:
             ]
         )
     rows += _in_process_rows(s, n_mem, n_chunks)
+    if s.get("clock") == "cpu":  # `bench/search.py --cpu` (make bench): vector figures are CPU per query
+        for row in rows:
+            if row[0].startswith("Vector top-10"):
+                row[0] += ", CPU per query"
     f = s["footprint"]
     rows.append(
         [
@@ -161,16 +165,19 @@ def _in_process_rows(s: dict[str, Any], n_mem: int, n_chunks: int) -> list[list[
             )
     h = s["hybrid"].get("in_process", {}).get("all")
     if h:
-        rows.append(
-            [
-                "Hybrid search end to end, vectors held in process",
-                f"{h['hybrid']['p50_ms']:.1f} ms (p95 {h['hybrid']['p95_ms']:.1f})",
-                f"vector-only: {h['vector_only']['p50_ms']:.1f} ms",
-                f"{h['ratio_p50']:.2f}x",
-                "<= 2x and <= 30 ms",
-                _ok(h["ratio_p50"] <= 2.0 and h["hybrid"]["p50_ms"] <= 30),
-            ]
-        )
+        for clock, t in (("wall clock", h), ("CPU", h.get("cpu"))):
+            if not t or t.get("ratio_p50") is None:
+                continue
+            rows.append(
+                [
+                    f"Hybrid search end to end, vectors held in process ({clock})",
+                    f"{t['hybrid']['p50_ms']:.1f} ms (p95 {t['hybrid']['p95_ms']:.1f})",
+                    f"vector-only: {t['vector_only']['p50_ms']:.1f} ms",
+                    f"{t['ratio_p50']:.2f}x",
+                    "<= 2x and <= 30 ms",
+                    _ok(t["ratio_p50"] <= 2.0 and t["hybrid"]["p50_ms"] <= 30),
+                ]
+            )
     return rows
 
 

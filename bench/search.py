@@ -230,6 +230,7 @@ def main() -> None:
             "query_embedding": emb,
             "scaling": scale,
             "load_average_1_5_15": [round(x, 2) for x in load],
+            "clock": "cpu" if a.cpu else "wall",  # of the vector series and scaling (hybrid: both)
             "targets": targets,
         },
         _summary((n_mem, n_chunks), vec, hyb, f16, scale, foot, before, emb, load, targets),
