@@ -13,10 +13,20 @@ table's largest id (appends: only the new rows are read). Writes by this process
 through the same code, so both are seen. Filters (category, trash, thread, role, dates) are numpy masks
 over the held columns, applied before the scan.
 
-Below EXACT_ROWS rows the vectors themselves are held (decoded from the float16 rows to float32) and
-every row is scored exactly (the numpy baseline itself; above that size the codes are cheaper). The
-codes are made here from the float16 rows, in batches (the same bits as the vec0 tables' codes). Above MAX_BYTES (estimated before loading) nothing is held and the vec0
-path is used: memory stays bounded; `nbytes` reports what is held.
+Three sizes, three ways (the crossings measured by bench/search.py's scaling points, CPU per query):
+- up to EXACT_ROWS rows the vectors themselves are held (decoded from the float16 rows to float32, unit
+  length) and every row is scored exactly: the numpy baseline itself;
+- up to FLOAT_ROWS the codes *and* the float32 vectors are held: the codes pick the rows nearest by
+  Hamming distance and those are scored exactly from memory. Re-scoring through SQLite costs a fixed
+  ~0.5 ms (reading and decoding the float16 rows: numpy converts float16 slowly), more than the whole
+  numpy scan of 10,000 rows (~0.3 ms), so a small table must not pay it;
+- above that, only the codes (about 50 bytes a row): Hamming distance, then an asymmetric score, then
+  the few hundred best re-scored from the float16 rows in chat.db.
+The codes are made here from the float16 rows, in batches (the same bits as the vec0 tables' codes).
+Above MAX_BYTES (estimated before loading) nothing is held and the vec0 path is used: memory stays
+bounded; `nbytes` reports what is held. The nearest rows by Hamming distance are found by counting
+(distances are small integers: a histogram gives the cut, two comparisons the rows), not by a
+partition of the whole array: 3-4x cheaper at 1M rows.
 
 One-shot processes (`memapp search` from a shell) do not use this: loading the table would cost more
 than the one vec0 search it serves.
@@ -40,11 +50,16 @@ from store.vectors.knn import Hit, rescore
 # 0.85-0.9x with recall@10 1.0, mostly the fixed cost of re-scoring 128 rows in SQLite (~0.8 ms) while the
 # scan costs ~0.1 ms per 1,000 rows: they cross near 8,000.
 EXACT_ROWS = 8_000
+# Up to this many rows the float32 vectors are held beside the codes and the Hamming-nearest rows are
+# scored from memory: at most 49 MB a table (384 dimensions); at 10k rows 0.8x numpy's scan instead of
+# 3x through SQLite (README "Benchmarks").
+FLOAT_ROWS = 32_000
 MAX_BYTES = 512 * 1024 * 1024  # never hold more than this per table (estimated before loading)
 MIN_CANDIDATES = 128  # rows re-scored exactly: at least this many,
 ROWS_PER_CANDIDATE = 300  # or one per this many rows (100k memories: recall@10 0.977 at 500, 0.992 at 300),
 OVERSAMPLE = 4  # or this many per result asked for, whichever is most
 COARSE = 8  # rows ranked by the asymmetric score per row re-scored (picked first by Hamming distance)
+NEAREST = 2  # with the floats held: rows scored exactly per candidate, picked by Hamming distance alone
 SPARSE = 8  # a filter passing fewer than 1/SPARSE of the rows scans only those rows
 GENERATION_KEY = "vector_generation"
 LOAD_BATCH = 65_536  # rows decoded at a time while loading
@@ -71,7 +86,7 @@ class Snapshot:
     ids: np.ndarray  # int64, ascending
     extra: np.ndarray  # int64
     codes: np.ndarray | None  # (words, n) uint64 sign bits, word-major; None in exact mode
-    floats: np.ndarray | None  # (n, dim) float32 in exact mode, else None
+    floats: np.ndarray | None  # (n, dim) float32 unit rows up to FLOAT_ROWS, else None
     cols: dict[str, np.ndarray]
     vocab: dict[str, dict[str, int]]  # text column -> {value: code}
     generation: str | None
@@ -92,6 +107,7 @@ class CodeTable:
     dim: int
     max_bytes: int = field(default_factory=lambda: MAX_BYTES)
     exact_rows: int = field(default_factory=lambda: EXACT_ROWS)
+    float_rows: int = field(default_factory=lambda: FLOAT_ROWS)
     snapshot: Snapshot | None = None
     too_big: bool = False
     loads: int = 0  # full loads (for tests and the bench)
@@ -133,16 +149,23 @@ class CodeTable:
         total = (len(base.ids) if base is not None else 0) + int(
             _row(con, f"SELECT count(*) FROM {s.table} WHERE {s.pk} > ?", (after,))[0]
         )
-        exact = total <= self.exact_rows
+        keep_codes = total > self.exact_rows
+        keep_floats = total <= max(self.float_rows, self.exact_rows)
+        words = -(-self.dim // 64)
         row_bytes = (
-            16 + 8 * len(s.ints + s.texts + s.reals) + (4 * self.dim if exact else -(-self.dim // 64) * 8)
+            16
+            + 8 * len(s.ints + s.texts + s.reals)
+            + (4 * self.dim if keep_floats else 0)
+            + (8 * words if keep_codes else 0)
         )
         if total * row_bytes > self.max_bytes:
             self.too_big = True
             return None
         self.too_big = False
-        if base is not None and (base.floats is not None) != exact:
-            base, after = None, 0  # crossed EXACT_ROWS: read it all in the other form
+        if base is not None and (
+            (base.floats is not None) != keep_floats or (base.codes is not None) != keep_codes
+        ):
+            base, after = None, 0  # crossed EXACT_ROWS or FLOAT_ROWS: read it all in the other form
         cols = [*s.ints, *s.texts, *s.reals]
         cursor = iter(
             con.execute(
@@ -152,7 +175,9 @@ class CodeTable:
             )
         )
         vocab = {c: dict(base.vocab[c]) if base else {} for c in s.texts}
-        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]] = []
+        parts: list[
+            tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None, dict[str, np.ndarray]]
+        ] = []
         # In batches: at 1M rows the float16 rows are 768 MB, the codes made from them 48 MB.
         while rows := list(islice(cursor, LOAD_BATCH)):
             n = len(rows)
@@ -172,7 +197,8 @@ class CodeTable:
                 (
                     np.fromiter((r[0] for r in rows), dtype=np.int64, count=n),
                     np.fromiter((r[1] for r in rows), dtype=np.int64, count=n),
-                    unit_rows(mat) if exact else sign_codes(mat),
+                    unit_rows(mat) if keep_floats else None,
+                    sign_codes(mat) if keep_codes else None,
                     part_cols,
                 )
             )
@@ -180,18 +206,26 @@ class CodeTable:
         ids = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
         extra = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
         new_cols = {
-            c: np.concatenate([p[3][c] for p in parts])
+            c: np.concatenate([p[4][c] for p in parts])
             if parts
             else np.zeros(0, np.int32 if c in s.texts else np.float64 if c in s.reals else np.int64)
             for c in cols
         }
-        if exact:
-            floats = np.concatenate([p[2] for p in parts]) if parts else np.zeros((0, self.dim), np.float32)
-            codes_m = None
-        else:
-            floats = None
+        floats: np.ndarray | None = None
+        codes_m: np.ndarray | None = None
+        if keep_floats:
+            floats = (
+                np.concatenate([p[2] for p in parts if p[2] is not None])
+                if parts
+                else np.zeros((0, self.dim), np.float32)
+            )
+        if keep_codes:
             nbytes = -(-self.dim // 8)
-            raw = np.concatenate([p[2] for p in parts]) if parts else np.zeros((0, nbytes), np.uint8)
+            raw = (
+                np.concatenate([p[3] for p in parts if p[3] is not None])
+                if parts
+                else np.zeros((0, nbytes), np.uint8)
+            )
             pad = (-nbytes) % 8
             if pad:
                 raw = np.concatenate([raw, np.zeros((n, pad), np.uint8)], axis=1)
@@ -239,8 +273,9 @@ class CodeTable:
         until: float | None = None,
     ) -> list[Hit] | np.ndarray | None:
         """The ids (int64 array) that `search` re-scores from the float16 rows; or the answer itself
-        when there is nothing to re-score (the exact mode of small tables, no row passing the filters);
-        None when the table is too big to hold. The bench re-scores the same ids from float32."""
+        when the floats are held (tables up to FLOAT_ROWS: nothing to re-score from chat.db) or no row
+        passes the filters; None when the table is too big to hold. The bench re-scores the same ids
+        from float32."""
         snap = self.current(con)
         if snap is None:
             return None
@@ -261,7 +296,8 @@ class CodeTable:
             elif n_pass < n_all:
                 drop = ~mask
         n_rows = n_all if rows is None else len(rows)
-        if snap.floats is not None:
+        if snap.codes is None:  # exact mode: every row scored
+            assert snap.floats is not None
             sims = (snap.floats if rows is None else snap.floats[rows]) @ q
             if drop is not None:
                 sims[drop] = -np.inf
@@ -279,15 +315,39 @@ class CodeTable:
             codes = snap.codes if rows is None else snap.codes[:, rows]
             dist = _hamming(codes, _query_code(q, codes.shape[0]))
             if drop is not None:
-                dist[drop] = np.iinfo(np.uint64).max
+                dist[drop] = 64 * codes.shape[0] + 1  # beyond any real distance
+            m = min(n_pass, (NEAREST if snap.floats is not None else COARSE) * n)
+            coarse = nearest(dist, m) if m < len(dist) else np.arange(len(dist))
+            if snap.floats is not None:  # the Hamming-nearest rows, scored exactly from memory
+                return _scored(snap, coarse if rows is None else rows[coarse], q, k)
             # Hamming distance picks COARSE x n rows; the query's own floats against their sign bits (an
             # asymmetric score, far closer to the cosine) picks the n re-scored exactly among them.
-            m = min(n_pass, COARSE * n)
-            coarse = np.argpartition(dist, m - 1)[:m] if m < len(dist) else np.arange(len(dist))
             score = _asymmetric(q, np.ascontiguousarray(codes[:, coarse].T))
             best = coarse[np.argpartition(-score, n - 1)[:n]] if n < m else coarse
             cand = best if rows is None else rows[best]
+        if snap.floats is not None:
+            return _scored(snap, cand, q, k)
         return np.asarray(snap.ids[cand])
+
+
+def _scored(snap: Snapshot, positions: np.ndarray, q: np.ndarray, k: int) -> list[Hit]:
+    """The k best of the held rows at `positions` (ascending) by exact cosine, best first, ties by id.
+    einsum, not `@`: BLAS's gemv would wake its thread pool for a few hundred rows (store.vectors.floats)."""
+    assert snap.floats is not None
+    sims = np.einsum("ij,j->i", snap.floats[positions], q)
+    top = _top(sims, k, largest=True)
+    return [(int(snap.ids[positions[t]]), int(snap.extra[positions[t]]), float(sims[t])) for t in top]
+
+
+def nearest(dist: np.ndarray, m: int) -> np.ndarray:
+    """Ascending indices of the m smallest distances (ties: the lowest index first). Distances are
+    small integers, so a histogram finds the cut and two comparisons the rows: 3-4x cheaper than
+    `np.argpartition` over the whole array at 100k-1M rows."""
+    counts = np.cumsum(np.bincount(dist.view(np.int64)))
+    cut = int(np.searchsorted(counts, m))  # the smallest distance with m rows at or below it
+    below = np.flatnonzero(dist < cut)
+    at = np.flatnonzero(dist == cut)[: m - len(below)]
+    return np.sort(np.concatenate([below, at]))
 
 
 def _mask(

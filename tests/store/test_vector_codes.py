@@ -95,11 +95,20 @@ def memory_hits(store: Store, q: np.ndarray, k: int = 10, category: str | None =
     ]
 
 
-@pytest.mark.parametrize("exact_rows", [0, 10_000])  # the code scan, and the float scan of small tables
-def test_held_search_matches_the_exact_scan(
-    held: Store, monkeypatch: pytest.MonkeyPatch, exact_rows: int
-) -> None:
+# The three ways a held table is searched (store.vectors.codes): every row scored from the held floats;
+# the codes pick rows scored from the held floats; the codes pick rows re-scored from chat.db.
+MODES = {"exact": (10_000, 0), "floats": (0, 10_000), "codes": (0, 0)}  # (EXACT_ROWS, FLOAT_ROWS)
+
+
+def use_mode(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    exact_rows, float_rows = MODES[mode]
     monkeypatch.setattr(codes, "EXACT_ROWS", exact_rows)
+    monkeypatch.setattr(codes, "FLOAT_ROWS", float_rows)
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_held_search_matches_the_exact_scan(held: Store, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    use_mode(monkeypatch, mode)
     monkeypatch.setattr(codes, "MIN_CANDIDATES", 400)  # every row re-scored: the answer must be exact
     emb = held.embedder
     assert emb is not None
@@ -113,11 +122,21 @@ def test_held_search_matches_the_exact_scan(
         assert all(held.get_memory(i).category == "skill" for i in hits)
     table = held.code_table("memories")
     assert table is not None and table.loads == 1 and table.nbytes > 0
-    assert (table.snapshot is not None) and ((table.snapshot.floats is None) == (exact_rows == 0))
+    snap = table.snapshot
+    assert snap is not None
+    assert (snap.floats is not None, snap.codes is not None) == {
+        "exact": (True, False),
+        "floats": (True, True),
+        "codes": (False, True),
+    }[mode]
 
 
-def test_codes_give_high_recall_with_few_candidates(held: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(codes, "EXACT_ROWS", 0)
+@pytest.mark.parametrize("mode", ["floats", "codes"])
+def test_codes_give_high_recall_with_few_candidates(
+    held: Store, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    use_mode(monkeypatch, mode)
+    monkeypatch.setattr(codes, "MIN_CANDIDATES", 64)  # floats: 2 x 64 of 400 rows scored; codes: 64
     emb = held.embedder
     assert emb is not None
     found = total = 0
@@ -125,10 +144,14 @@ def test_codes_give_high_recall_with_few_candidates(held: Store, monkeypatch: py
         q = emb.embed_query(query)
         found += len(set(memory_hits(held, q)) & set(exact(held, q, 10)))
         total += 10
-    assert found / total >= 0.9  # 128 of 400 rows re-scored (64-bit codes of a hashing embedder)
+    assert found / total >= 0.9  # (64-bit codes of a hashing embedder)
 
 
-def test_held_copy_follows_writes_here_and_elsewhere(held: Store, db_path: Path) -> None:
+@pytest.mark.parametrize("mode", list(MODES))
+def test_held_copy_follows_writes_here_and_elsewhere(
+    held: Store, db_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    use_mode(monkeypatch, mode)
     emb = held.embedder
     assert emb is not None
     q = emb.embed_query("zebra quartz xylophone")
@@ -151,7 +174,9 @@ def test_held_copy_follows_writes_here_and_elsewhere(held: Store, db_path: Path)
     assert memory_hits(held, q, category="fact")[0] == other_id
 
 
-def test_chunks_filters_in_process(db_path: Path) -> None:
+@pytest.mark.parametrize("mode", list(MODES))
+def test_chunks_filters_in_process(db_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    use_mode(monkeypatch, mode)
     from store import ThreadIn
     from store.records import MessageIn
 
@@ -199,3 +224,12 @@ def test_too_big_to_hold_falls_back_to_vec0(held: Store, monkeypatch: pytest.Mon
     assert held.code_table("memories") is None  # vec0 from now on
     held.in_memory_vectors = False
     assert memory_hits(held, q) == hits
+
+
+def test_nearest_rows_by_counting_are_the_smallest_distances_lowest_index_first() -> None:
+    rng = np.random.default_rng(3)
+    for n, m in [(1, 1), (50, 7), (1000, 100), (1000, 999), (5000, 256)]:
+        dist = rng.integers(0, 40, n).astype(np.uint64)  # many ties
+        dist[rng.random(n) < 0.1] = 64 * 6 + 1  # rows a filter dropped
+        want = np.sort(np.argsort(dist, kind="stable")[:m])  # the m smallest, ties by index
+        assert np.array_equal(codes.nearest(dist, m), want)

@@ -69,7 +69,7 @@ def _separated(rng: np.random.Generator, q: np.ndarray, sims: np.ndarray) -> np.
     return (sims[:, None] * q + np.sqrt(1 - sims[:, None] ** 2) * noise).astype(np.float32)
 
 
-@pytest.mark.parametrize("mode", ["sqlite", "held-exact", "held-codes"])
+@pytest.mark.parametrize("mode", ["sqlite", "held-exact", "held-floats", "held-codes"])
 def test_order_is_float32_rescoring_order_when_scores_do_not_tie(
     store: Store, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
@@ -90,8 +90,9 @@ def test_order_is_float32_rescoring_order_when_scores_do_not_tie(
         k = 300
     else:
         monkeypatch.setattr(codes, "EXACT_ROWS", 10_000 if mode == "held-exact" else 0)
+        monkeypatch.setattr(codes, "FLOAT_ROWS", 10_000 if mode == "held-floats" else 0)
         table = codes.CodeTable(codes.MEMORIES, DIM)
-        k = 300 if mode == "held-exact" else 10  # the codes re-score only the best candidates
+        k = 300 if mode == "held-exact" else 10  # the codes pick only the best candidates
         found = table.search(store.con, q, k, equal={"deleted": 0})
         assert found is not None
         hits = [(i, s) for i, _, s in found]
