@@ -30,7 +30,7 @@ from search_data import scale_db
 from store import Store
 from store.vectors import knn
 from store.vectors import rows as vectors
-from store.vectors.codes import EXACT_ROWS
+from store.vectors.codes import EXACT_ROWS, FLOAT_ROWS, Snapshot
 from store.vectors.floats import decode_rows
 
 
@@ -217,7 +217,7 @@ def scale_point(n: int, nq: int) -> tuple[dict[str, Any], float | None]:
     r["in_process"] |= {
         "load_ms": round(load_ms, 1),
         "bytes": held.nbytes,
-        "mode": "exact floats" if held.snapshot and held.snapshot.floats is not None else "codes",
+        "mode": held_mode(held.snapshot),
         "float16_rescoring": rescoring(
             q,
             ids,
@@ -244,7 +244,11 @@ def scaling(
                 "float16_rescoring": f16_main,
                 "load_ms": main["in_process_load_ms"],
                 "bytes": main["in_process_bytes"],
-                "mode": "exact floats" if n <= EXACT_ROWS else "codes",
+                "mode": "exact floats"
+                if n <= EXACT_ROWS
+                else "codes + floats"
+                if n <= FLOAT_ROWS
+                else "codes",
             }
         else:
             r, build_s = scale_point(n, nq)
@@ -295,3 +299,13 @@ def _held_row(ip: dict[str, Any]) -> dict[str, Any]:
         "mode": ip["mode"],
         "float16_rescoring": ip.get("float16_rescoring"),
     }
+
+
+def held_mode(snap: Snapshot | None) -> str:
+    """How a held table is searched (store.vectors.codes): every row from the floats, the codes' picks
+    scored from the floats, or the codes' picks re-scored from chat.db."""
+    if snap is None:
+        return "not held"
+    if snap.codes is None:
+        return "exact floats"
+    return "codes + floats" if snap.floats is not None else "codes"
