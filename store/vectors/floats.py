@@ -24,15 +24,6 @@ import numpy as np
 
 F16 = np.dtype("<f2")
 BATCH = 4096  # rows converted per step: bounded memory whatever the table's size
-# float16 -> float32 by table lookup: numpy widens float16 one element at a time (0.77 ms for the ~1,000
-# rows a search re-scores, 384 dimensions), a take() from the 65,536 possible values costs half that,
-# with the very same float32 values.
-_WIDE = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(F16).astype(np.float32)
-
-
-def widen(mat: np.ndarray) -> np.ndarray:
-    """float16 values (any shape, little-endian) as float32."""
-    return np.take(_WIDE, np.asarray(mat, dtype=F16).view("<u2"))
 
 
 def encode(vec: Any) -> bytes:
@@ -42,7 +33,7 @@ def encode(vec: Any) -> bytes:
 
 def decode(blob: bytes) -> np.ndarray:
     """One stored vector as float32."""
-    return widen(np.frombuffer(blob, dtype=F16))
+    return np.frombuffer(blob, dtype=F16).astype(np.float32)
 
 
 def stored_rows(blobs: Sequence[bytes], dim: int) -> np.ndarray:
@@ -54,13 +45,13 @@ def stored_rows(blobs: Sequence[bytes], dim: int) -> np.ndarray:
 
 def decode_rows(blobs: Sequence[bytes], dim: int) -> np.ndarray:
     """Stored vectors as an (n, dim) float32 matrix."""
-    return widen(stored_rows(blobs, dim))
+    return stored_rows(blobs, dim).astype(np.float32)
 
 
 def unit_rows(mat: np.ndarray) -> np.ndarray:
     """Rows as float32 scaled to unit length (a float16 row is off by up to ~1e-3), so that a matrix
     product gives the same cosines as `cosines`."""
-    x = widen(mat) if mat.dtype == F16 else np.asarray(mat, dtype=np.float32)
+    x = np.asarray(mat, dtype=np.float32)
     return np.asarray(x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-30), dtype=np.float32)
 
 

@@ -21,7 +21,7 @@ from store.export import write_export
 from store.migrations import LATEST
 from store.vectors import codes
 from store.vectors import rows as vectors
-from store.vectors.floats import F16, cosines, decode, decode_rows, encode, widen
+from store.vectors.floats import F16, cosines, decode, decode_rows, encode
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "chat-v6-vectors.db"
 DIM = 64
@@ -205,10 +205,3 @@ def test_check_finds_a_row_that_is_not_float16(store: Store) -> None:
             (np.ones(DIM, np.float32).tobytes(), m.id),
         )
     assert any("not float16 vectors of 64 dimensions" in p for p in store.check_indexes())
-
-
-def test_widening_by_table_gives_numpys_float32_for_every_float16() -> None:
-    every = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(F16)  # infinities and NaNs too
-    assert np.array_equal(widen(every).view(np.uint32), every.astype(np.float32).view(np.uint32))
-    rows = every[:768].reshape(2, 384)
-    assert widen(rows).shape == (2, 384) and widen(rows).dtype == np.float32
