@@ -139,6 +139,9 @@ def run_command(handler: Callable[[Context], int | None], args: argparse.Namespa
         )
         return EXIT_FAILED
     except apsw.Error as exc:  # storage faults: one line that says what to do, never a traceback
+        if _while_interrupted(exc):  # Ctrl-C, then a clean-up write that failed because of it
+            fail("interrupted")
+            return 130
         fail(storage_error(exc, ctx.db_path if ctx else None))
         return EXIT_FAILED
     except KeyboardInterrupt:
@@ -149,6 +152,16 @@ def run_command(handler: Callable[[Context], int | None], args: argparse.Namespa
     finally:
         if ctx is not None:
             ctx.close()
+
+
+def _while_interrupted(exc: BaseException) -> bool:
+    """Whether `exc` was raised while a KeyboardInterrupt was being handled (in its context chain)."""
+    cause = exc.__context__
+    while cause is not None:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        cause = cause.__context__
+    return False
 
 
 _STORAGE_FAULTS = (

@@ -324,6 +324,11 @@ class Run:
             self._write_batch(*self.in_flight.popleft())
 
     def close(self) -> None:
+        # A Ctrl-C that lands between a thread's BEGIN and the block that would roll it back (Python checks
+        # for signals between any two bytecodes) leaves that thread's transaction open: undo it here, so the
+        # half-written thread is not committed with the automerge reset below (or the next write).
+        if self.store.con.in_transaction:
+            self.store.con.execute("ROLLBACK")
         if self.pool is not None:
             self.pool.shutdown(wait=False, cancel_futures=True)
         if self.counter is not None:

@@ -69,11 +69,14 @@ def spawn(db: Path, export: Path, config: Path) -> subprocess.Popen[bytes]:
 class ThreadCounter:
     """Watches the import from outside through one read connection (WAL lets it read while the
     subprocess writes). apsw, not the stdlib sqlite3: two SQLite libraries in one process break each
-    other's POSIX locks when either closes the file, and the Store opened between runs is apsw."""
+    other's POSIX locks when either closes the file, and the Store opened between runs is apsw. It never
+    waits for a lock: while the subprocess creates the schema (or checkpoints) a read would block, and a
+    blocked watcher sees the import only once it has finished; it answers the last count instead."""
 
     def __init__(self, db: Path) -> None:
         self.db = db
         self.con: apsw.Connection | None = None
+        self.last = 0
 
     def __call__(self) -> int:
         try:
@@ -81,10 +84,10 @@ class ThreadCounter:
                 if not self.db.exists():
                     return 0
                 self.con = apsw.Connection(str(self.db), flags=apsw.SQLITE_OPEN_READWRITE)
-                self.con.set_busy_timeout(5000)
-            return int(self.con.execute("SELECT count(*) FROM threads").fetchall()[0][0])  # type: ignore[arg-type]
-        except apsw.SQLError:  # the schema is not there yet
-            return 0
+            self.last = int(self.con.execute("SELECT count(*) FROM threads").fetchall()[0][0])  # type: ignore[arg-type]
+        except (apsw.SQLError, apsw.BusyError):  # the schema is not there yet, or it is being written
+            pass
+        return self.last
 
     def close(self) -> None:
         if self.con is not None:

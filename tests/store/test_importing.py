@@ -461,3 +461,25 @@ def test_demo_import_with_the_real_model_finds_messages_by_meaning(db_path: Path
             ).fetchone()
             alone = real_embedder.embed_documents([content[a:b]])[0]  # type: ignore[index]
             assert float(np.dot(decode(blob), alone)) > 0.999  # type: ignore[arg-type]
+
+
+def test_ctrl_c_inside_a_thread_transaction_leaves_nothing_of_that_thread(
+    store: Store, tmp_path: Path
+) -> None:
+    """A Ctrl-C can land after a thread's BEGIN and before the block that rolls it back: the import's
+    clean-up undoes that transaction, so nothing half-written is committed with what follows."""
+    export = write_jsonl(tmp_path / "x.jsonl", [thread(f"t{i}", 2) for i in range(6)])
+
+    def interrupt(p: ImportProgress) -> None:
+        if p.threads_done == 3:
+            store.con.execute("BEGIN")  # the interrupted thread's transaction, already holding a write
+            store.con.execute("INSERT INTO settings(key, value) VALUES ('half-written', '1')")
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        import_paths(store, [export], embed=False, progress=interrupt)
+    assert not store.con.in_transaction
+    assert store.scalar("SELECT count(*) FROM settings WHERE key = 'half-written'") == 0
+    assert store.stats()["threads"] == 3
+    report = import_paths(store, [export], embed=False)
+    assert report.threads_added == 3 and store.stats()["threads"] == 6 and store.check_indexes() == []
