@@ -103,8 +103,11 @@ class Killable:
                     con.set_busy_timeout(5000)
                 try:
                     value = con.execute(sql).fetchone()[0] if con is not None else None  # type: ignore[index]
-                except apsw.SQLError:  # the table is not there yet
-                    value = None
+                except apsw.SQLError:  # the table is not there yet; a connection that read the empty
+                    value = None  # schema keeps answering from its cache: open a new one next time
+                    if con is not None:
+                        con.close()
+                        con = None
                 if value is not None and value >= target:
                     time.sleep(extra)
                     break
