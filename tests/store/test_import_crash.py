@@ -61,9 +61,17 @@ def spawn(db: Path, export: Path, config: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-c", ENTRY, "--db", str(db), "import", str(export), "--no-embed", "--json"],
         env=env,
+        preexec_fn=_default_sigint,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+
+
+def _default_sigint() -> None:
+    """Ctrl-C as a terminal delivers it, whatever this test was started from: a shell that starts a
+    command in the background without job control (`cmd &` in a script, nohup) starts it with SIGINT
+    ignored, the child inherits that, and Python then never turns SIGINT into KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 class ThreadCounter:
