@@ -220,9 +220,11 @@ class SearchMixin(StoreCore):
 
         The n best messages are the messages of the best chunks, so chunks are fetched until n distinct
         messages are among them: first n + n/2 (most messages have one or two chunks), then 3n when a
-        long message's chunks crowd that list. Both give the same n best (the messages whose best chunk
-        is among the first m chunks are exactly the m' best messages); the first costs what a top-10
-        search costs at 200k chunks (bench/search.py), the second twice that."""
+        long message's chunks crowd that list. For an exact search both give the same n best (the
+        messages whose best chunk is among the first m chunks are exactly the m' best messages); the
+        approximate KNN of big tables may pick slightly different deep candidates (the evaluation's
+        recall is unchanged, README "Search"). The first costs what a top-10 search costs at 200k
+        chunks (bench/search.py), the second twice that."""
         out: list[tuple[Key, float, int | None]] = []
         if "message" in kinds:
             fetch = min(vectors.K_MAX, n + n // 2)
