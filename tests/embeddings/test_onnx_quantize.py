@@ -13,7 +13,12 @@ from onnx import TensorProto, helper, numpy_helper
 
 from embeddings.onnx_quantize import PLANS, Plan, drop_nan_guards, quantize, smooth, weight_matmuls
 
-DIM, HIDDEN = 16, 32
+# The real model's sizes (all-MiniLM-L6-v2: hidden 384, FFN 1,536). With tiny ones (16 / 32) the int8
+# result depended on the CPU: without VNNI, onnxruntime's uint8 x int8 kernel (AVX2's vpmaddubsw) saturates
+# sums of two products, and over 16 inputs that cost the test graph cosine 0.3-0.9 against float32 on an
+# AVX2-only EPYC, where AVX-512 VNNI machines gave > 0.95; at these sizes both give what the real model
+# gives (0.97-0.99), which tests/embeddings/test_onnx.py checks on the real weights.
+DIM, HIDDEN = 384, 1536
 
 
 def two_layer_graph(path: Path, seed: int = 0) -> Path:
