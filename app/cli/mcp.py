@@ -28,6 +28,7 @@ def cmd_mcp(ctx: Context) -> None:
     def store() -> Store:
         s = ctx.store
         s.hold_vectors(load=False)  # a long-lived server: vectors held in process from its first search
+        s.hold_keywords()  # ... and keyword matches ranked in process
         return s
 
     run_stdio(store, read_only=ctx.args.read_only)

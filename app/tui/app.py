@@ -140,6 +140,7 @@ class MemApp(App[None]):
             # Until the store is open: counts are being read, semantic search is warming up.
             status = AppStatus(database=short_path(store.path), semantic="loading")
         else:
+            store.hold_keywords()  # search-as-you-type ranks keyword matches in this process
             self._store = store
             status = self._store_status(AppStatus(database=short_path(store.path)), store)
         self.set_reactive(MemApp.status, status)
@@ -152,7 +153,9 @@ class MemApp(App[None]):
             with self._store_lock:
                 if self._store is None:
                     assert self._opener is not None
-                    self._store = self._opener.open()
+                    opened = self._opener.open()
+                    opened.hold_keywords()  # search-as-you-type ranks keyword matches in this process
+                    self._store = opened
                 store = self._store
         return store
 
@@ -268,6 +271,8 @@ class MemApp(App[None]):
         try:
             store = self.store
             store.tokens.load()  # the BPE file is parsed on first use: do it here, not in the first count
+            # ... and the keyword indexes' row lengths, not in the first search
+            store.hold_keywords(load=True)
             ok = store.load_model()
             problem = store.vector_problem or "the embedding model failed to load"
             if ok:

@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import apsw
+import numpy as np
 
 from store.db import json_ids
 from store.search.filters import Filters
@@ -73,6 +75,26 @@ def common_phrases(dfs: Sequence[int], rows: int, limit: int) -> list[int]:
         if sum(dfs[i] for i in rest if fts5_idf(rows, dfs[i]) >= CLEAR * bound) >= 2 * limit:
             return common
     return []
+
+
+@dataclass(frozen=True, slots=True)
+class Matches:
+    """The best rows for a query as the BM25 re-scoring needs them (store.search.keyword)."""
+
+    rows: int  # rows in the index
+    tokens: int  # tokens in the index
+    ids: list[int]
+    sizes: np.ndarray  # each row's length in tokens (float64)
+    counts: np.ndarray  # phrases x rows: how many times each row holds each phrase (float64)
+
+
+def matches(found: Sequence[tuple[int, str]], phrases: int) -> Matches:
+    """`Matches` from (id, memapp_tf) pairs."""
+    nums = np.array([[int(x) for x in tf.split()] for _, tf in found], dtype=np.float64).reshape(
+        len(found), 3 + phrases
+    )
+    rows, tokens = (int(nums[0, 0]), int(nums[0, 1])) if len(found) else (0, 0)
+    return Matches(rows, tokens, [i for i, _ in found], nums[:, 2], nums[:, 3:].T)
 
 
 # -- SQL ------------------------------------------------------------------------------------------------
@@ -147,6 +169,27 @@ def _source(kind: str, f: Filters) -> tuple[str, str, list[Any]]:
     )
 
 
+def passing_ids(con: apsw.Connection, kind: str, f: Filters, ids: Sequence[int]) -> set[int] | None:
+    """Which of the rows `ids` of `kind` pass the filters (a memory: also not in the trash; a summary: its
+    row exists); None when the filters ask nothing of a message. Each id is looked up by its key (a
+    CROSS JOIN from the list: `id IN (list)` may scan the whole table instead)."""
+    if kind == "message":
+        where, args = message_where(f)
+        if where == ["1"]:
+            return None
+        sql = "SELECT m.id FROM json_each(?) AS j CROSS JOIN messages m ON m.id = j.value"
+    elif kind == "memory":
+        where, args = memory_where(f)
+        sql = "SELECT m.id FROM json_each(?) AS j CROSS JOIN long_term_memories m ON m.id = j.value"
+    else:
+        where, args = summary_where(f)
+        sql = (
+            "SELECT s.thread_id FROM json_each(?) AS j CROSS JOIN thread_summaries s ON s.thread_id = j.value"
+        )
+    rows = con.execute(f"{sql} WHERE {' AND '.join(where)}", [json_ids(ids), *args])
+    return {int(i) for (i,) in rows}
+
+
 # -- the pruned path ------------------------------------------------------------------------------------
 
 
@@ -158,8 +201,20 @@ def best_rows(
     prefix: str | None,
     dfs: Sequence[int],
     limit: int,
+) -> Matches:
+    """The `limit` rows FTS5 ranks best for the OR of `phrases` (any order), with their term counts."""
+    return matches(_best_rows(con, kind, filters, phrases, prefix, dfs, limit), len(phrases))
+
+
+def _best_rows(
+    con: apsw.Connection,
+    kind: str,
+    filters: Filters,
+    phrases: Sequence[str],
+    prefix: str | None,
+    dfs: Sequence[int],
+    limit: int,
 ) -> list[tuple[int, str]]:
-    """(id, memapp_tf) of the `limit` rows FTS5 ranks best for the OR of `phrases` (any order)."""
     expr = " OR ".join(quote(p, p == prefix) for p in phrases)
     if len(dfs) > 1 and max(dfs) >= COMMON_ROWS:
         table = TABLES[kind]

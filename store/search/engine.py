@@ -202,7 +202,9 @@ class SearchMixin(StoreCore):
         fusion = fusion or self.fusion()
         out: list[KeywordHit] = []
         for kind in kinds:
-            out += keyword_hits(self.con, parsed, kind, filters, n, k1=fusion.k1, b=fusion.b)
+            out += keyword_hits(
+                self.con, parsed, kind, filters, n, k1=fusion.k1, b=fusion.b, held=self.held_keywords()
+            )
         out.sort(key=lambda h: (-h.bm25, h.key))
         return out[:n]
 

@@ -18,9 +18,11 @@ import math
 from dataclasses import dataclass
 
 import apsw
+import numpy as np
 
 from store.search.candidates import TABLES, best_rows, memory_where, message_where
 from store.search.filters import Filters
+from store.search.held import HeldKeywords
 from store.search.query import CJK1, ParsedQuery
 from store.search.terms import document_frequencies
 
@@ -53,39 +55,41 @@ def keyword_hits(
     *,
     k1: float,
     b: float,
+    held: HeldKeywords | None = None,
 ) -> list[KeywordHit]:
     """The best `n` rows of one kind for `parsed`, by our BM25, with their coverage. Filters apply
-    inside the FTS query (before its LIMIT)."""
+    inside the FTS query (before its LIMIT). `held`: FTS5's best rows are found in numpy
+    (store.search.held: the same rows, for less) when it can."""
     expr = parsed.expression
     if expr is None or n <= 0:
         return []
-    dfs = document_frequencies(con, TABLES[kind], parsed.phrases, parsed.prefix)
-    if not any(dfs):  # no row has any phrase
+    depth = max(n, RESCORE_DEPTH)
+    found = None if held is None else held.best_rows(con, kind, filters, parsed.phrases, parsed.prefix, depth)
+    if found is None:
+        dfs = document_frequencies(con, TABLES[kind], parsed.phrases, parsed.prefix)
+        if not any(dfs):  # no row has any phrase
+            return []
+        found = dfs, best_rows(con, kind, filters, parsed.phrases, parsed.prefix, dfs, depth)
+    dfs, rows = found
+    if not rows.ids:
         return []
-    rows = best_rows(con, kind, filters, parsed.phrases, parsed.prefix, dfs, max(n, RESCORE_DEPTH))
-    if not rows:
-        return []
-    first = [int(x) for x in rows[0][1].split()]
-    total_rows, total_tokens = max(first[0], 1), first[1]
-    avgdl = max(total_tokens / total_rows, 1.0)
+    total_rows = max(rows.rows, 1)
+    avgdl = max(rows.tokens / total_rows, 1.0)
     idfs = [_idf(total_rows, df) for df in dfs]
     # A CJK pair found nowhere is most likely not a word (two characters on either side of a word
     # boundary: 公司做 gives 司做): it cannot count against a row's coverage.
     idf_sum = (
         sum(i for i, df, p in zip(idfs, dfs, parsed.phrases, strict=True) if df or not _cjk_pair(p)) or 1.0
     )
-    hits = []
-    for rid, tf in rows:
-        nums = [int(x) for x in tf.split()]
-        norm = k1 * (1.0 - b + b * nums[2] / avgdl)
-        score = cover = 0.0
-        for idf, f in zip(idfs, nums[3:], strict=False):
-            if f:
-                score += idf * f * (k1 + 1.0) / (f + norm)
-                cover += idf
-        hits.append(KeywordHit((kind, rid), score, cover / idf_sum))
-    hits.sort(key=lambda h: (-h.bm25, h.key))
-    return hits[:n]
+    norm = k1 * (1.0 - b + b * rows.sizes / avgdl)
+    score, cover = np.zeros(len(rows.ids)), np.zeros(len(rows.ids))
+    with np.errstate(divide="ignore", invalid="ignore"):  # k1 = 0: 0 / 0 where a phrase is absent
+        for idf, f in zip(idfs, rows.counts, strict=True):
+            score += np.where(f > 0, idf * f * (k1 + 1.0) / (f + norm), 0.0)
+            cover += np.where(f > 0, idf, 0.0)
+    ids = np.asarray(rows.ids, dtype=np.int64)
+    best = np.lexsort((ids, -score))[:n]
+    return [KeywordHit((kind, int(ids[i])), float(score[i]), float(cover[i]) / idf_sum) for i in best]
 
 
 __all__ = ["TABLES", "KeywordHit", "keyword_hits", "memory_where", "message_where"]

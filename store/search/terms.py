@@ -74,6 +74,11 @@ def table_tokenizer(con: apsw.Connection, table: str) -> apsw.FTS5Tokenizer | No
     return tokenizers[ddl]
 
 
+def tokenizer_lock(con: apsw.Connection) -> threading.Lock:
+    """Hold this while calling a tokenizer from `table_tokenizer(con, ...)` (see _Known)."""
+    return _known(con).lock
+
+
 def _docs(con: apsw.Connection, table: str, term: str) -> int:
     """The rows of `table` holding the index term `term`, from its fts5vocab view (made on first use, and
     again if a rolled-back transaction took it away)."""

@@ -17,8 +17,9 @@ import apsw
 import pytest
 
 from store import MessageIn, Store, ThreadIn
-from store.search import candidates, keyword
+from store.search import candidates, held, keyword
 from store.search.engine import Filters
+from store.search.held import HeldKeywords
 from store.search.keyword import TABLES, KeywordHit, memory_where, message_where
 from store.search.query import CJK1, ParsedQuery, parse_query
 from store.search.rank import Fusion
@@ -200,11 +201,32 @@ FILTERS = [
 ]
 
 
-@pytest.fixture(params=["default", "bounded-sort", "split-often", "split-always"])
-def pruned(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+@pytest.fixture(params=["default", "bounded-sort", "split-often", "split-always", "held", "held-kept"])
+def pruned(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, store: Store) -> dict[str, int]:
     """The thresholds: as shipped (the fixture is small: FTS5's own ranked stream), the bounded sort a
     big archive takes, and the common-phrase split low enough that the fixture's common words take the
-    pruned path (counted, so a test proves the path ran and agreed)."""
+    pruned path (counted, so a test proves the path ran and agreed); and "held": the ranking in numpy of
+    long-lived processes (store.search.held), counted the same way; "held-kept": the same with every
+    term's postings kept between searches (the fixture has no term common enough to be kept as shipped)
+    and the filters checked a few rows at a time (so a role or date filter widens several times)."""
+    if request.param.startswith("held"):
+        monkeypatch.setattr(held, "REREAD_SHARE", 0)  # a test that writes, then searches: read at once
+        if request.param == "held-kept":
+            monkeypatch.setattr(held, "CACHE_MIN", 1)
+            monkeypatch.setattr(held, "CHECK_MORE", 10**6)  # first check: exactly `limit` rows
+            monkeypatch.setattr(held, "WIDEN", 2)
+        store.hold_keywords()
+        used = {"tried": 0, "held": 0}
+        real_held = HeldKeywords.best_rows
+
+        def counting_held(self: HeldKeywords, *args: Any) -> Any:
+            found = real_held(self, *args)
+            used["tried"] += 1
+            used["held"] += found is not None
+            return found
+
+        monkeypatch.setattr(HeldKeywords, "best_rows", counting_held)
+        return used
     if request.param in ("bounded-sort", "split-often"):
         monkeypatch.setattr(candidates, "FEW_ROWS", 0)
     if request.param.startswith("split"):
@@ -237,6 +259,12 @@ def test_keyword_hits_equal_the_old_computation(archive: Store, pruned: dict[str
                         assert got == want, (query, prefix, filters, kind, n)
     if candidates.COMMON_ROWS == 1:
         assert pruned["pruned"] > 20 and pruned["tried"] > pruned["pruned"], pruned
+    if "held" in pruned:  # every query answered in numpy (none left to FTS5)
+        assert pruned["tried"] > 500 and pruned["held"] == pruned["tried"], pruned
+        kept = archive.held_keywords()
+        assert kept is not None
+        if held.CACHE_MIN == 1:  # most phrases were answered from the kept postings
+            assert kept.reused > 5 * kept.reads > 0, (kept.reused, kept.reads)
 
 
 def test_all_kinds_at_once_equal_the_old_computation(archive: Store, pruned: dict[str, int]) -> None:
@@ -340,3 +368,5 @@ def test_ties_at_the_cut_keep_the_rows_the_old_computation_kept(store: Store, pr
         for filters in (Filters(), Filters(category="fact")):
             want = reference_hits(store.con, parsed, "memory", filters, 100, 1.2, 0.1)
             assert store.keyword_hits(parsed, ["memory"], filters, 100, Fusion()) == want, (query, filters)
+    if "held" in pruned:
+        assert pruned["held"] == pruned["tried"] == 6, pruned

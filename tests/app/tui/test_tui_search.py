@@ -51,6 +51,7 @@ async def test_search_finds_and_opens_the_message(tui_store: Store) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await _type(pilot, "restic timer")
         assert screen.results[0].kind == "message" and screen.results[0].id == message_id
+        assert tui_store.in_memory_keywords  # ranked in process (store.search.held), as in a real session
         assert "hybrid" in str(screen.query_one("#search-notice", Static).render())
         text = screen_text(app)
         assert "Backups at home" in text and "restic" in text
