@@ -43,6 +43,7 @@ SEARCH_SIZE := $(if $(QUICK),--quick,--full)
 
 bench: $(STAMP)
 	$(BIN)/python bench/search.py $(SEARCH_SIZE) --cpu
+	$(BIN)/python bench/keyword_held.py $(BENCH_SIZE)
 	$(BIN)/python bench/import.py $(BENCH_SIZE)
 	$(BIN)/python bench/reimport.py $(BENCH_SIZE)
 	$(BIN)/python bench/startup.py $(BENCH_SIZE)

@@ -210,6 +210,9 @@ def main() -> None:
     f16 = vec.pop("float16_rescoring")
     hyb = hybrid_series(store, chunks, a.queries)
     hyb["in_process"] = hybrid_series(store, chunks, a.queries, in_process=True)
+    hyb["in_process_fts5_keywords"] = hybrid_series(
+        store, chunks, a.queries, in_process=True, keywords="fts5"
+    )
     emb = query_embedding(chunks)
     scale = scaling(sizes, vec, n_mem, a.queries, f16["memories_in_process"])
     foot = footprint(store.con)

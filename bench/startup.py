@@ -70,6 +70,7 @@ def _hook(kind: str, out_path: str) -> None:
         store = getattr(app, "_store", None)
         if store is not None and hasattr(store, "vector_memory_bytes"):
             result["held_vector_bytes"] = store.vector_memory_bytes()
+            result["held_keyword_bytes"] = store.keyword_memory_bytes()
             result["embedder_backend"] = getattr(store.embedder, "backend", None)
         with open(out_path, "w") as fh:
             json.dump(result, fh)
