@@ -201,20 +201,9 @@ def best_rows(
     prefix: str | None,
     dfs: Sequence[int],
     limit: int,
-) -> Matches:
-    """The `limit` rows FTS5 ranks best for the OR of `phrases` (any order), with their term counts."""
-    return matches(_best_rows(con, kind, filters, phrases, prefix, dfs, limit), len(phrases))
-
-
-def _best_rows(
-    con: apsw.Connection,
-    kind: str,
-    filters: Filters,
-    phrases: Sequence[str],
-    prefix: str | None,
-    dfs: Sequence[int],
-    limit: int,
 ) -> list[tuple[int, str]]:
+    """(id, memapp_tf) of the `limit` rows FTS5 ranks best for the OR of `phrases` (any order); `matches`
+    reads them."""
     expr = " OR ".join(quote(p, p == prefix) for p in phrases)
     if len(dfs) > 1 and max(dfs) >= COMMON_ROWS:
         table = TABLES[kind]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import apsw
 import numpy as np
 
-from store.search.candidates import TABLES, best_rows, memory_where, message_where
+from store.search.candidates import TABLES, best_rows, matches, memory_where, message_where
 from store.search.filters import Filters
 from store.search.held import HeldKeywords
 from store.search.query import CJK1, ParsedQuery
@@ -69,7 +69,8 @@ def keyword_hits(
         dfs = document_frequencies(con, TABLES[kind], parsed.phrases, parsed.prefix)
         if not any(dfs):  # no row has any phrase
             return []
-        found = dfs, best_rows(con, kind, filters, parsed.phrases, parsed.prefix, dfs, depth)
+        ranked = best_rows(con, kind, filters, parsed.phrases, parsed.prefix, dfs, depth)
+        found = dfs, matches(ranked, len(parsed.phrases))
     dfs, rows = found
     if not rows.ids:
         return []
