@@ -25,8 +25,11 @@ Three sizes, three ways (the crossings measured by bench/search.py's scaling poi
 The codes are made here from the float16 rows, in batches (the same bits as the vec0 tables' codes).
 Above MAX_BYTES (estimated before loading) nothing is held and the vec0 path is used: memory stays
 bounded; `nbytes` reports what is held. The nearest rows by Hamming distance are found by counting
-(distances are small integers: a histogram gives the cut, two comparisons the rows), not by a
-partition of the whole array: 3-4x cheaper at 1M rows.
+(distances are small integers: a histogram gives the cut, one comparison the rows), not by a
+partition of the whole array: 3-4x cheaper at 1M rows. How many rows are re-scored grows with the square
+root of the table's rows (CANDIDATES_PER_ROOT), and the scan keeps its counts in uint8 / uint16: on a CPU
+without AVX-512 (the AVX2-only EPYC of 2026-11-26) the uint64 counts and one candidate per 300 rows cost
+0.35x numpy's scan at 100k and 1M rows, above the 0.3x of issue 19 met on an AVX-512 machine the day before.
 
 One-shot processes (`memapp search` from a shell) do not use this: loading the table would cost more
 than the one vec0 search it serves.
@@ -34,6 +37,7 @@ than the one vec0 search it serves.
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass, field
 from itertools import islice
@@ -56,7 +60,11 @@ EXACT_ROWS = 8_000
 FLOAT_ROWS = 32_000
 MAX_BYTES = 512 * 1024 * 1024  # never hold more than this per table (estimated before loading)
 MIN_CANDIDATES = 128  # rows re-scored exactly: at least this many,
-ROWS_PER_CANDIDATE = 300  # or one per this many rows (100k memories: recall@10 0.977 at 500, 0.992 at 300),
+# or this many times the square root of the table's rows (100k: 333, 200k: 470, 1M: 1,050): the rows
+# whose Hamming rank can hide a true top-10 grow slower than the table. Chosen on tuning queries (seed 5
+# of bench/search_data.py's populations; the bench's own are seeds 1 and 2): recall@10 0.9975 at 100k
+# memories, 0.9935 at 200k chunks, 0.9945 at 1M; one per 300 rows (3,333 at 1M) cost 2x the CPU at 1M.
+CANDIDATES_PER_ROOT = 1.05
 OVERSAMPLE = 4  # or this many per result asked for, whichever is most
 COARSE = 8  # rows ranked by the asymmetric score per row re-scored (picked first by Hamming distance)
 NEAREST = 2  # with the floats held: rows scored exactly per candidate, picked by Hamming distance alone
@@ -308,12 +316,12 @@ class CodeTable:
             ]
         assert snap.codes is not None
         n_pass = n_rows if drop is None else n_rows - int(np.count_nonzero(drop))
-        n = min(n_pass, max(MIN_CANDIDATES, OVERSAMPLE * k, n_all // ROWS_PER_CANDIDATE))
+        n = min(n_pass, max(MIN_CANDIDATES, OVERSAMPLE * k, math.ceil(CANDIDATES_PER_ROOT * math.sqrt(n_all))))
         if n >= n_pass:
             cand = np.flatnonzero(mask) if isinstance(mask, np.ndarray) else np.arange(n_all)
         else:
             codes = snap.codes if rows is None else snap.codes[:, rows]
-            dist = _hamming(codes, _query_code(q, codes.shape[0]))
+            dist = hamming(codes, query_code(q, codes.shape[0]))
             if drop is not None:
                 dist[drop] = 64 * codes.shape[0] + 1  # beyond any real distance
             m = min(n_pass, (NEAREST if snap.floats is not None else COARSE) * n)
@@ -322,7 +330,7 @@ class CodeTable:
                 return _scored(snap, coarse if rows is None else rows[coarse], q, k)
             # Hamming distance picks COARSE x n rows; the query's own floats against their sign bits (an
             # asymmetric score, far closer to the cosine) picks the n re-scored exactly among them.
-            score = _asymmetric(q, np.ascontiguousarray(codes[:, coarse].T))
+            score = asymmetric(q, np.ascontiguousarray(codes[:, coarse].T))
             best = coarse[np.argpartition(-score, n - 1)[:n]] if n < m else coarse
             cand = best if rows is None else rows[best]
         if snap.floats is not None:
@@ -341,13 +349,16 @@ def _scored(snap: Snapshot, positions: np.ndarray, q: np.ndarray, k: int) -> lis
 
 def nearest(dist: np.ndarray, m: int) -> np.ndarray:
     """Ascending indices of the m smallest distances (ties: the lowest index first). Distances are
-    small integers, so a histogram finds the cut and two comparisons the rows: 3-4x cheaper than
+    small integers, so a histogram finds the cut and one comparison the rows: 3-4x cheaper than
     `np.argpartition` over the whole array at 100k-1M rows."""
-    counts = np.cumsum(np.bincount(dist.view(np.int64)))
+    counts = np.cumsum(np.bincount(dist))
     cut = int(np.searchsorted(counts, m))  # the smallest distance with m rows at or below it
-    below = np.flatnonzero(dist < cut)
-    at = np.flatnonzero(dist == cut)[: m - len(below)]
-    return np.sort(np.concatenate([below, at]))
+    chosen = np.flatnonzero(dist <= cut)  # ascending
+    extra = len(chosen) - m  # rows at the cut beyond the m: the last of them go
+    if extra > 0:
+        at = np.flatnonzero(dist[chosen] == cut)
+        chosen = np.delete(chosen, at[len(at) - extra :])
+    return chosen
 
 
 def _mask(
@@ -385,20 +396,23 @@ def _top(scores: np.ndarray, k: int, *, largest: bool) -> np.ndarray:
     return part[np.lexsort((part, key[part]))]
 
 
-def _hamming(codes: np.ndarray, qcode: np.ndarray) -> np.ndarray:
-    """Hamming distance of every row (codes word-major) to the query's code, word by word in place:
-    measured 0.7 ms for 100k rows of 384 bits, against 3 ms for the row-major one-liner."""
-    acc = np.bitwise_xor(codes[0], qcode[0])
-    np.bitwise_count(acc, out=acc)
-    buf = np.empty_like(acc)
-    for j in range(1, codes.shape[0]):
+def hamming(codes: np.ndarray, qcode: np.ndarray) -> np.ndarray:
+    """Hamming distance (uint16) of every row (codes word-major) to the query's code, word by word into
+    preallocated buffers, each word's count as uint8: 0.5 ms for 100k rows of 384 bits where uint64
+    counts took 1.1-1.7 ms on an AVX2 CPU (less memory to write and add), and 3 ms the row-major
+    one-liner."""
+    n = codes.shape[1]
+    acc = np.zeros(n, np.uint16)
+    buf = np.empty(n, np.uint64)
+    count = np.empty(n, np.uint8)
+    for j in range(codes.shape[0]):
         np.bitwise_xor(codes[j], qcode[j], out=buf)
-        np.bitwise_count(buf, out=buf)
-        acc += buf
+        np.bitwise_count(buf, out=count, casting="unsafe")  # at most 64: fits
+        acc += count
     return acc
 
 
-def _query_code(q: np.ndarray, words: int) -> np.ndarray:
+def query_code(q: np.ndarray, words: int) -> np.ndarray:
     """The query's sign bits packed as sqlite-vec's vec_quantize_binary packs them (bit t of byte j is
     dimension 8j + t, set when > 0), so they match the held codes bit for bit."""
     raw = np.packbits(q > 0, bitorder="little")
@@ -408,15 +422,17 @@ def _query_code(q: np.ndarray, words: int) -> np.ndarray:
 _BITS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float32) * 2 - 1  # byte -> 8 signs
 
 
-def _asymmetric(q: np.ndarray, codes: np.ndarray) -> np.ndarray:
+def asymmetric(q: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """q . sign(x) for the given rows' codes: a table of 256 partial sums per code byte, then one lookup
     per byte and row."""
     nbytes = -(-len(q) // 8)
     qb = np.zeros(nbytes * 8, np.float32)
     qb[: len(q)] = q
     lut = qb.reshape(nbytes, 8) @ _BITS.T  # (nbytes, 256)
-    b = codes.view(np.uint8)[:, :nbytes]
-    return np.asarray(lut[np.arange(nbytes), b].sum(axis=1), dtype=np.float32)
+    # byte j of a row looks up lut[j, byte]: one flat index per byte (2.4x faster than lut[arange, b])
+    offsets: np.ndarray = np.arange(nbytes, dtype=np.uint16 if nbytes <= 256 else np.uint32) * 256
+    index = codes.view(np.uint8)[:, :nbytes] + offsets
+    return np.asarray(np.take(lut.ravel(), index).sum(axis=1), dtype=np.float32)
 
 
 def _row(con: apsw.Connection, sql: str, args: tuple[Any, ...]) -> Any:

@@ -226,10 +226,28 @@ def test_too_big_to_hold_falls_back_to_vec0(held: Store, monkeypatch: pytest.Mon
     assert memory_hits(held, q) == hits
 
 
-def test_nearest_rows_by_counting_are_the_smallest_distances_lowest_index_first() -> None:
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint64])  # uint16: what the Hamming scan gives
+def test_nearest_rows_by_counting_are_the_smallest_distances_lowest_index_first(dtype: type) -> None:
     rng = np.random.default_rng(3)
     for n, m in [(1, 1), (50, 7), (1000, 100), (1000, 999), (5000, 256)]:
-        dist = rng.integers(0, 40, n).astype(np.uint64)  # many ties
+        dist: np.ndarray = rng.integers(0, 40, n).astype(dtype)  # many ties
         dist[rng.random(n) < 0.1] = 64 * 6 + 1  # rows a filter dropped
         want = np.sort(np.argsort(dist, kind="stable")[:m])  # the m smallest, ties by index
         assert np.array_equal(codes.nearest(dist, m), want)
+
+
+def test_hamming_and_the_asymmetric_score_equal_their_definitions() -> None:
+    """Bit for bit against np.unpackbits, the all-bits-differ distance (384: more than a byte holds)
+    included; the asymmetric score is q . sign(x) over the row's 384 dimensions."""
+    rng = np.random.default_rng(4)
+    dim, n = 384, 300
+    x = rng.standard_normal((n, dim)).astype(np.float32)
+    q = rng.standard_normal(dim).astype(np.float32)
+    x[0] = -q  # every sign differs from the query's
+    packed = np.packbits(x > 0, axis=1, bitorder="little")  # as the held codes are made
+    word_major = np.ascontiguousarray(packed.view(np.uint64).T)
+    dist = codes.hamming(word_major, codes.query_code(q, word_major.shape[0]))
+    want = ((x > 0) != (q > 0)).sum(axis=1)
+    assert dist.tolist() == want.tolist() and int(dist[0]) == dim
+    score = codes.asymmetric(q, np.ascontiguousarray(word_major.T))
+    np.testing.assert_allclose(score, np.where(x > 0, 1.0, -1.0) @ q, rtol=1e-5, atol=1e-4)
