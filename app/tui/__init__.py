@@ -12,6 +12,8 @@ import argparse
 import logging
 import os
 import sys
+import threading
+import time
 
 from app.cli.common import EXIT_FAILED, Context
 from store.errors import StoreError
@@ -31,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from app.tui.app import MemApp, StoreOpener
 
     app = MemApp(StoreOpener(ctx.db_path, lambda: ctx.store))
+    exit_when_the_terminal_goes()
     try:
         app.run()
     finally:
@@ -46,3 +49,28 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+EXIT_HANGUP = 129  # 128 + SIGHUP, what a shell reports for a process its closed terminal ended
+TERMINAL_CHECK_SECONDS = 1.0
+
+
+def exit_when_the_terminal_goes(interval: float = TERMINAL_CHECK_SECONDS) -> None:
+    """End the process once its terminal is gone (the window closed, an ssh session dropped).
+
+    Why: a process usually gets SIGHUP then, but not always: started by `make run`, memapp was left
+    running after its tmux window closed, with no terminal, at 100% of a core, for as long as nobody
+    noticed (Textual's input thread reads end-of-file in a loop; its output queue, full, had stopped the
+    event loop, so nothing inside the app can react). A thread of its own checks every `interval` whether
+    stdin is still a terminal and leaves as `run` does (every write was committed when it was made)."""
+    stdin = sys.__stdin__
+    fd = stdin.fileno() if stdin is not None else -1
+    if fd < 0 or not os.isatty(fd):
+        return
+
+    def watch() -> None:
+        while os.isatty(fd):
+            time.sleep(interval)
+        os._exit(EXIT_HANGUP)
+
+    threading.Thread(target=watch, name="memapp-terminal", daemon=True).start()

@@ -27,6 +27,7 @@ class PtyMemapp:
     proc: subprocess.Popen[bytes]
     master: int
     screen: bytearray = field(default_factory=bytearray)
+    closed: bool = False
 
     def wait_for(self, pattern: bytes | re.Pattern[bytes], timeout: float) -> bool:
         """True once `pattern` has been drawn (bytes, or a regex over the raw output)."""
@@ -36,6 +37,12 @@ class PtyMemapp:
                 return True
             time.sleep(0.05)
         return False
+
+    def hang_up(self) -> None:
+        """Close the terminal, as closing its window does (the pty is not memapp's controlling
+        terminal, so no SIGHUP comes: the case `make run` left running)."""
+        self.closed = True
+        os.close(self.master)
 
     def quit_seconds(self) -> float:
         """Press ctrl+q and return how long the process took to end."""
@@ -77,4 +84,5 @@ def memapp_in_pty(db: Path, config: Path, size: tuple[int, int] = (120, 40)) -> 
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        os.close(master)
+        if not run.closed:
+            os.close(master)
