@@ -316,7 +316,9 @@ class CodeTable:
             ]
         assert snap.codes is not None
         n_pass = n_rows if drop is None else n_rows - int(np.count_nonzero(drop))
-        n = min(n_pass, max(MIN_CANDIDATES, OVERSAMPLE * k, math.ceil(CANDIDATES_PER_ROOT * math.sqrt(n_all))))
+        n = min(
+            n_pass, max(MIN_CANDIDATES, OVERSAMPLE * k, math.ceil(CANDIDATES_PER_ROOT * math.sqrt(n_all)))
+        )
         if n >= n_pass:
             cand = np.flatnonzero(mask) if isinstance(mask, np.ndarray) else np.arange(n_all)
         else:
@@ -402,6 +404,10 @@ def hamming(codes: np.ndarray, qcode: np.ndarray) -> np.ndarray:
     counts took 1.1-1.7 ms on an AVX2 CPU (less memory to write and add), and 3 ms the row-major
     one-liner."""
     n = codes.shape[1]
+    if (
+        n <= FLOAT_ROWS
+    ):  # small: whole-matrix operations cost less than the loop's calls (84 vs 109 us at 10k)
+        return np.bitwise_count(np.bitwise_xor(codes, qcode[:, None])).sum(axis=0, dtype=np.uint16)
     acc = np.zeros(n, np.uint16)
     buf = np.empty(n, np.uint64)
     count = np.empty(n, np.uint8)

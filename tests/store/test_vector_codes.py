@@ -236,9 +236,13 @@ def test_nearest_rows_by_counting_are_the_smallest_distances_lowest_index_first(
         assert np.array_equal(codes.nearest(dist, m), want)
 
 
-def test_hamming_and_the_asymmetric_score_equal_their_definitions() -> None:
+@pytest.mark.parametrize("float_rows", [codes.FLOAT_ROWS, 0])  # the small tables' way, and the loop's
+def test_hamming_and_the_asymmetric_score_equal_their_definitions(
+    float_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Bit for bit against np.unpackbits, the all-bits-differ distance (384: more than a byte holds)
     included; the asymmetric score is q . sign(x) over the row's 384 dimensions."""
+    monkeypatch.setattr(codes, "FLOAT_ROWS", float_rows)
     rng = np.random.default_rng(4)
     dim, n = 384, 300
     x = rng.standard_normal((n, dim)).astype(np.float32)
