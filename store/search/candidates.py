@@ -33,7 +33,7 @@ from typing import Any
 import apsw
 import numpy as np
 
-from store.db import json_ids
+from store.db import id_table, json_ids
 from store.search.filters import Filters
 
 TABLES = {"message": "fts_messages", "memory": "fts_memories", "summary": "fts_summaries"}
@@ -177,16 +177,15 @@ def passing_ids(con: apsw.Connection, kind: str, f: Filters, ids: Sequence[int])
         where, args = message_where(f)
         if where == ["1"]:
             return None
-        sql = "SELECT m.id FROM json_each(?) AS j CROSS JOIN messages m ON m.id = j.value"
+        sql = "SELECT m.id FROM {ids} AS j CROSS JOIN messages m ON m.id = j.value"
     elif kind == "memory":
         where, args = memory_where(f)
-        sql = "SELECT m.id FROM json_each(?) AS j CROSS JOIN long_term_memories m ON m.id = j.value"
+        sql = "SELECT m.id FROM {ids} AS j CROSS JOIN long_term_memories m ON m.id = j.value"
     else:
         where, args = summary_where(f)
-        sql = (
-            "SELECT s.thread_id FROM json_each(?) AS j CROSS JOIN thread_summaries s ON s.thread_id = j.value"
-        )
-    rows = con.execute(f"{sql} WHERE {' AND '.join(where)}", [json_ids(ids), *args])
+        sql = "SELECT s.thread_id FROM {ids} AS j CROSS JOIN thread_summaries s ON s.thread_id = j.value"
+    listed, param = id_table(ids)
+    rows = con.execute(f"{sql.format(ids=listed)} WHERE {' AND '.join(where)}", [param, *args])
     return {int(i) for (i,) in rows}
 
 

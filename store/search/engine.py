@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from store.core import StoreCore
-from store.db import json_ids
+from store.db import id_table
 from store.search.answer import answers
 from store.search.filters import KINDS, SCOPES, Filters
 from store.search.keyword import Key, KeywordHit, keyword_hits, memory_where, message_where
@@ -308,9 +308,10 @@ class SearchMixin(StoreCore):
         ids = [key[1] for key in ranked if key[0] == "memory"]
         if not ids:
             return
+        listed, param = id_table(ids)
         for (mid,) in self.con.execute(
-            "SELECT id FROM long_term_memories WHERE valid_until IS NOT NULL AND id IN (SELECT value FROM json_each(?))",
-            (json_ids(ids),),
+            f"SELECT id FROM long_term_memories WHERE valid_until IS NOT NULL AND id IN (SELECT value FROM {listed})",
+            (param,),
         ):
             r = ranked[("memory", int(mid))]
             r.score *= SUPERSEDED_WEIGHT
@@ -321,11 +322,12 @@ class SearchMixin(StoreCore):
         if not message_ids:
             return Context()
         where, args = message_where(filters, "n")
+        listed, param = id_table(message_ids)
         rows = self.con.execute(
             "SELECT m.id, m.thread_id, n.id FROM messages m LEFT JOIN messages n ON n.thread_id = m.thread_id "
             f"AND n.seq IN (m.seq - 1, m.seq + 1) AND {' AND '.join(where)} "
-            "WHERE m.id IN (SELECT value FROM json_each(?))",
-            [*args, json_ids(message_ids)],
+            f"WHERE m.id IN (SELECT value FROM {listed})",
+            [*args, param],
         )
         thread_of: dict[int, int] = {}
         near: dict[int, list[int]] = {}
@@ -347,22 +349,25 @@ class SearchMixin(StoreCore):
         rows: dict[Key, tuple[Any, ...]] = {}
         for kind, sql in _HYDRATE.items():
             if ids[kind]:
-                for row in self.con.execute(sql, (json_ids(ids[kind]),)):
+                listed, param = id_table(ids[kind])
+                for row in self.con.execute(sql.format(ids=listed), (param,)):
                     rows[(kind, int(row[0]))] = row
         extras: dict[int, tuple[Any, ...]] = {}
         if ids["memory"]:
+            listed, param = id_table(ids["memory"])
             for row in self.con.execute(
                 "SELECT id, superseded_by, valid_until, source_message_id, origin FROM long_term_memories "
-                "WHERE id IN (SELECT value FROM json_each(?))",
-                (json_ids(ids["memory"]),),
+                f"WHERE id IN (SELECT value FROM {listed})",
+                (param,),
             ):
                 extras[int(row[0])] = tuple(row[1:])
         chunks = {chunk_of[r.key]: r.key for r in ranked if r.key in chunk_of}
         spans: dict[Key, tuple[int, int]] = {}
         if chunks:
+            listed, param = id_table(list(chunks))
             for cid, a, b in self.con.execute(
-                "SELECT id, start_char, end_char FROM message_chunks WHERE id IN (SELECT value FROM json_each(?))",
-                (json_ids(list(chunks)),),
+                f"SELECT id, start_char, end_char FROM message_chunks WHERE id IN (SELECT value FROM {listed})",
+                (param,),
             ):
                 spans[chunks[int(cid)]] = (int(a), int(b))
         out = []
@@ -395,15 +400,16 @@ class SearchMixin(StoreCore):
 
 _Hit = TypeVar("_Hit")
 
-# (id, thread_id, external_id, role, category, content, thread title, time) of each kind.
+# (id, thread_id, external_id, role, category, content, thread title, time) of each kind; {ids}: the
+# table store.db.id_table names.
 _HYDRATE = {
     "message": "SELECT m.id, m.thread_id, m.external_id, m.role, NULL, m.content, t.title, m.created_at "
-    "FROM messages m JOIN threads t ON t.id = m.thread_id WHERE m.id IN (SELECT value FROM json_each(?))",
+    "FROM messages m JOIN threads t ON t.id = m.thread_id WHERE m.id IN (SELECT value FROM {ids})",
     "memory": "SELECT m.id, m.source_thread_id, NULL, NULL, m.category, m.content, t.title, m.created_at "
     "FROM long_term_memories m LEFT JOIN threads t ON t.id = m.source_thread_id "
-    "WHERE m.id IN (SELECT value FROM json_each(?))",
+    "WHERE m.id IN (SELECT value FROM {ids})",
     "summary": "SELECT s.thread_id, s.thread_id, NULL, NULL, NULL, s.content, t.title, s.updated_at "
-    "FROM thread_summaries s JOIN threads t ON t.id = s.thread_id WHERE s.thread_id IN (SELECT value FROM json_each(?))",
+    "FROM thread_summaries s JOIN threads t ON t.id = s.thread_id WHERE s.thread_id IN (SELECT value FROM {ids})",
 }
 
 
@@ -429,12 +435,12 @@ def _thread_scoped(con: Any, hits: list[_Hit], f: Filters) -> list[_Hit]:
     excluded = f"SELECT id FROM threads WHERE {' OR '.join(conditions)}"
     hidden_threads = {int(r[0]) for r in con.execute(excluded, args)}
     keys = [_key(h) for h in hits]
-    messages = [key[1] for key in keys if key[0] == "message"]
+    listed, param = id_table([key[1] for key in keys if key[0] == "message"])
     hidden_messages = {
         int(r[0])
         for r in con.execute(
-            f"SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?)) AND thread_id IN ({excluded})",
-            (json_ids(messages), *args),
+            f"SELECT id FROM messages WHERE id IN (SELECT value FROM {listed}) AND thread_id IN ({excluded})",
+            (param, *args),
         )
     }
     return [

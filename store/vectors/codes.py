@@ -268,7 +268,7 @@ class CodeTable:
         if found is None or isinstance(found, list):
             return found
         q = np.ascontiguousarray(query, dtype=np.float32)
-        return rescore(con, self.spec.table, self.spec.pk, self.spec.extra, q, found.tolist(), k)
+        return rescore(con, self.spec.table, self.spec.pk, self.spec.extra, q, found, k)
 
     def candidates(
         self,

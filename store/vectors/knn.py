@@ -18,7 +18,7 @@ from typing import Any
 import apsw
 import numpy as np
 
-from store.db import json_ids, scalar
+from store.db import id_table, scalar
 from store.vectors.floats import cosines, decode_rows
 
 K_MAX = 4096
@@ -125,14 +125,21 @@ def _coarse(
 
 
 def rescore(
-    con: apsw.Connection, table: str, pk: str, extra: str, q: np.ndarray, ids: Sequence[int], k: int
+    con: apsw.Connection,
+    table: str,
+    pk: str,
+    extra: str,
+    q: np.ndarray,
+    ids: Sequence[int] | np.ndarray,
+    k: int,
 ) -> list[Hit]:
     """The k best of `ids` by exact cosine against their float16 rows (ties: lower id first)."""
-    if not ids:
+    if not len(ids):
         return []
+    listed, param = id_table(ids)
     rows: list[Any] = con.execute(
-        f"SELECT {pk}, {extra or 0}, embedding FROM {table} WHERE {pk} IN (SELECT value FROM json_each(?))",
-        (json_ids(ids),),
+        f"SELECT {pk}, {extra or 0}, embedding FROM {table} WHERE {pk} IN (SELECT value FROM {listed})",
+        (param,),
     ).fetchall()
     return rank(rows, q, k)
 

@@ -143,6 +143,43 @@ def test_semantic_side_filters_inside_the_knn(store: Store, crowded: dict[str, i
     assert len(mems) == 10 and {store.get_memory(key[1]).category for key, _, _ in mems} == {"skill"}
 
 
+def test_id_lists_read_the_same_rows_through_carray_and_json(
+    store: Store, crowded: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Searches read rows by lists of ids through SQLite's carray() (store.db.id_table); json_each where
+    an apsw build lacks carray, and for an empty list (carray refuses one). Both give the same answers."""
+    import numpy as np
+
+    from store import db
+
+    assert db.HAS_CARRAY  # apsw's wheels: otherwise this test compares json_each with itself
+    ids = [crowded["A"], 10**12, crowded["B"], crowded["A"]]
+    for given_ids in (ids, np.asarray(ids), []):
+        listed, param = db.id_table(given_ids)
+        assert listed == ("carray(?)" if len(given_ids) else "json_each(?)")
+        rows = store.con.execute(f"SELECT id FROM threads WHERE id IN (SELECT value FROM {listed})", (param,))
+        assert sorted(r[0] for r in rows) == sorted({crowded["A"], crowded["B"]} & set(given_ids))
+
+    def answers() -> list[list[tuple[str, int, float, int | None]]]:
+        out = []
+        for f in (
+            Filters(),
+            Filters(thread_id=crowded["A"]),
+            Filters(category="skill"),
+            Filters(pinned=True),
+        ):
+            for keyword_only in (True, False):
+                resp = store.search("gizmo", k=10, filters=f, keyword_only=keyword_only, touch=False)
+                out.append([(r.kind, r.id, round(r.score, 9), r.thread_id) for r in resp.results])
+        return out
+
+    with_carray = answers()
+    monkeypatch.setattr(db, "HAS_CARRAY", False)
+    assert db.id_table([1, 2])[0] == "json_each(?)"
+    assert answers() == with_carray
+    assert [len(found) for found in with_carray] == [10, 10, 10, 10, 10, 10, 6, 6]
+
+
 def test_filters_that_exclude_every_kind_are_an_error(store: Store) -> None:
     with pytest.raises(InvalidInputError):
         store.search("x", filters=Filters(category="fact", role="user"))
