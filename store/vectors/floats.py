@@ -36,6 +36,21 @@ def decode(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype=F16).astype(np.float32)
 
 
+def widen(half: np.ndarray) -> np.ndarray:
+    """float16 values as float32, bit for bit what `astype(np.float32)` gives, in 0.4x its time: numpy
+    converts float16 one value at a time (0.25 ms for 333 rows of 384), while moving the bits into place
+    and scaling the exponent (x 2^112: subnormals come out right too) is four whole-array operations.
+    Infinities and NaNs (exponent 31) are converted by numpy; vectors have none."""
+    bits = np.ascontiguousarray(half, dtype=F16).view(np.int16).astype(np.int32)
+    out = ((bits & 0x7FFF) << 13).view(np.float32)
+    out *= np.float32(2.0**112)
+    out.view(np.int32)[...] |= (bits & -0x8000) << 16
+    special = (bits & 0x7C00) == 0x7C00
+    if special.any():
+        out[special] = np.asarray(half)[special].astype(np.float32)
+    return out
+
+
 def stored_rows(blobs: Sequence[bytes], dim: int) -> np.ndarray:
     """Stored vectors as an (n, dim) float16 matrix (read-only, over one joined buffer)."""
     if not blobs:
@@ -45,7 +60,7 @@ def stored_rows(blobs: Sequence[bytes], dim: int) -> np.ndarray:
 
 def decode_rows(blobs: Sequence[bytes], dim: int) -> np.ndarray:
     """Stored vectors as an (n, dim) float32 matrix."""
-    return stored_rows(blobs, dim).astype(np.float32)
+    return widen(stored_rows(blobs, dim))
 
 
 def unit_rows(mat: np.ndarray) -> np.ndarray:

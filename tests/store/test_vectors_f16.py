@@ -21,7 +21,7 @@ from store.export import write_export
 from store.migrations import LATEST
 from store.vectors import codes
 from store.vectors import rows as vectors
-from store.vectors.floats import F16, cosines, decode, decode_rows, encode
+from store.vectors.floats import F16, cosines, decode, decode_rows, encode, widen
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "chat-v6-vectors.db"
 DIM = 64
@@ -50,6 +50,18 @@ def test_round_trip_keeps_float16_precision() -> None:
         assert np.max(np.abs(back - v)) <= 2.0**-11 * np.max(np.abs(v))
         assert float(back @ v / np.linalg.norm(back)) > 0.99999
     assert encode(np.zeros(4)) == bytes(8) and np.dtype(F16).itemsize == 2
+
+
+def test_widen_gives_numpys_float32_for_every_float16() -> None:
+    """decode_rows widens float16 by moving bits (store.vectors.floats.widen): every one of the 65,536
+    float16 bit patterns (subnormals, both zeros, infinities, NaNs) gives numpy's float32 bit for bit,
+    in any shape."""
+    every = np.arange(2**16, dtype=np.uint32).astype(np.uint16).view(F16)
+    assert widen(every).view(np.uint32).tolist() == every.astype(np.float32).view(np.uint32).tolist()
+    rows = every[:6144].reshape(16, 384)
+    assert widen(rows).shape == (16, 384)
+    assert np.array_equal(widen(rows).view(np.uint32), rows.astype(np.float32).view(np.uint32))
+    assert widen(every[[1, 0x8001, 0x3C00]]).tolist() == [2.0**-24, -(2.0**-24), 1.0]
 
 
 def test_stored_rows_round_trip_through_the_store(store: Store) -> None:
