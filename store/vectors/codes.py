@@ -29,7 +29,9 @@ bounded; `nbytes` reports what is held. The nearest rows by Hamming distance are
 partition of the whole array: 3-4x cheaper at 1M rows. How many rows are re-scored grows with the square
 root of the table's rows (CANDIDATES_PER_ROOT), and the scan keeps its counts in uint8 / uint16: on a CPU
 without AVX-512 (the AVX2-only EPYC of 2026-11-26) the uint64 counts and one candidate per 300 rows cost
-0.35x numpy's scan at 100k and 1M rows, above the 0.3x of issue 19 met on an AVX-512 machine the day before.
+0.35x numpy's scan at 100k and 1M rows, above the 0.3x of issue 19 met on an AVX-512 machine the day before;
+with these, the candidates' rows read through carray() and widened by store.vectors.floats.widen, 0.27x
+and 0.15x there.
 
 One-shot processes (`memapp search` from a shell) do not use this: loading the table would cost more
 than the one vec0 search it serves.
