@@ -21,13 +21,15 @@ import os
 import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
-import numpy as np
 
 from store import migrations
 from store.errors import NotADatabaseError, StoreError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 BUSY_TIMEOUT_MS = 15_000
 WAL_SIZE_LIMIT = 32 * 1024**2  # bytes a -wal file is cut back to once a checkpoint lets it
@@ -218,6 +220,8 @@ def id_table(ids: Sequence[int] | np.ndarray) -> tuple[str, Any]:
     filter checks), 1.0 instead of 1.2 ms for 333 vector rows plus the text (bench/search.py). json_each
     where carray() is missing or the list is empty (carray() refuses an empty array)."""
     if HAS_CARRAY and len(ids):
+        import numpy as np  # here: opening chat.db must not import numpy (tests/hygiene/test_light_imports.py)
+
         return "carray(?)", apsw.carray(np.ascontiguousarray(ids, dtype=np.int64))
     return "json_each(?)", json_ids([int(i) for i in ids])
 
