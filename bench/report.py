@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from _common import OUT, ROOT
+from report_search import keyword_held_rows, met, vector_rows
 
 README = ROOT / "README.md"
 MARKERS = re.compile(r"(<!-- bench:start -->\n).*?(<!-- bench:end -->)", re.S)
@@ -23,176 +24,6 @@ MARKERS = re.compile(r"(<!-- bench:start -->\n).*?(<!-- bench:end -->)", re.S)
 def _load(name: str) -> dict[str, Any] | None:
     path = OUT / f"{name}.json"
     return json.loads(path.read_text()) if path.exists() else None
-
-
-def _ok(flag: bool) -> str:
-    return "yes" if flag else "**no**"
-
-
-def _vector_rows(s: dict[str, Any]) -> list[list[str]]:
-    rows = []
-    n_mem, n_chunks = s["rows"]["memories"] // 1000, s["rows"]["chunks"] // 1000
-    labels = {
-        "memories": f"{n_mem}k memories",
-        "chunks": f"{n_chunks}k message chunks",
-        "memories_category_fact": f"{n_mem}k memories, category filter",
-        "chunks_role_user": f"{n_chunks}k chunks, role filter",
-        "chunks_last_10pct_of_time": f"{n_chunks}k chunks, date filter",
-        "chunks_one_thread": f"{n_chunks}k chunks, one thread",
-    }
-    for key, label in labels.items():
-        v = s["vector"][key]
-        targeted = key in (
-            "memories",
-            "chunks",
-        )  # issue 7's target is the unfiltered search; filters are extra
-        ok = v["ratio_p50"] <= 1.5 and v["recall_at_10"] >= 0.95
-        rows.append(
-            [
-                f"Vector top-10, {label}",
-                f"{v['ours']['p50_ms']:.1f} ms (p95 {v['ours']['p95_ms']:.1f}), "
-                f"recall@10 {v['recall_at_10']:.3f}",
-                f"numpy `X @ q`: {v['numpy']['p50_ms']:.1f} ms",
-                f"{v['ratio_p50']:.2f}x",
-                "<= 1.5x, recall >= 0.95" if targeted else "(reported)",
-                _ok(ok) if targeted else "-",
-            ]
-        )
-    for p in s["scaling"]:
-        rows.append(
-            [
-                f"Vector top-10, {p['rows'] // 1000}k memories (scaling)",
-                f"{p['ours_p50_ms']:.1f} ms, recall@10 {p['recall_at_10']:.3f}",
-                f"numpy: {p['numpy_p50_ms']:.1f} ms",
-                f"{p['ratio_p50']:.2f}x",
-                "(how cost grows)",
-                "-",
-            ]
-        )
-    for key, label in (("all", "all kinds"), ("role_user", "role filter")):
-        h = s["hybrid"][key]
-        rows.append(
-            [
-                f"Hybrid search end to end, {label}",
-                f"{h['hybrid']['p50_ms']:.1f} ms (p95 {h['hybrid']['p95_ms']:.1f})",
-                f"vector-only: {h['vector_only']['p50_ms']:.1f} ms",
-                f"{h['ratio_p50']:.2f}x",
-                "<= 2x",
-                _ok(h["ratio_p50"] <= 2.0),
-            ]
-        )
-    rows += _in_process_rows(s, n_mem, n_chunks)
-    if s.get("clock") == "cpu":  # `bench/search.py --cpu` (make bench): vector figures are CPU per query
-        for row in rows:
-            if row[0].startswith("Vector top-10"):
-                row[0] += ", CPU per query"
-    f = s["footprint"]
-    rows.append(
-        [
-            f"chat.db per 1,000 messages at {f['messages'] // 1000}k messages",
-            f"{f['mb_per_1k_messages']:.2f} MB "
-            f"(vectors {f['of_which_vectors_mb']:.2f} MB; {f['float_vector_bytes_each']} B per float vector)",
-            "-",
-            "-",
-            "(reported)",
-            "-",
-        ]
-    )
-    b = s.get("footprint_before_upgrade")
-    if b:
-        rows[-1][2] = f"float32 rows (the same file before migration 7): {b['mb_per_1k_messages']:.2f} MB"
-        rows[-1][3] = f"{f['mb_per_1k_messages'] / b['mb_per_1k_messages']:.2f}x"
-    f16 = s.get("float16_rescoring")
-    if f16:
-        worst = min(v["recall_at_10_float16"] for k, v in f16.items() if k.endswith("_in_process"))
-        loss = max(v["recall_at_10_float32_rescoring"] - v["recall_at_10_float16"] for v in f16.values())
-        rows.append(
-            [
-                "Re-scoring from float16 rows (memories/chunks, held and sqlite-vec)",
-                f"held recall@10 >= {worst:.3f}",
-                f"float32 re-scoring of the same candidates: at most {loss:+.4f} better",
-                "-",
-                ">= 0.98, within 0.002",
-                _ok(worst >= 0.98 and loss <= 0.002),
-            ]
-        )
-    e = s["query_embedding"]
-    rows.append(
-        [
-            "Query embedding (real model)",
-            f"{e['p50_ms']:.1f} ms (p95 {e['p95_ms']:.1f})",
-            f"model load {e['model_load_s']:.1f} s",
-            "-",
-            "(reported)",
-            "-",
-        ]
-    )
-    return rows
-
-
-def _in_process_rows(s: dict[str, Any], n_mem: int, n_chunks: int) -> list[list[str]]:
-    """The vectors held in process (TUI, MCP server), issue 19: <= 1.0x numpy at 10k, <= 0.3x above."""
-    rows = []
-    for key, label in (
-        ("memories_in_process", f"{n_mem}k memories"),
-        ("chunks_in_process", f"{n_chunks}k chunks"),
-    ):
-        v = s["vector"].get(key)
-        if v:
-            rows.append(
-                [
-                    f"Vector top-10 held in process, {label}",
-                    f"{v['ours']['p50_ms']:.1f} ms, recall@10 {v['recall_at_10']:.3f}",
-                    f"numpy `X @ q`: {v['numpy']['p50_ms']:.1f} ms",
-                    f"{v['ratio_p50']:.2f}x",
-                    "(reported)",
-                    "-",
-                ]
-            )
-    for p in s["scaling"]:
-        ip = p.get("in_process")
-        if ip:
-            limit = 1.0 if p["rows"] <= 10_000 else 0.3
-            rows.append(
-                [
-                    f"Vector top-10 held in process, {p['rows'] // 1000}k memories (scaling)",
-                    f"{ip['p50_ms']:.1f} ms, recall@10 {ip['recall_at_10']:.3f} ({ip['mode']}, {ip['bytes'] / 1e6:.1f} MB)",
-                    f"numpy: {ip['numpy_p50_ms']:.1f} ms",
-                    f"{ip['ratio_p50']:.2f}x",
-                    f"<= {limit}x, recall >= 0.98",
-                    _ok(ip["ratio_p50"] <= limit and ip["recall_at_10"] >= 0.98),
-                ]
-            )
-    h = s["hybrid"].get("in_process", {}).get("all")
-    before = s["hybrid"].get("in_process_fts5_keywords", {}).get("all")
-    if h:
-        for clock, t in (("wall clock", h), ("CPU", h.get("cpu"))):
-            if not t or t.get("ratio_p50") is None:
-                continue
-            rows.append(
-                [
-                    f"Hybrid search end to end, vectors and keyword ranking held in process ({clock})",
-                    f"{t['hybrid']['p50_ms']:.1f} ms (p95 {t['hybrid']['p95_ms']:.1f})",
-                    f"vector-only: {t['vector_only']['p50_ms']:.1f} ms",
-                    f"{t['ratio_p50']:.2f}x",
-                    "<= 2x and <= 30 ms",
-                    _ok(t["ratio_p50"] <= 2.0 and t["hybrid"]["p50_ms"] <= 30),
-                ]
-            )
-    if h and before:
-        new, old = h["cpu"], before["cpu"]
-        rows.append(
-            [
-                "... its keyword half, ranked in process vs by FTS5 (CPU, same run)",
-                f"keyword-only {new['keyword_only']['p50_ms']:.1f} ms, hybrid {new['hybrid']['p50_ms']:.1f} ms",
-                f"FTS5: keyword-only {old['keyword_only']['p50_ms']:.1f} ms, hybrid {old['hybrid']['p50_ms']:.1f} ms "
-                f"= {old['ratio_p50']:.2f}x vector-only",
-                f"{new['keyword_only']['p50_ms'] / old['keyword_only']['p50_ms']:.2f}x",
-                "(reported)",
-                "-",
-            ]
-        )
-    return rows
 
 
 def _import_rows(i: dict[str, Any]) -> list[list[str]]:
@@ -205,7 +36,7 @@ def _import_rows(i: dict[str, Any]) -> list[list[str]]:
             f"the encoder alone: {enc['messages_per_cpu_s']:.1f} msg per CPU-s",
             f"{i['ratio_import_to_encode']:.2f}x",
             ">= 0.8x",
-            _ok(i["targets"]["import_ge_0.8x_raw_encode"]),
+            met(i["targets"]["import_ge_0.8x_raw_encode"]),
         ],
         *(
             [
@@ -215,7 +46,7 @@ def _import_rows(i: dict[str, Any]) -> list[list[str]]:
                     f"sentence-transformers: {i['old_path_import']['messages_per_cpu_s']:.1f}",
                     f"{i['ratio_new_to_old_per_cpu_s']:.2f}x",
                     ">= 3x",
-                    _ok(i["targets"].get("import_ge_3x_old_path_per_cpu_s", False)),
+                    met(i["targets"].get("import_ge_3x_old_path_per_cpu_s", False)),
                 ]
             ]
             if i.get("old_path_import")
@@ -227,7 +58,7 @@ def _import_rows(i: dict[str, Any]) -> list[list[str]]:
             "-",
             "-",
             ">= 5,000 msg/s",
-            _ok(i["targets"]["no_embed_ge_5000_msgs_per_s"]),
+            met(i["targets"]["no_embed_ge_5000_msgs_per_s"]),
         ],
         [
             f"chat.db per 1,000 messages, import of {imp['messages']:,}",
@@ -257,7 +88,7 @@ def _reimport_rows(r: dict[str, Any]) -> list[list[str]]:
             f"plus the old every-message check: {before:.1f} ms",
             f"{before / ms:.1f}x" if ms else "-",
             f"<= {r['target_ms']} ms",
-            _ok(ms <= r["target_ms"]),
+            met(ms <= r["target_ms"]),
         ]
     ]
 
@@ -274,7 +105,7 @@ def _transcript_rows(r: dict[str, Any]) -> list[list[str]]:
             f"the model alone on the same texts: {r['baseline_encode_alone_s']:.0f} s",
             f"import alone {r['import_vs_encode_alone']:.2f}x",
             f"< {r['target_s']} s",
-            _ok(total < r["target_s"]),
+            met(total < r["target_s"]),
         ],
         [
             "Same session re-imported unchanged",
@@ -282,7 +113,7 @@ def _transcript_rows(r: dict[str, Any]) -> list[list[str]]:
             f"parsing it again: {again['baseline_full_parse_s'] * 1000:.0f} ms",
             "-",
             "writes nothing",
-            _ok(again["rows_written"] == 0),
+            met(again["rows_written"] == 0),
         ],
     ]
 
@@ -297,7 +128,7 @@ def _startup_rows(t: dict[str, Any]) -> list[list[str]]:
             f"minimal Textual app: {f['minimal_p50']:.0f} ms",
             f"{f['ratio']:.2f}x",
             "<= 1.5x, no model before paint",
-            _ok(
+            met(
                 t["targets"]["first_paint_le_1.5x_minimal"] and t["targets"]["model_not_loaded_before_paint"]
             ),
         ],
@@ -308,7 +139,7 @@ def _startup_rows(t: dict[str, Any]) -> list[list[str]]:
             "-",
             "-",
             "<= 400 MiB, no torch",
-            _ok(t["targets"].get("idle_rss_le_400MiB_no_torch", False)),
+            met(t["targets"].get("idle_rss_le_400MiB_no_torch", False)),
         ],
     ]
 
@@ -322,7 +153,7 @@ def _context_rows(c: dict[str, Any]) -> list[list[str]]:
             "-",
             "-",
             "<= 50 ms",
-            _ok(c["targets"]["p50_le_50ms"]),
+            met(c["targets"]["p50_le_50ms"]),
         ]
     ]
 
@@ -339,7 +170,7 @@ def _quality_rows(q: dict[str, Any]) -> list[list[str]]:
             f"vector-only {v['recall@10']:.3f} / keyword-only {k['recall@10']:.3f}",
             "-",
             "hybrid beats both",
-            _ok(h["recall@10"] > max(v["recall@10"], k["recall@10"])),
+            met(h["recall@10"] > max(v["recall@10"], k["recall@10"])),
         ]
     ]
 
@@ -358,7 +189,7 @@ def _cold_rows(c: dict[str, Any]) -> list[list[str]]:
             f"`--keyword-only`: {cpu('keyword')}",
             f"{ratio['search_vs_keyword_only']:.2f}x",
             "<= 2.5x",
-            _ok(c["targets"]["search_le_2.5x_keyword"]),
+            met(c["targets"]["search_le_2.5x_keyword"]),
         ],
         [
             "Cold `memapp memory add`",
@@ -366,7 +197,7 @@ def _cold_rows(c: dict[str, Any]) -> list[list[str]]:
             f"embedding disabled: {cpu('add_off')}",
             f"{ratio['memory_add_vs_embedding_disabled']:.2f}x",
             "<= 2.5x",
-            _ok(c["targets"]["memory_add_le_2.5x_disabled"]),
+            met(c["targets"]["memory_add_le_2.5x_disabled"]),
         ],
     ]
     if demo:
@@ -377,7 +208,7 @@ def _cold_rows(c: dict[str, Any]) -> list[list[str]]:
                 f"the model embedding it: {demo['embedded_by_the_model']['wall_s']:.1f} s",
                 "-",
                 "<= 5 s",
-                _ok(c["targets"].get("demo_load_le_5s", False)),
+                met(c["targets"].get("demo_load_le_5s", False)),
             ]
         )
     if "old" in r:
@@ -411,7 +242,7 @@ def _longmem_rows(q: dict[str, Any]) -> list[list[str]]:
                 f"keyword {k:.3f} / vector {v:.3f} / plain BM25 {b:.3f}",
                 f"{h - max(k, v):+.3f}",
                 ">= best single + 0.08, >= keyword on every kind" if split == "test" else "(tuning half)",
-                _ok(h >= max(k, v) + 0.08 and worst >= 0) if split == "test" else "-",
+                met(h >= max(k, v) + 0.08 and worst >= 0) if split == "test" else "-",
             ]
         )
         if split == "test":
@@ -423,42 +254,9 @@ def _longmem_rows(q: dict[str, Any]) -> list[list[str]]:
                     f"keyword {na['false_hit_rate_by_retriever']['keyword']:.2f}",
                     "-",
                     "<= 0.10",
-                    _ok(na["false_hit_rate"] <= 0.10),
+                    met(na["false_hit_rate"] <= 0.10),
                 ]
             )
-    return rows
-
-
-def _keyword_held_rows(k: dict[str, Any]) -> list[list[str]]:
-    """bench/keyword_held.py: the keyword half ranked in process against FTS5, same queries, same hits."""
-    syn, real = k["synthetic"], k["real_text"]
-    labels = (
-        (
-            syn,
-            "questions",
-            f"{syn['rows']['messages'] // 1000}k messages + {syn['rows']['memories'] // 1000}k memories, questions",
-        ),
-        (syn, "common_words", "the same, single common words"),
-        (syn, "typing", "the same, typing (a prefix at every key)"),
-        (real, "questions", f"longmem x{real['copies']} ({real['turns'] // 1000}k real turns), questions"),
-        (real, "typing", "the same, typing"),
-    )
-    rows = []
-    for data, key, label in labels:
-        t = data[key]
-        r, c = t["held_vs_fts5"], t["held_cold_vs_fts5"]
-        rows.append(
-            [
-                f"Keyword half held in process, {label} (CPU)",
-                f"{t['held']['p50_ms']:.1f} ms p50 (p95 {t['held']['p95_ms']:.1f}); no postings kept "
-                f"{t['held_cold']['p50_ms']:.1f} (p95 {t['held_cold']['p95_ms']:.1f}); same hits "
-                f"{t['identical_hits']}/{t['queries']}",
-                f"FTS5: {t['fts5']['p50_ms']:.1f} ms (p95 {t['fts5']['p95_ms']:.1f})",
-                f"{r['p50']:.2f}x (cold {c['p50']:.2f}x, p95 {c['p95']:.2f}x)",
-                "same hits, <= 1x",
-                _ok(t["identical_hits"] == t["queries"] and r["p50"] <= 1.0 and c["p95"] <= 1.0),
-            ]
-        )
     return rows
 
 
@@ -466,11 +264,11 @@ def table() -> str | None:
     rows: list[list[str]] = []
     missing, first = [], None
     for name, make in (
-        ("search", _vector_rows),
+        ("search", vector_rows),
         ("import", _import_rows),
         ("reimport", _reimport_rows),
         ("transcript", _transcript_rows),
-        ("keyword_held", _keyword_held_rows),
+        ("keyword_held", keyword_held_rows),
         ("startup", _startup_rows),
         ("cold", _cold_rows),
         ("context", _context_rows),
