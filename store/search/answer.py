@@ -23,13 +23,13 @@ stopping at the first row) run only when the answer floor is on and the model us
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import apsw
 
+from store.db import id_table
 from store.search.keyword import TABLES, Key, KeywordHit
 from store.search.query import CJK1, ParsedQuery
 from store.search.rank import KEYWORD, SEMANTIC, Context, Fusion, Ranked, cjk_lean
@@ -100,6 +100,7 @@ def uncovered_share(con: apsw.Connection, parsed: ParsedQuery, top: Sequence[Ran
     words = [p for p in parsed.phrases if p != parsed.prefix]
     if not words or not ids:
         return 0.0
+    listed_ids = {k: id_table(keys) for k, keys in ids.items()}
     used = uncovered = 0
     for phrase in words:
         expr = '"' + phrase.replace('"', '""') + '"'
@@ -111,11 +112,11 @@ def uncovered_share(con: apsw.Connection, parsed: ParsedQuery, top: Sequence[Ran
         used += 1
         if not any(
             con.execute(
-                f"SELECT 1 FROM {TABLES[k]} WHERE {TABLES[k]} MATCH ? AND rowid IN (SELECT value FROM json_each(?)) "
+                f"SELECT 1 FROM {TABLES[k]} WHERE {TABLES[k]} MATCH ? AND rowid IN (SELECT value FROM {listed}) "
                 "LIMIT 1",
-                (expr, json.dumps(keys)),
+                (expr, param),
             ).fetchone()
-            for k, keys in ids.items()
+            for k, (listed, param) in listed_ids.items()
         ):
             uncovered += 1
     return uncovered / used if used else 0.0

@@ -33,7 +33,7 @@ from typing import Any
 import apsw
 import numpy as np
 
-from store.db import id_table, json_ids
+from store.db import id_table
 from store.search.filters import Filters
 
 TABLES = {"message": "fts_messages", "memory": "fts_memories", "summary": "fts_summaries"}
@@ -309,11 +309,12 @@ def pruned_rows(
         return None  # more rows above the cut than asked for
     ids = [i for r, i in ranked if r < cut]
     if len(ids) > limit:  # FTS5's score for the full query, then the term counts of the best only
+        listed, param = id_table(ids)
         scored = sorted(
             (float(r), int(i))
             for i, r in con.execute(
-                f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ? AND +rowid IN (SELECT value FROM json_each(?))",
-                (expr, json_ids(ids)),
+                f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ? AND +rowid IN (SELECT value FROM {listed})",
+                (expr, param),
             )
         )
         ids = [i for _, i in scored[:limit]]
@@ -322,11 +323,12 @@ def pruned_rows(
 
 def term_counts(con: apsw.Connection, table: str, expr: str, ids: Sequence[int]) -> list[tuple[int, str]]:
     """(id, memapp_tf) of the rows `ids` for the query `expr` (one pass over its matches, FTS5 scoring none)."""
+    listed, param = id_table(ids)
     return [
         (int(i), str(tf))
         for i, tf in con.execute(
             f"SELECT rowid, memapp_tf({table}) FROM {table} WHERE {table} MATCH ? "
-            "AND +rowid IN (SELECT value FROM json_each(?))",
-            (expr, json_ids(ids)),
+            f"AND +rowid IN (SELECT value FROM {listed})",
+            (expr, param),
         )
     ]
