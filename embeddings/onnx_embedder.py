@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from embeddings.embedder import SentenceTransformerEmbedder, _normalise, model_text
+from embeddings.embedder import SentenceTransformerEmbedder, _normalise, default_model_dir, model_text
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +124,11 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         self.precision = precision
         self.name = self.name_for(precision)
         self.configured_name = self.name  # what `memapp reindex` rebuilds with (use_model_of may switch)
+
+    @staticmethod
+    def default_dir() -> Path | None:
+        """The copy memapp ships (float16 weights, written to ONNX without torch)."""
+        return default_model_dir()
 
     @property
     def loaded(self) -> bool:

@@ -2,9 +2,12 @@
 
 Why a copy: importing torch + transformers costs about 6 s of CPU and 300 MB before the first vector,
 while onnxruntime runs the same transformer weights in a tenth of that. The ONNX file is made offline
-from the installed model directory (nothing is downloaded), with torch, in a *separate process*
-(`python -m embeddings.onnx_export SRC DEST`), so the process that asked (the TUI, an MCP server) never
-has torch in it. It is made once, on first use or by `memapp embed --prepare`, and kept in the user
+from the installed model directory (nothing is downloaded) in a *separate process*
+(`python -m embeddings.onnx_export SRC DEST`): a BERT-style model (all-MiniLM-L6-v2, the default) is
+written from its safetensors weights by embeddings.onnx_build, with no torch at all, so the default
+install carries no torch; any other model is traced with torch.onnx, which needs the reference extra
+(`pip install memapp[reference]`). The process that asked (the TUI, an MCP server) never holds the
+weights twice or torch. It is made once, on first use or by `memapp embed --prepare`, and kept in the user
 cache dir under a name carrying the source model's content hash: a changed or different model gets its
 own file, and a stale one is never used. The file is written to a temporary name and renamed into
 place (a crash leaves no half file under the real name), mode 0600, in folders made 0700; the temporary
@@ -29,10 +32,12 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import platformdirs
 
+from embeddings import model_files, onnx_build
 from embeddings.onnx_quantize import INT8_PLAN, PLANS, quantize
 
 # Files whose contents decide the vectors; weights in either format.
@@ -44,7 +49,8 @@ _SOURCE_FILES = (
     "model.safetensors",
     "pytorch_model.bin",
 )
-EXPORT_TIMEOUT_S = 900  # torch import + trace on a busy 2-core machine takes well under a minute
+# the build takes seconds; a torch import + trace on a busy 2-core machine, under a minute
+EXPORT_TIMEOUT_S = 900
 OPSET = 17
 
 
@@ -128,16 +134,7 @@ def private_dir(path: Path) -> None:
 
 
 def _write_atomic(dest: Path, data: bytes) -> None:
-    private_dir(dest.parent)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.{os.getpid()}-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fp:
-            fp.write(data)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    _write_via_tmp(dest, lambda tmp: tmp.write_bytes(data))
 
 
 def _alive(pid: int) -> bool:
@@ -196,12 +193,23 @@ def _child(args: list[str], dest: Path, timeout: float) -> None:
 
 
 def export(model_dir: Path, dest: Path) -> None:
-    """The export itself (in the child): the transformer traced with torch.onnx, dynamic batch and
-    sequence axes, outputs the token embeddings; pooling and normalising happen in numpy."""
-    import torch
-    from transformers import AutoModel
-
+    """The export itself (in the child): dynamic batch and sequence axes, outputs the token embeddings;
+    pooling and normalising happen in numpy. Written from the weights when onnx_build knows the
+    architecture, else traced with torch.onnx."""
     src = transformer_dir(model_dir)
+    model_files.verify(model_dir)
+    if onnx_build.supports(src):
+        _write_via_tmp(dest, lambda tmp: onnx_build.build(src, tmp, OPSET))
+        return
+    try:
+        import torch
+        from transformers import AutoModel
+    except ImportError as exc:
+        raise RuntimeError(
+            f"{model_dir} is not a BERT model with safetensors weights, and exporting it needs torch: "
+            "pip install 'memapp[reference]'"
+        ) from exc
+
     model = AutoModel.from_pretrained(str(src), local_files_only=True)
     model.eval()
 
@@ -219,16 +227,14 @@ def export(model_dir: Path, dest: Path) -> None:
             return out[0]
 
     ids = torch.ones((2, 16), dtype=torch.long)
-    private_dir(dest.parent)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.{os.getpid()}-", suffix=".tmp")
-    os.close(fd)
-    try:
-        axes = {0: "batch", 1: "sequence"}
+    axes = {0: "batch", 1: "sequence"}
+
+    def trace(tmp: Path) -> None:
         with torch.no_grad():
             torch.onnx.export(
                 TokenEmbeddings(model),
                 (ids, torch.ones_like(ids), torch.zeros_like(ids)),
-                tmp,
+                str(tmp),
                 input_names=["input_ids", "attention_mask", "token_type_ids"],
                 output_names=["token_embeddings"],
                 dynamic_axes={
@@ -241,10 +247,23 @@ def export(model_dir: Path, dest: Path) -> None:
                 do_constant_folding=True,
                 dynamo=False,
             )
+
+    _write_via_tmp(dest, trace)
+
+
+def _write_via_tmp(dest: Path, write: Callable[[Path], object]) -> None:
+    """`write` a file at a temporary name beside `dest` (carrying this pid, for sweep_partials), then
+    rename it into place 0600: a crash leaves no half file under the real name."""
+    private_dir(dest.parent)
+    fd, name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.{os.getpid()}-", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        write(tmp)
         os.chmod(tmp, 0o600)
         os.replace(tmp, dest)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 
