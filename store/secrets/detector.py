@@ -106,8 +106,10 @@ def _placeholder_token(value: str) -> bool:
 
 
 def _standalone(text: str, start: int, end: int) -> bool:
-    """Nothing alphanumeric glued to either side: AKIA inside a longer word is not a key."""
-    return (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum())
+    """Nothing alphanumeric glued to either side: AKIA inside a longer word is not a key. (Telegram's
+    API puts its token right after "bot" in the URL path: /bot123456789:AA…)"""
+    left_ok = start == 0 or not text[start - 1].isalnum() or text.endswith("/bot", 0, start)
+    return left_ok and (end == len(text) or not text[end].isalnum())
 
 
 def _rule_hits(rules: Iterable[Rule], line: str) -> Iterator[named.Hit]:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from store.secrets.values import card_number, entropy, plausible
+from store.secrets.values import card_number, char_classes, entropy, plausible
 
 # detect-secrets' keyword denylist roots, plus the names its list lacks.
 PASSWORD_WORDS = frozenset(
@@ -179,6 +179,8 @@ def name_kind(name: str) -> tuple[str, bool] | None:
         return "password", True
     if last in ("key", "keys") and before == "api" or last == "apikey":
         return "api-key", True
+    if "aws" in parts and "secret" in parts:
+        return "aws-secret-key", True
     if last in SECRET_WORDS:
         if last == "token" and before in NOT_TOKEN_QUALIFIERS:
             return None
@@ -195,10 +197,15 @@ _TOKEN_LIKE = re.compile(r"^[A-Za-z0-9+/=_~-]+$")
 _FILE_OR_PATH = re.compile(r"\.[A-Za-z]{2,4}$|^\.?/|/[a-z]+/|^\d+(?:\.\d+)+$")
 
 
+# node-modules-55e2919a…, build.3f9a8b7c…: words and a hex digest (a cache key, an artifact), not a secret.
+_WORDS_AND_DIGEST = re.compile(r"^(?:[A-Za-z]+[-_.:/])*[0-9a-f]{16,}$")
+
+
 def _strong_value(value: str) -> bool:
     """A long random token: what a weakly named value must be (`mistral_key = <this>`)."""
     return (
-        len(value) >= 20
+        not _WORDS_AND_DIGEST.match(value)
+        and len(value) >= 20
         and bool(_TOKEN_LIKE.match(value))
         and not _FILE_OR_PATH.search(value)
         and entropy(value) >= 3.5
@@ -214,7 +221,7 @@ def _read_value(line: str, at: int) -> tuple[int, int, bool] | None:
     """The value starting at `at` (after the operator): (start, end, quoted)."""
     if at >= len(line):
         return None
-    if line[at] == "@":  # Objective-C's @"..."
+    if line[at] == "@" and line[at + 1 : at + 2] == '"':  # Objective-C's @"..."
         at += 1
     if at < len(line) and line[at] in "\"'`":
         quote = line[at]
@@ -253,6 +260,18 @@ def _names(line: str, low: str) -> Iterator[tuple[int, int]]:
             i = low.find(word, end)
 
 
+_WORD_BEFORE = re.compile(r"([A-Za-z]+)[ \t]+$")
+
+
+def _with_word_before(line: str, start: int, name: str) -> str:
+    """A bare `key` or `token` takes the word before it as its qualifier: "cache key: x" is a cache key,
+    "api key: x" an API key (prose and YAML comments name things in two words)."""
+    if name.lower() not in ("key", "token", "secret"):
+        return name
+    m = _WORD_BEFORE.search(line, 0, start)
+    return f"{m.group(1)}_{name}" if m else name
+
+
 def assignments(line: str, low: str) -> Iterator[Hit]:
     """`name <op> value` where the name says secret and the value could be one (`low`: line.lower())."""
     env_style: bool | None = None
@@ -261,7 +280,7 @@ def assignments(line: str, low: str) -> Iterator[Hit]:
         if m is None:
             continue
         name, op = line[name_start:name_end], m.group(1)
-        named = name_kind(name)
+        named = name_kind(_with_word_before(line, name_start, name))
         if named is None or line.endswith("://", 0, name_start):
             continue  # (https://user:pass@ is the URL rule's)
         kind, strong = named
@@ -362,13 +381,23 @@ def bearers(line: str, low: str) -> Iterator[Hit]:
 
 
 # Chat: "the wifi password at the office is X", "the root password on staging is X", "with secret X".
-PROSE_WORDS = ("password", "passcode", "passphrase", "secret", "token", "key")
+# (A bare "key is X" is left out: a map key, a host key's fingerprint, a cache key; "api key is X" is in.)
+PROSE_WORDS = ("password", "passcode", "passphrase", "secret", "token", "api key", "access key")
 _PROSE_IS = re.compile(r"[a-z ]{0,10}\b[^.\n:=]{0,40}?\b(?:is|was)\b:?\s+[`\"']?([^\s`\"']+)", re.IGNORECASE)
 _PROSE_WITH = re.compile(r"\b(?:with|and|plus)\s+(?:the\s+)?$", re.IGNORECASE)
 _PROSE_NEXT = re.compile(r"\s+[`\"']?([^\s`\"']+)")
 
 
+# "my admin login is ana / X", "creds: ana / X": a user and a password given together.
+_LOGIN = re.compile(
+    r"(?i)\b(?:login|credentials?|creds)\b[^.\n]{0,40}?(?:\bis\b|\bare\b|:)\s*\S+\s*(?:/|:)\s*[`\"']?([^\s`\"']+)"
+)
+
+
 def prose(line: str, low: str) -> Iterator[Hit]:
+    if "login" in low or "cred" in low:
+        for m in _LOGIN.finditer(line):
+            yield from _prose_value(line, m, "password", need_digit=False)
     for word in PROSE_WORDS:
         i = low.find(word)
         while i != -1:
@@ -382,15 +411,17 @@ def prose(line: str, low: str) -> Iterator[Hit]:
                 ):
                     m = _PROSE_NEXT.match(line, after)
                 if m is not None:
-                    yield from _prose_value(line, m, "password" if word.startswith("pass") else "secret")
+                    kind = "password" if word.startswith("pass") else "secret"
+                    yield from _prose_value(line, m, kind, need_digit=False)
             i = low.find(word, after)
 
 
-def _prose_value(line: str, m: re.Match[str], kind: str) -> Iterator[Hit]:
+def _prose_value(line: str, m: re.Match[str], kind: str, *, need_digit: bool = True) -> Iterator[Hit]:
     value = m.group(1).rstrip(".,;:)")
-    if not any(c.isdigit() for c in value) or not any(c.isalpha() for c in value):
-        return  # a sentence goes on in words; a secret mixes letters and digits
-    if plausible(value, password=kind == "password", quoted=True, literal=True):
+    mixed = any(c.isdigit() for c in value) or (not need_digit and char_classes(value) >= 3)
+    if not mixed or not any(c.isalpha() for c in value):
+        return  # a sentence goes on in words; a secret mixes letters and digits (or symbols)
+    if plausible(value, password=kind == "password", quoted=False, literal=True):
         yield Hit(kind, m.start(1), m.start(1) + len(value))
 
 

@@ -19,7 +19,7 @@ from collections import Counter
 # Values that stand in for a secret in docs, examples, templates and UIs.
 PLACEHOLDER_WORDS = re.compile(
     r"example|your[_-]?|xxxx|placeholder|change[_-]?me|change[_-]?it|redact|dummy|sample|insert|replace|"
-    r"\*\*\*|•|…|\.\.\.|<[^>]*>|\{\{|\$\{|^\{|\}$|%\(|%s$|#\{|^\$|lorem|fixme|todo|not[_-]?set|secret[_-]?here|"
+    r"\*\*\*|•|…|\.\.\.|<[^>]*>|\{\{|\$\{|^\{|\}$|%\(|(?-i:%s)$|#\{|^\$|lorem|fixme|todo|not[_-]?set|secret[_-]?here|"
     r"key[_-]?here|token[_-]?here|paste",
     re.IGNORECASE,
 )
@@ -87,7 +87,11 @@ REFERENCE = re.compile(
 TYPE_OR_CALL = re.compile(r"^[A-Za-z_][\w.]*[\[(<]")
 # A name or a dotted path (module.attr, Token.Name.Builtin, ed25519.Ed25519PrivateKey): code, not a value.
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
-CODE_NAME = re.compile(r"^[A-Za-z_]\w*$")
+# How variables are named in code (snake_case, camelCase, CONSTANT_CASE): `password=pw_input` passes
+# a variable. A mixed-case random value (P4ssw0rd_jLHZPd, Rxx6gVG51S0Jokr...) is not named like one.
+CODE_NAME = re.compile(r"^(?:[a-z_][a-z0-9_]*|[a-z]+(?:[A-Z][a-z0-9]+)+|[A-Z][A-Z0-9_]*)$")
+# A digest's or a fingerprint's label (SHA256:..., sha1-...): what follows is a hash, not a secret.
+HASH_LABEL = re.compile(r"^(?:sha\d*|md5|blake2b?)[:-]", re.IGNORECASE)
 # Ed25519PrivateKey, TextGenerationStreamOutputToken: CamelCase words (a type), not a random value.
 TYPE_NAME = re.compile(r"^[A-Z][a-z]*\d*(?:[A-Z][a-z]{2,}\d*){2,}$")
 SECRET_WORD = re.compile(r"password|passwd|secret|token", re.IGNORECASE)
@@ -136,6 +140,8 @@ def plausible(value: str, *, password: bool, quoted: bool, literal: bool) -> boo
     unquoted name is a variable (`password=password`)."""
     if not value or any(c.isspace() for c in value) or is_placeholder(value) or REFERENCE.match(value):
         return False
+    if HASH_LABEL.match(value):
+        return False  # SHA256:cBvGAat63F... is a fingerprint
     if not quoted and (
         IDENTIFIER.match(value) or TYPE_NAME.match(value) or not literal and CODE_NAME.match(value)
     ):

@@ -146,6 +146,15 @@ def _password(rng: random.Random) -> str:
     return rng.choice(["S3cure", "P4ssw0rd", "Adm1n", "R00t", "Ch4ng3d"]) + "_" + pick(rng, ALNUM, 6)
 
 
+def _openai(rng: random.Random) -> str:
+    """Project and service-account keys (sk-proj-, sk-svcacct-) use - and _; the legacy sk- keys are 20
+    alphanumerics, "T3BlbkFJ", 20 more."""
+    prefix = rng.choice(["sk-proj-", "sk-svcacct-", "sk-"])
+    chars = ALNUM if prefix == "sk-" else URLSAFE
+    n = 20 if prefix == "sk-" else rng.choice([20, 74])
+    return prefix + pick(rng, chars, n) + "T3BlbkFJ" + pick(rng, chars, n)
+
+
 def _discord(rng: random.Random) -> str:
     user = base64.b64encode(str(rng.randrange(10**17, 10**18)).encode()).decode().rstrip("=")
     return f"{user}.{pick(rng, URLSAFE, 6)}.{pick(rng, URLSAFE, 27)}"
@@ -177,12 +186,7 @@ SECRETS = {
     "jwt": _jwt,
     "password": _password,
     "anthropic-key": lambda r: r.choice(["sk-ant-api03-", "sk-ant-admin01-"]) + pick(r, URLSAFE, 93) + "AA",
-    "openai-key": lambda r: (
-        r.choice(["sk-proj-", "sk-svcacct-", "sk-"])
-        + pick(r, URLSAFE, r.choice([20, 74]))
-        + "T3BlbkFJ"
-        + pick(r, URLSAFE, r.choice([20, 74]))
-    ),
+    "openai-key": _openai,
     "deepseek-key": lambda r: "sk-" + pick(r, HEX, 32),
     "huggingface-token": lambda r: "hf_" + pick(r, string.ascii_letters, 34),
     "google-api-key": lambda r: "AIza" + pick(r, URLSAFE, 35),

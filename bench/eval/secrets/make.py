@@ -11,7 +11,8 @@ Each line of the output is one transcript text (a message as it would be stored)
 template, not by text: every text made from one template lands in the same half, so tuning on one half
 never sees the sentence shapes of the other. Texts with secrets are made three times per template (the
 rotating `{tok}` slot and the random values differ each time); secret-free ones three times too, or once when the
-template has no slot.
+template has no slot. ROUND2 (in both template files) names each template's half itself: added after
+the first measurement of the test half (docs/benchmarks/secrets.md).
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from fakes import SECRETS, UNPREFIXED, lookalike, secret  # noqa: E402
+from with_secrets import ROUND2 as WITH2  # noqa: E402
 from with_secrets import TEMPLATES as WITH  # noqa: E402
+from without_secrets import ROUND2 as WITHOUT2  # noqa: E402
 from without_secrets import TEMPLATES as WITHOUT  # noqa: E402
 
 SEED = 20261127
@@ -68,15 +71,21 @@ def build() -> dict[str, list[dict[str, object]]]:
     tokens = cycle(PREFIXED)
     out: dict[str, list[dict[str, object]]] = {"tune": [], "test": []}
     n = 0
-    for group, templates, times in (("with", WITH, 3), ("without", WITHOUT, 3)):
-        for t, template in enumerate(templates):
-            split = "tune" if t % 2 == 0 else "test"
+    rounds = (
+        ("with", [("tune" if t % 2 == 0 else "test", x) for t, x in enumerate(WITH)]),
+        ("without", [("tune" if t % 2 == 0 else "test", x) for t, x in enumerate(WITHOUT)]),
+        ("with2", WITH2),
+        ("without2", WITHOUT2),
+    )
+    times = 3
+    for group, templates in rounds:
+        for t, (split, template) in enumerate(templates):
             has_slot = bool(SLOT.search(template.replace("{{", "").replace("}}", "")))
             for _ in range(times if has_slot else 1):
                 text, found = fill(template, rng, tokens)
-                if group == "with" and not found:
+                if group.startswith("with") and not group.startswith("without") and not found:
                     raise SystemExit(f"template {t} of with_secrets.py holds no secret slot")
-                if group == "without" and found:
+                if group.startswith("without") and found:
                     raise SystemExit(f"template {t} of without_secrets.py holds a secret slot")
                 n += 1
                 out[split].append(

@@ -175,3 +175,38 @@ TEMPLATES: list[str] = [
     "⏺ Bash(cat ~/.netrc)\n  ⎿  machine api.heroku.com\n       login ana@example.org\n       password {generic-token}",
     "⏺ Bash(grep -r token ~/.config/gh/hosts.yml)\n  ⎿  oauth_token: {github-token}",
 ]
+
+# Round 2, written after the first measurement of the test half (docs/benchmarks/secrets.md says what it
+# showed). The "tune" ones cover the families that measurement missed, for tuning; the "test" ones are new
+# shapes, written before the detector ever saw them, so the test half keeps material no tuning has met.
+ROUND2: list[tuple[str, str]] = [
+    ("tune", 'requests.post(f"https://api.telegram.org/bot{telegram-bot-token}/sendMessage", json=payload)'),
+    ("tune", "[database]\nhost = db1.internal\nuser = reporting\npassword = {password}\nport = 5432"),
+    (
+        "tune",
+        "# ~/.s3cfg\naccess_key = {aws-access-key}\nsecret_key = {aws-secret-key}\nhost_base = s3.amazonaws.com",
+    ),
+    ("tune", '{{"stdout": "API_KEY={generic-token}\\nDEBUG=1\\n", "exit_code": 0}}'),
+    ("tune", "creds for the staging admin: root / {password}"),
+    ("tune", 'conn = psycopg2.connect(host="db", user="app", password="{password}", dbname="shop")'),
+    ("tune", "[smtp]\nserver = smtp.example.com\nusername = alerts\npassword = {password}"),
+    ("tune", 'ERROR invalid auth header token="{generic-token}" for /v1/export'),
+    ("test", '{{"headers": {{"Authorization": "Token {generic-token}", "Accept": "application/json"}}}}'),
+    ("test", "PGPASSWORD='{password}' psql -h warehouse -U etl -c '\\dt'"),
+    ("test", '{{"botToken": "{telegram-bot-token}", "chatId": -1001234567890}}'),
+    (
+        "test",
+        "curl -d 'client_id=web&client_secret={generic-token}&grant_type=client_credentials' https://auth.example.com/token",
+    ),
+    ("test", "SMTP_HOST=smtp.mailgun.org\nSMTP_USER=postmaster@mg.example.com\nSMTP_PASS={password}"),
+    ("test", 'deploy:\n  registry:\n    username: deploy\n    password: "{password}"'),
+    ("test", "The login for the router is admin / {password} (change it after setup)"),
+    ("test", "git config --global github.token {github-token}"),
+    (
+        "test",
+        'const firebaseConfig = {{ apiKey: "{google-api-key}", authDomain: "acme-app.firebaseapp.com" }};',
+    ),
+    ("test", "Server=db;Database=crm;Uid=sa;Pwd={password};TrustServerCertificate=true"),
+    ("test", "⏺ Bash(cat ~/.pgpass)\n  ⎿  db.internal:5432:*:reporting:{password}"),
+    ("test", 'os.environ["OPENAI_API_KEY"] = "{openai-key}"  # temporary, remove before commit'),
+]

@@ -252,3 +252,28 @@ TEMPLATES: list[str] = [
     "user_password_reset_token_expiry_seconds = 3600",
     "Your verification code is 482913. It expires in 10 minutes.",
 ]
+
+# Round 2 (with_secrets.py says why): "tune" ones for the look-alike families the first test measurement
+# flagged; "test" ones new.
+ROUND2: list[tuple[str, str]] = [
+    ("tune", "cache key: build-{~sha256}"),
+    ("tune", "The server's host key fingerprint is SHA256:{~nanoid}{~nanoid#2}."),
+    ("tune", "primary key: (thread_id, seq)\nsort key = created_at"),
+    ("tune", "etag key: {~md5}"),
+    ("tune", "partition key = tenant-{~uuid}"),
+    ("tune", "aws_secret_access_key = ${{AWS_SECRET_ACCESS_KEY}}"),
+    ("tune", 'connect(host="db", user="app", password=db_password, dbname="shop")'),
+    ("tune", "my login is ana / (ask IT for the password)"),
+    ("test", 'key: "{~sha256}"  # content hash of the file'),
+    ("test", "Signing key fingerprint: {~git-sha}"),
+    ("test", 'map key "user:{~uuid}" expired after 300s'),
+    ("test", "license key format: XXXXX-XXXXX-XXXXX-XXXXX"),
+    ("test", "redis-cli DEL session:{~uuid}"),
+    ("test", "pass the token to verify() and check the return value"),
+    ("test", "token_ids = [101, 2023, 2003, 1037, 3231, 102]"),
+    ("test", "hash_key: user_id\nrange_key: created_at"),
+    ("test", '"publicKey": "{~ssh-public-key}"'),
+    ("test", "password123 is the most common password in the leak list"),
+    ("test", "secret_scanning: enabled\npush_protection: enabled"),
+    ("test", "the token bucket holds 100 tokens and refills at 10/s"),
+]
