@@ -396,14 +396,14 @@ _LOGIN = re.compile(
 
 def prose(line: str, low: str) -> Iterator[Hit]:
     if "login" in low or "cred" in low:
-        for m in _LOGIN.finditer(line):
-            yield from _prose_value(line, m, "password", need_digit=False)
+        for login in _LOGIN.finditer(line):
+            yield from _prose_value(line, login, "password", need_digit=False)
     for word in PROSE_WORDS:
         i = low.find(word)
         while i != -1:
             after = i + len(word)
             if i == 0 or not line[i - 1].isalnum():
-                m = _PROSE_IS.match(line, after)
+                m: re.Match[str] | None = _PROSE_IS.match(line, after)
                 if (
                     m is None
                     and word in ("password", "secret", "token")
