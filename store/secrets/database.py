@@ -35,11 +35,12 @@ BATCH = 500  # rows per transaction: short write locks, and few commits
 
 @dataclass(frozen=True)
 class Source:
-    """One text column: how to read (key, text, thread, time) from it, and whether it holds JSON."""
+    """One text column: what to read of each row (key, text, thread, time), and whether it holds JSON."""
 
     table: str
     column: str
-    select: str  # SELECT key, text, thread_id, at FROM ... (a WHERE clause may follow; `key > ?` is added)
+    fields: str  # key, text, thread_id, at: columns of the table (as `src`)
+    where: str = "1"
     key: str = "id"
     is_json: bool = False
 
@@ -48,66 +49,19 @@ SOURCES = (
     Source(
         "messages",
         "content",
-        "SELECT id, content, thread_id, coalesce(created_at, (SELECT created_at FROM threads t "
-        "WHERE t.id = thread_id)) FROM messages",
+        "id, content, thread_id, coalesce(created_at, (SELECT created_at FROM threads t WHERE t.id = src.thread_id))",
     ),
-    Source(
-        "messages",
-        "metadata",
-        "SELECT id, metadata, thread_id, created_at FROM messages WHERE metadata != '{}'",
-        is_json=True,
-    ),
-    Source("threads", "title", "SELECT id, title, id, created_at FROM threads"),
-    Source(
-        "threads",
-        "metadata",
-        "SELECT id, metadata, id, created_at FROM threads WHERE metadata != '{}'",
-        is_json=True,
-    ),
-    Source(
-        "long_term_memories",
-        "content",
-        "SELECT id, content, source_thread_id, created_at FROM long_term_memories",
-    ),
-    Source(
-        "memory_history",
-        "old",
-        "SELECT id, old, NULL, at FROM memory_history WHERE old IS NOT NULL",
-        is_json=True,
-    ),
-    Source(
-        "memory_history",
-        "new",
-        "SELECT id, new, NULL, at FROM memory_history WHERE new IS NOT NULL",
-        is_json=True,
-    ),
-    Source(
-        "thread_summaries",
-        "content",
-        "SELECT thread_id, content, thread_id, updated_at FROM thread_summaries",
-        key="thread_id",
-    ),
-    Source(
-        "memory_suggestions", "content", "SELECT id, content, thread_id, created_at FROM memory_suggestions"
-    ),
-    Source(
-        "memory_topics",
-        "topic",
-        "SELECT rowid, topic, thread_id, last_seen_at FROM memory_topics",
-        key="rowid",
-    ),
-    Source(
-        "compression_history",
-        "details",
-        "SELECT id, details, thread_id, created_at FROM compression_history",
-        is_json=True,
-    ),
-    Source(
-        "memory_conflicts",
-        "reasons",
-        "SELECT id, reasons, NULL, created_at FROM memory_conflicts",
-        is_json=True,
-    ),
+    Source("messages", "metadata", "id, metadata, thread_id, created_at", "metadata != '{}'", is_json=True),
+    Source("threads", "title", "id, title, id, created_at"),
+    Source("threads", "metadata", "id, metadata, id, created_at", "metadata != '{}'", is_json=True),
+    Source("long_term_memories", "content", "id, content, source_thread_id, created_at"),
+    Source("memory_history", "old", "id, old, NULL, at", "old IS NOT NULL", is_json=True),
+    Source("memory_history", "new", "id, new, NULL, at", "new IS NOT NULL", is_json=True),
+    Source("thread_summaries", "content", "thread_id, content, thread_id, updated_at", key="thread_id"),
+    Source("memory_suggestions", "content", "id, content, thread_id, created_at"),
+    Source("memory_topics", "topic", "rowid, topic, thread_id, last_seen_at", key="rowid"),
+    Source("compression_history", "details", "id, details, thread_id, created_at", is_json=True),
+    Source("memory_conflicts", "reasons", "id, reasons, NULL, created_at", is_json=True),
 )
 
 
@@ -134,8 +88,10 @@ def findings(text: str, is_json: bool) -> list[Finding]:
 
 
 def _rows(store: Store, source: Source, after: Any, limit: int) -> list[tuple[Any, ...]]:
-    where = " AND " if " WHERE " in source.select else " WHERE "
-    sql = f"{source.select}{where}{source.key} > ? ORDER BY {source.key} LIMIT ?"
+    sql = (
+        f"SELECT {source.fields} FROM {source.table} AS src WHERE ({source.where}) AND src.{source.key} > ? "
+        f"ORDER BY src.{source.key} LIMIT ?"
+    )
     return list(store.con.execute(sql, (after, limit)))
 
 
