@@ -79,6 +79,15 @@ class SearchConfig:
     answer_floor: float = 0.0  # how sure the answer model must be that the results answer the query (0: off)
 
 
+@dataclass
+class PrivacyConfig:
+    """docs/guide/privacy.md. `redact`: "store" replaces every secret found in text entering chat.db by a
+    marker naming its kind; "off" stores text as it is. Either way nothing sent to an assistant (MCP) or
+    written to an export holds a detected secret."""
+
+    redact: str = "store"
+
+
 # Keys older memapp versions read and this one no longer uses: accepted silently, ignored.
 RETIRED = {"config.search": {"rrf_k"}}
 
@@ -92,6 +101,7 @@ class Config:
     summary: SummaryConfig = field(default_factory=SummaryConfig)
     context: ContextConfig = field(default_factory=ContextConfig)
     search: SearchConfig = field(default_factory=SearchConfig)
+    privacy: PrivacyConfig = field(default_factory=PrivacyConfig)
     source: str = ""  # the file it came from, for `doctor`
 
 
@@ -125,7 +135,15 @@ RANGES: dict[str, tuple[float, float]] = {
 }
 
 
+# Every text setting's allowed values ("section.key": choices).
+CHOICES: dict[str, tuple[str, ...]] = {"privacy.redact": ("store", "off")}
+
+
 def _check_range(name: str, value: Any) -> None:
+    if name in CHOICES and value not in CHOICES[name]:
+        raise StoreError(
+            f"config: {name} must be one of {', '.join(map(repr, CHOICES[name]))}, got {value!r}"
+        )
     if name not in RANGES or not isinstance(value, int | float):
         return
     low, high = RANGES[name]

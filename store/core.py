@@ -30,6 +30,7 @@ from embeddings import Embedder, TokenCounter
 from embeddings.onnx_embedder import make_embedder
 from store import db
 from store.config import Config
+from store.records import ThreadIn
 from store.search.held import HeldKeywords
 from store.vectors import codes
 from store.vectors.codes import CodeTable
@@ -293,6 +294,30 @@ class StoreCore:
         transaction, before writing vectors (answered from `vectors` when nothing needs doing)."""
         assert self.embedder is not None
         self.vectors.ensure_tables(self.embedder.name, self.embedder.dimension)
+
+    # -- secrets (store.secrets; docs/guide/privacy.md) ------------------------------------------------
+
+    @property
+    def redacting(self) -> bool:
+        """Whether secrets are replaced by markers in text entering chat.db (`[privacy] redact = "store"`)."""
+        return self.config.privacy.redact == "store"
+
+    def redact(self, text: str) -> str:
+        """The gate every text entering chat.db passes (memories, edits, titles, suggestions, restores):
+        `text` with its secrets replaced by markers, or as it is with `redact = "off"`."""
+        if not self.redacting:
+            return text
+        from store.secrets import redact_text
+
+        return redact_text(text)
+
+    def redact_thread(self, thread: ThreadIn) -> ThreadIn:
+        """The same gate for an imported thread: its title, message texts and metadata (store.secrets.rows)."""
+        if not self.redacting:
+            return thread
+        from store.secrets.rows import redact_thread
+
+        return redact_thread(thread)
 
     def scalar(self, sql: str, args: Sequence[Any] = ()) -> Any:
         """The first column of the first row of `sql` on this thread's connection, or None."""

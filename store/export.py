@@ -5,6 +5,9 @@ as migrations add columns), with the schema version it was written at. Derived i
 restore rebuilds the FTS rows and, unless the export carries embeddings of the same model, re-embeds.
 Restoring keeps every id, so it goes into an empty chat.db (a non-empty one is refused, nothing written):
 a backup that comes back with different ids would break scripts that stored them.
+
+Secrets (docs/guide/privacy.md): every export, JSON or Markdown, is written with detected secrets replaced
+by markers whatever `[privacy] redact` says; a restore passes the store's own gate.
 """
 
 from __future__ import annotations
@@ -21,8 +24,11 @@ import numpy as np
 from store.db import read_snapshot
 from store.errors import StoreError
 from store.files import atomic_write, private_dir
+from store.memory_rows import content_hash
 from store.migrations import LATEST, current_version
 from store.records import CATEGORIES, iso
+from store.secrets import redact_text
+from store.secrets.rows import redact_row
 from store.store import Store
 from store.text import fts_put
 from store.vectors.floats import as_f32
@@ -56,9 +62,19 @@ def _columns(store: Store, table: str) -> list[str]:
 
 
 def _rows(store: Store, table: str, where: str = "", args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    """The rows as an export writes them: every detected secret replaced, whatever `[privacy] redact` is
+    (an export leaves the machine's protection behind; docs/guide/privacy.md)."""
     cols = _columns(store, table)
     sql = f"SELECT {', '.join(cols)} FROM {table} {where} ORDER BY rowid"
-    return [dict(zip(cols, row, strict=True)) for row in store.con.execute(sql, args)]
+    return [_export_row(table, dict(zip(cols, row, strict=True))) for row in store.con.execute(sql, args)]
+
+
+def _export_row(table: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A row with its secrets replaced (a memory's hash follows its text, so a restore finds them equal)."""
+    out = redact_row(table, row)
+    if "content_hash" in out and out.get("content") != row.get("content"):
+        out["content_hash"] = content_hash(str(out["content"]))
+    return out
 
 
 def _scope(
@@ -136,7 +152,7 @@ def write_export(
                 fh.write(
                     ("," if n else "")
                     + "\n  "
-                    + json.dumps(dict(zip(cols, row, strict=True)), ensure_ascii=False)
+                    + json.dumps(_export_row(table, dict(zip(cols, row, strict=True))), ensure_ascii=False)
                 )
                 n += 1
             fh.write("\n ]")
@@ -245,16 +261,18 @@ def restore_json(store: Store, data: dict[str, Any]) -> dict[str, int]:
             "new database (--db NEW.db), then copy what you need"
         )
     counts: dict[str, int] = {}
+    changed: dict[str, set[int]] = {"messages": set(), "long_term_memories": set()}
     with store.con:
         for table in known:
             rows = tables.get(table, [])
             cols = set(_columns(store, table))
-            for row in rows:
+            for i, row in enumerate(rows):
                 if not isinstance(row, dict) or not set(row) <= cols:
                     extra = set(row) - cols if isinstance(row, dict) else {"?"}
                     raise StoreError(
                         f"{table}: a row has unknown columns {sorted(extra)}; nothing was restored"
                     )
+                row = rows[i] = _gate(store, table, row, changed)
                 names = list(row)
                 store.con.execute(
                     f"INSERT INTO {table}({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
@@ -265,12 +283,29 @@ def restore_json(store: Store, data: dict[str, Any]) -> dict[str, int]:
                 fts, key, text = FTS_SOURCES[table]
                 for row in rows:
                     fts_put(store.con, fts, row[key], row[text])
-        _restore_vectors(store, data.get("embeddings"))
+        _restore_vectors(store, data.get("embeddings"), changed)
     return counts
 
 
-def _restore_vectors(store: Store, emb: Any) -> None:
-    """Vectors come back only from the same model as the store's; otherwise `memapp embed` redoes them."""
+def _gate(store: Store, table: str, row: dict[str, Any], changed: dict[str, set[int]]) -> dict[str, Any]:
+    """A restored row through the secret gate (Store.redact's rule, `[privacy] redact`): an export from an
+    older memapp may hold secrets. A memory's or suggestion's hash follows its new text; the ids whose
+    text changed are noted, so their exported vectors (made from the secret) are not restored."""
+    if not store.redacting:
+        return row
+    out = redact_row(table, row)
+    if out == row:
+        return row
+    if "content_hash" in out and out.get("content") != row.get("content"):
+        out["content_hash"] = content_hash(str(out["content"]))
+    if table in changed and isinstance(row.get("id"), int):
+        changed[table].add(row["id"])
+    return out
+
+
+def _restore_vectors(store: Store, emb: Any, changed: dict[str, set[int]]) -> None:
+    """Vectors come back only from the same model as the store's, and only for rows restored as they were
+    exported; the rest `memapp embed` redoes."""
     if not isinstance(emb, dict) or store.embedder is None:
         return
     switch = getattr(store.embedder, "use_model_of", None)
@@ -284,12 +319,15 @@ def _restore_vectors(store: Store, emb: Any) -> None:
         return
     store.ensure_vector_tables()
     for mid, b64 in emb.get("memories", {}).items():
+        if int(mid) in changed["long_term_memories"]:
+            continue
         m = store.get_memory(int(mid))
         vec = np.frombuffer(base64.b64decode(b64), dtype=np.float32)
         store.vectors.put_memory(m.id, vec, m.category, m.deleted_at is not None)
     by_message: dict[int, list[dict[str, Any]]] = {}
     for c in emb.get("chunks", []):
-        by_message.setdefault(int(c["message_id"]), []).append(c)
+        if int(c["message_id"]) not in changed["messages"]:
+            by_message.setdefault(int(c["message_id"]), []).append(c)
     for mid, chunks in by_message.items():
         msg = store.get_message(mid)
         chunks.sort(key=lambda c: c["chunk_index"])
@@ -348,7 +386,7 @@ def markdown_files(
                     "",
                     _fence(msg.content),
                 ]
-            yield f"threads/{t.id:05d}-{_slug(t.title)}.md", "\n".join(lines)
+            yield f"threads/{t.id:05d}-{_slug(redact_text(t.title))}.md", redact_text("\n".join(lines))
     if thread is None:
         lines = ["# Memories", ""]
         for cat in [category] if category else list(CATEGORIES):
@@ -364,7 +402,7 @@ def markdown_files(
                 )
             lines += [] if mems else ["_none_"]
             lines.append("")
-        yield "memories.md", "\n".join(lines)
+        yield "memories.md", redact_text("\n".join(lines))
 
 
 def write_markdown(store: Store, out_dir: Path, **scope: Any) -> list[Path]:

@@ -85,7 +85,7 @@ class MemoriesMixin(TimelineMixin):
         `embed=False` (imports with --no-embed) skips the model: only exact repeats are detected, and
         `memapp embed` adds the vector later."""
         validate(content, category, importance)
-        content = content.strip()
+        content = self.redact(content).strip()  # the secret gate (store.secrets): before hash, FTS and vector
         digest = content_hash(content)
         # An identical memory already there (or one the user threw away, for automatic sources): no-op,
         # so re-importing an export never duplicates or resurrects anything.
@@ -207,7 +207,7 @@ class MemoriesMixin(TimelineMixin):
             raise InvalidInputError(f"memory {memory_id} is in the trash: restore it first")
         if refuse_pinned and old.pinned:
             raise PinnedMemoryError(memory_id)
-        content = content.strip() if content is not None else None
+        content = self.redact(content).strip() if content is not None else None  # the secret gate
         new_content = content if content is not None and content != old.content else None
         vec = self.embed_texts([new_content]) if new_content is not None else None
         with self.con:

@@ -11,10 +11,11 @@ and never exceeds the budget. What did not fit is counted, so the person knows w
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from store.records import CATEGORIES, Memory, iso, now
+from store.secrets import redact_text
 from store.store import Store
 
 DEFAULT_BUDGET = 1500
@@ -44,8 +45,9 @@ class PromptBlock:
 
 
 def ranked_memories(store: Store) -> list[Memory]:
-    """Every active memory, best first: pinned, importance, times used, last updated."""
-    memories = store.list_memories(limit=1_000_000)
+    """Every active memory, best first: pinned, importance, times used, last updated; each with its
+    detected secrets replaced (the block goes to another assistant: docs/guide/privacy.md)."""
+    memories = [replace(m, content=redact_text(m.content)) for m in store.list_memories(limit=1_000_000)]
     return sorted(memories, key=lambda m: (not m.pinned, -m.importance, -m.access_count, -m.updated_at, m.id))
 
 

@@ -29,7 +29,7 @@ class ThreadAdminMixin(StoreCore):
     def rename_thread(self, thread_id: int, title: str) -> Thread:
         """Give a thread a new title (a re-import of the same export keeps the new one only if the export's
         title did not change). Empty or invalid text is refused."""
-        title = " ".join(title.split())
+        title = " ".join(self.redact(title).split())  # the secret gate (store.secrets)
         if not title:
             raise InvalidInputError("the new title is empty")
         if unpaired_surrogate(title) is not None:

@@ -289,8 +289,12 @@ class ThreadsMixin(StoreCore):
         prepared: PreparedChunks | None = None,
         token_counts: Sequence[int | None] | None = None,
         stored: StoredThread | None = None,
+        redacted: bool = False,
     ) -> ThreadWrite:
         """Create or extend a thread with the messages not yet stored. Idempotent.
+
+        Its text passes the secret gate (Store.redact_thread) first, unless `redacted` says the caller
+        already passed it through (an import does, before counting tokens and chunking for vectors).
 
         `prepared`: chunks and vectors of the new messages, made outside the transaction (dropped if the
         thread has grown since). `token_counts`: exact counts of `thread.messages`, by position, counted
@@ -300,6 +304,11 @@ class ThreadsMixin(StoreCore):
         """
         if token_counts is not None and len(token_counts) != len(thread.messages):
             raise ValueError(f"{len(token_counts)} token counts for {len(thread.messages)} messages")
+        if not redacted:
+            gated = self.redact_thread(thread)
+            if gated is not thread and (prepared is not None or token_counts is not None):
+                prepared, token_counts = None, None  # made from the text before it was redacted
+            thread = gated
         if stored is None:
             stored = self.stored_thread(thread)
         found = stored.thread

@@ -31,6 +31,8 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from app.mcp.table import TOOLS, ToolSpec
 from store.errors import StoreError
+from store.secrets import redact_text
+from store.secrets.rows import redact_tree
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -114,10 +116,13 @@ def _bind(spec: ToolSpec, store: Callable[[], Store]) -> Callable[..., CallToolR
             raise
         except Exception as exc:
             raise _failure(spec, exc) from exc
-        text = out.render()
+        # Nothing detected as a secret leaves for the assistant, whatever `[privacy] redact` stored
+        # (docs/guide/privacy.md); before the cap, so a cut never leaves half a key.
+        text = redact_text(out.render())
+        structured, _ = redact_tree(out.model_dump(mode="json", by_alias=True))
         return CallToolResult(
             content=[TextContent(type="text", text=cap(text) if spec.capped else text)],
-            structured_content=out.model_dump(mode="json", by_alias=True),
+            structured_content=structured,
         )
 
     call.__name__ = fn.__name__

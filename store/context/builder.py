@@ -44,6 +44,7 @@ from store.context.tier1 import (
 )
 from store.errors import InvalidInputError
 from store.extract import sentences
+from store.secrets import redact_text
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -131,7 +132,14 @@ def condense(content: str, role: str, tool_chars: int) -> str:
     return out
 
 
-def _backwards(store: Store, thread_id: int, before_seq: int) -> Iterator[tuple[int, str, str, int]]:
+def _outbound(content: str, token_count: int) -> tuple[str, int | None]:
+    """A message as the context sends it: detected secrets replaced (its stored count then no longer
+    applies: None, counted again)."""
+    out = redact_text(content)
+    return (content, token_count) if out is content else (out, None)
+
+
+def _backwards(store: Store, thread_id: int, before_seq: int) -> Iterator[tuple[int, str, str, int | None]]:
     """(seq, role, content, token_count) from newest to oldest, read a page at a time."""
     while True:
         rows = list(
@@ -141,7 +149,7 @@ def _backwards(store: Store, thread_id: int, before_seq: int) -> Iterator[tuple[
                 (thread_id, before_seq, PAGE),
             )
         )
-        yield from ((int(s), str(r), str(c), int(t)) for s, r, c, t in rows)
+        yield from ((int(s), str(r), *_outbound(str(c), int(t))) for s, r, c, t in rows)
         if len(rows) < PAGE:
             return
         before_seq = int(rows[-1][0])
@@ -197,7 +205,8 @@ def build_context(
     truncated: list[int] = []
     last: _Msg | None = None
     if row is not None:
-        seq, role, content, tc = int(row[0]), str(row[1]), str(row[2]), int(row[3])
+        seq, role = int(row[0]), str(row[1])
+        content, tc = _outbound(str(row[2]), int(row[3]))
         cost = counter.cost(role, content, tc)
         if primer + cost > limit:
             content, cost = counter.fit(role, content, limit - primer) or (
@@ -322,7 +331,7 @@ def build_context(
 
 
 def _chain(
-    first: tuple[int, str, str, int], rest: Iterator[tuple[int, str, str, int]]
-) -> Iterator[tuple[int, str, str, int]]:
+    first: tuple[int, str, str, int | None], rest: Iterator[tuple[int, str, str, int | None]]
+) -> Iterator[tuple[int, str, str, int | None]]:
     yield first
     yield from rest

@@ -21,12 +21,13 @@ Memories in the profile count as accessed (README "MCP server": what counts as a
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from store.context.tier1 import memory_line
 from store.errors import InvalidInputError
 from store.records import Memory
+from store.secrets import redact_text
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -66,7 +67,8 @@ def _by_standing(store: Store) -> Iterator[Memory]:
     while True:
         # Only current memories: one a newer memory superseded (store.truth) is not who the user is now.
         page = store.list_memories(order="standing", state="current", limit=PAGE, offset=offset)
-        yield from page
+        # What goes to an assistant holds no detected secret, whatever chat.db stores (issue 31.7).
+        yield from (replace(m, content=redact_text(m.content)) for m in page)
         if len(page) < PAGE:
             return
         offset += PAGE

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from embeddings.tokens import TOKENS_PER_MESSAGE
+from store.secrets import redact_text
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -114,7 +115,8 @@ def memory_text(lines: list[str]) -> str:
 
 
 def memory_line(category: str, content: str, pinned: bool) -> str:
-    return f"- ({category}{', pinned' if pinned else ''}) {' '.join(content.split())}"
+    """A memory as a context or profile shows it, its detected secrets replaced (issue 31.7)."""
+    return f"- ({category}{', pinned' if pinned else ''}) {' '.join(redact_text(content).split())}"
 
 
 def summary_text(summary: str, topics: list[str]) -> str:
@@ -123,7 +125,7 @@ def summary_text(summary: str, topics: list[str]) -> str:
         parts.append("[Conversation summary]\n" + summary.strip())
     if topics:
         parts.append("[Topics]: " + ", ".join(topics))
-    return "\n\n".join(parts)
+    return redact_text("\n\n".join(parts))
 
 
 def pinned_memories(store: Store) -> list[tuple[int, str, str]]:

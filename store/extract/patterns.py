@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from store.extract import sentences
+from store.secrets.sensitive import sensitive
 
 BASE_IMPORTANCE = {"preference": 6, "project": 6, "skill": 5, "fact": 5}
 
@@ -254,8 +255,8 @@ def find_candidates(messages: Iterable[tuple[int | None, int, str]]) -> list[Can
     for message_id, seq, content in messages:
         for sent in sentences.split_sentences(content):
             c = candidate_from_sentence(sent)
-            if c is None:
-                continue
+            if c is None or sensitive(c.content):
+                continue  # never propose remembering a password, token, PIN or card number (issue 31.7)
             key = " ".join(c.content.casefold().split())
             if key in out:
                 prev = out[key]

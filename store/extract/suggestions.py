@@ -28,6 +28,7 @@ from store.extract.patterns import Candidate, find_candidates
 from store.memories import AddResult
 from store.memory_rows import content_hash, validate
 from store.records import Memory, SuggestionIn, iso, json_dumps, now
+from store.secrets.sensitive import sensitive
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -294,6 +295,8 @@ def suggest_imported(store: Store, items: Sequence[SuggestionIn], *, embed: bool
             validate(s.content, s.category, s.importance)
         except InvalidInputError:
             continue  # not storable (empty, not valid Unicode): counted as not added
+        if sensitive(s.content):
+            continue  # a password, token or card number is never proposed (issue 31.7)
         if h not in known:
             known.add(h)
             fresh.append((s, h))

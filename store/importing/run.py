@@ -269,6 +269,8 @@ class Run:
                 )
             )
             return
+        # The secret gate, before anything is counted, chunked or embedded from the text (store.secrets).
+        thread = self.store.redact_thread(thread)
         key = (thread.source, thread.external_id) if thread.external_id is not None else None
         if key is not None and (key in self.batch.keys or any(key in b[0].keys for b in self.in_flight)):
             self.finish()  # the same thread again before it was written: write it before reading what is new
@@ -370,7 +372,12 @@ class Run:
             # embed=self.embedding: should the thread have changed since its new messages were read (another
             # importer), write_thread finds `prepared` stale and embeds the thread's messages itself.
             res = self.store.write_thread(
-                p.thread, embed=self.embedding, prepared=prepared, token_counts=token_counts, stored=p.stored
+                p.thread,
+                embed=self.embedding,
+                prepared=prepared,
+                token_counts=token_counts,
+                stored=p.stored,
+                redacted=True,
             )
         except StoreError as exc:  # InvalidInputError: an unknown role slipped past the parser
             self.report.errors.append(ImportProblem(p.label, p.thread.external_id, str(exc)))
