@@ -15,14 +15,19 @@ import sys
 import threading
 import time
 
-from app.cli.common import EXIT_FAILED, Context
-from store.errors import StoreError
+from app.cli.common import EXIT_FAILED, EXIT_USAGE, Context
+from store.errors import EncryptionKeyError, StoreError
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         ctx = Context(args)
-        ctx.check_database()
+        locked = _needs_unlock(ctx)
+        if not locked:
+            ctx.check_database()
+    except EncryptionKeyError as exc:  # e.g. MEMAPP_PASSPHRASE_COMMAND failed: a setting to fix, not a prompt
+        print(f"memapp: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except StoreError as exc:
         print(f"memapp: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -32,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger().handlers[:] = [TextualHandler()]
     from app.tui.app import MemApp, StoreOpener
 
-    app = MemApp(StoreOpener(ctx.db_path, lambda: ctx.store))
+    app = MemApp(StoreOpener(ctx.db_path, lambda: ctx.store, locked=locked))
     exit_when_the_terminal_goes()
     try:
         app.run()
@@ -49,6 +54,14 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def _needs_unlock(ctx: Context) -> bool:
+    """An encrypted chat.db that neither this process, MEMAPP_PASSPHRASE_COMMAND nor the keyring opens: the
+    app asks on its unlock screen (its checks and migrations then run when the store opens)."""
+    from store.crypto import keys
+
+    return keys.is_encrypted(ctx.db_path) and not keys.unattended(ctx.db_path)
 
 
 EXIT_HANGUP = 129  # 128 + SIGHUP, what a shell reports for a process its closed terminal ended
