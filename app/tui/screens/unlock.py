@@ -1,5 +1,5 @@
-"""The unlock screen: an encrypted chat.db whose passphrase no keyring entry or command gives is opened here,
-before anything reads it.
+"""The unlock screen: an encrypted chat.db is opened here, before anything reads it, with the passphrase
+MEMAPP_PASSPHRASE_COMMAND or the OS keyring gives (the screen then closes by itself), or the one typed.
 
 Why a screen of the app and not a getpass before it starts: the terminal belongs to Textual from the first
 frame, and the app must still draw at once (the first frame is measured, bench/startup.py). The passphrase is
@@ -49,7 +49,30 @@ class UnlockScreen(ModalScreen[bool]):
             yield Static("Enter: unlock   Ctrl+Q: quit", id="unlock-hint", markup=False)
 
     def on_mount(self) -> None:
-        self.query_one("#unlock-input", Input).focus()
+        """First the sources that need nobody (MEMAPP_PASSPHRASE_COMMAND, the OS keyring), in a worker: the
+        screen then closes by itself, or the box takes the passphrase."""
+        box = self.query_one("#unlock-input", Input)
+        box.disabled = True
+        self.checking = True
+        self._say("Looking for the passphrase (MEMAPP_PASSPHRASE_COMMAND, the OS keyring)…")
+        run_in_thread(
+            self,
+            lambda: keys.unattended(self.path),
+            self._looked,
+            group="unlock",
+            description="looking for the passphrase",
+            on_error=lambda _exc: self._looked(False),
+        )
+
+    def _looked(self, found: bool) -> None:
+        self.checking = False
+        if found:
+            self.dismiss(True)
+            return
+        self._say("")
+        box = self.query_one("#unlock-input", Input)
+        box.disabled = False
+        box.focus()
 
     def action_clear(self) -> None:
         self.query_one("#unlock-input", Input).value = ""

@@ -33,7 +33,7 @@ def _app(path: Path) -> tuple[MemApp, list[Store]]:
         opened.append(Store(path, embedder=FakeEmbedder()))
         return opened[-1]
 
-    locked = not keys.unattended(path)
+    locked = keys.is_encrypted(path) and keys.unlocked(path) is None
     return MemApp(StoreOpener(path, open_store, locked=locked), load_model=False, greet=False), opened
 
 
@@ -75,8 +75,12 @@ async def test_remember_puts_it_in_the_keyring_and_the_next_start_needs_no_scree
         s.close()
     assert keys.keyring_get(keys.salt_of(path)) == PASS
     keys.forget_process_keys()
-    again, _ = _app(path)
-    assert again._awaiting_unlock is False  # the keyring opens it: no unlock screen
+    again, opened = _app(path)
+    async with again.run_test(size=(80, 24)) as pilot:  # the keyring opens it: the screen closes by itself
+        await settle(pilot, rounds=6)
+        assert not isinstance(again.screen, UnlockScreen) and again.store_ready
+    for s in opened:
+        s.close()
 
 
 async def test_quitting_from_the_unlock_screen_opens_nothing(tmp_path: Path) -> None:
