@@ -282,8 +282,8 @@ def apply(con: apsw.Connection, path: Path | str) -> None:
     con.execute("PRAGMA temp_store = MEMORY")
     # Every page read from the file is decrypted (and authenticated) on its way into SQLite's page cache: a
     # bigger cache keeps a long-lived connection's pages decrypted, where a plain file's are one memcpy
-    # away in the OS cache (a search's vector scan re-read 3 MB a time: 1.4x the plain search's CPU with
-    # SQLite's 2 MB default, docs/benchmarks/encryption.md). Memory is only taken as pages are read.
+    # away in the OS cache (a search's vector scan re-read its pages each time: 1.17-1.4x the plain search's
+    # CPU with SQLite's 2 MB default, docs/benchmarks/encryption.md). Memory is only taken as pages are read.
     con.execute(f"PRAGMA cache_size = -{ENCRYPTED_CACHE_KIB}")
 
 
