@@ -77,6 +77,21 @@ def test_new_encrypted_database_holds_no_plaintext_in_file_or_wal(tmp_path: Path
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
+def test_the_rollback_journal_and_temp_store_of_an_encrypted_file_hold_no_plaintext(enc_db: Path) -> None:
+    """The journal holds the original pages while a transaction runs (here: ones with MARK in them)."""
+    keys.unlock(enc_db, PASS)
+    con = chat_db.connect(enc_db)
+    assert con.execute("PRAGMA temp_store").fetchall() == [(2,)]  # MEMORY: no temporary files at all
+    con.execute("PRAGMA journal_mode = DELETE").fetchall()
+    con.execute("BEGIN IMMEDIATE")
+    con.execute("UPDATE messages SET content = 'replaced ' || id")
+    journal = enc_db.with_name("chat.db-journal")
+    assert journal.exists() and journal.stat().st_size > 4096
+    assert MARK.encode() not in journal.read_bytes()
+    con.execute("ROLLBACK")
+    con.close()
+
+
 def test_the_passphrase_alone_opens_it_in_sqlite3mc(enc_db: Path) -> None:
     """The file is sqlite3mc's own format: `PRAGMA key = 'passphrase'` opens it, no memapp needed."""
     con = apsw.Connection(str(enc_db))
