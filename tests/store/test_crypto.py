@@ -308,6 +308,24 @@ def test_sealer_is_deterministic_cheap_and_bound_to_the_passphrase(enc_db: Path)
     assert (time.perf_counter() - t0) / 50 < 0.05  # no per-file key derivation (age's scrypt is ~1 s)
 
 
+def test_session_changesets_work_between_encrypted_files(enc_db: Path, tmp_path: Path) -> None:
+    """Sync records and applies SQLite session changesets (apsw.Session): under sqlite3mc, on encrypted files."""
+    keys.unlock(enc_db, PASS)
+    other = tmp_path / "device-b.db"
+    convert.create_encrypted(other, "the other device's own passphrase")
+    src, dst = chat_db.connect(enc_db), chat_db.connect(other)
+    session = apsw.Session(src, "main")
+    session.attach("settings")
+    with src:
+        src.execute("INSERT INTO settings(key, value) VALUES ('synced', ?)", (MARK,))
+    apsw.Changeset.apply(session.changeset(), dst)
+    assert dst.execute("SELECT value FROM settings WHERE key = 'synced'").fetchall() == [(MARK,)]
+    session.close()
+    src.close()
+    dst.close()
+    assert MARK.encode() not in _sidecars(other)
+
+
 def test_sealer_for_a_plain_database_is_none(tmp_path: Path) -> None:
     path = tmp_path / "plain.db"
     _fill(path)
