@@ -15,8 +15,8 @@ import sys
 import threading
 import time
 
-from app.cli.common import EXIT_FAILED, EXIT_USAGE, Context
-from store.errors import EncryptionKeyError, StoreError
+from app.cli.common import EXIT_FAILED, Context
+from store.errors import StoreError
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,9 +25,6 @@ def run(args: argparse.Namespace) -> int:
         locked = _needs_unlock(ctx)
         if not locked:
             ctx.check_database()
-    except EncryptionKeyError as exc:  # e.g. MEMAPP_PASSPHRASE_COMMAND failed: a setting to fix, not a prompt
-        print(f"memapp: {exc}", file=sys.stderr)
-        return EXIT_USAGE
     except StoreError as exc:
         print(f"memapp: {exc}", file=sys.stderr)
         return EXIT_FAILED
