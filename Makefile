@@ -8,9 +8,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test check lint types bench soak clean
 
+# apsw-sqlite3mc provides the `apsw` module in place of `apsw`: a venv made before it came in still has the
+# plain one, and removing that later would delete the module both installed, so it goes first.
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
+	! $(BIN)/pip show -q apsw 2>/dev/null || $(BIN)/pip uninstall -q -y apsw apsw-sqlite3mc
 	$(BIN)/pip install -q -c constraints.txt -e ".[test,dev]"
 	touch $(STAMP)
 

@@ -36,3 +36,8 @@ class PinnedMemoryError(StoreError):
     def __init__(self, memory_id: int) -> None:
         super().__init__(f"memory {memory_id} is pinned")
         self.memory_id = memory_id
+
+
+class EncryptionKeyError(StoreError):
+    """chat.db is encrypted and no passphrase opens it (none found, or a wrong one): nothing was touched.
+    The message never holds the passphrase or the key (store.crypto.keys)."""

@@ -11,6 +11,9 @@ import pytest
 
 from embeddings import FakeEmbedder, SentenceTransformerEmbedder
 from store import Store
+from store.crypto import keys
+
+REPO = Path(__file__).resolve().parent.parent
 
 # The ONNX copy of the model (embeddings.onnx_export) is made once and kept beside the test run, not in
 # the user's cache; it survives between runs, as it would for a user.
@@ -54,9 +57,16 @@ def no_network() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test reads or writes the user's real chat.db or config."""
+    """No test reads or writes the user's real chat.db, config or keyring, and no passphrase carries over
+    from one test to the next (store.crypto.keys holds them per process)."""
     monkeypatch.setenv("MEMAPP_DB", str(tmp_path / "default-chat.db"))
     monkeypatch.setenv("MEMAPP_CONFIG", str(tmp_path / "no-config.toml"))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "tests.keyring_file.FileKeyring")
+    monkeypatch.setenv("MEMAPP_TEST_KEYRING", str(tmp_path / "test-keyring.json"))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.delenv("MEMAPP_PASSPHRASE_COMMAND", raising=False)
+    keys.forget_process_keys()
+    keys.set_prompt(None)
 
 
 @pytest.fixture

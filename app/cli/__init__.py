@@ -37,6 +37,7 @@ COMMAND_MODULES = [
     "profile",
     "conflicts",
     "secrets",
+    "encryption",
 ]
 
 

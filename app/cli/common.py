@@ -1,7 +1,7 @@
 """What every subcommand shares: the store it opens, JSON vs human output, and error exits.
 
 Exit codes: 0 ok; 1 the command ran but something failed (a skipped thread, a refused merge);
-2 bad arguments or a missing id (nothing was written).
+2 bad arguments, a missing id, or no passphrase that opens an encrypted chat.db (nothing was written).
 """
 
 from __future__ import annotations
@@ -21,7 +21,13 @@ import apsw
 from app.text import literal
 from store import db as chat_db
 from store.config import Config, load_config
-from store.errors import DuplicateMemoryError, InvalidInputError, NotFoundError, StoreError
+from store.errors import (
+    DuplicateMemoryError,
+    EncryptionKeyError,
+    InvalidInputError,
+    NotFoundError,
+    StoreError,
+)
 from store.locations import config_path, default_db_path
 
 if TYPE_CHECKING:
@@ -118,11 +124,14 @@ def fail(message: str) -> None:
 def run_command(handler: Callable[[Context], int | None], args: argparse.Namespace) -> int:
     ctx: Context | None = None
     try:
+        from app.cli.passphrase import install_prompt
+
+        install_prompt()  # an encrypted chat.db asks on a terminal, never without one
         ctx = Context(args)
         ctx.require_database()
         code = handler(ctx)
         return EXIT_OK if code is None else code
-    except (UsageError, InvalidInputError, NotFoundError) as exc:
+    except (UsageError, InvalidInputError, NotFoundError, EncryptionKeyError) as exc:
         fail(str(exc))
         return EXIT_USAGE
     except OverflowError:  # an id or count past SQLite's 64-bit integers: nothing can match it

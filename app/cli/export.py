@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from pathlib import Path
 
 from app.cli.common import Context, UsageError
 from store import CATEGORIES
+from store.crypto import keys
 from store.errors import StoreError
 from store.export import save_export, write_export, write_markdown
 from store.files import atomic_write, refuse_database_paths
@@ -40,8 +42,72 @@ def _export_prompt(ctx: Context) -> None:
         print(f"wrote {note} to {path}")
 
 
+def _age_passphrase(ctx: Context) -> str | None:
+    """The passphrase to age-encrypt this export with: chat.db's, when it is encrypted and --plain was not
+    given (everything written beside an encrypted database stays encrypted). None: write it plain."""
+    if ctx.args.plain or not keys.is_encrypted(ctx.db_path):
+        return None
+    if ctx.args.format == "markdown":
+        raise UsageError(
+            f"{ctx.db_path} is encrypted and a Markdown export is plain text: add --plain to write it anyway, "
+            "or export JSON (age-encrypted)"
+        )
+    to_terminal = ctx.args.output in (None, "-") and sys.stdout.isatty()
+    if to_terminal:
+        raise UsageError(
+            f"{ctx.db_path} is encrypted: give a file with -o for an age-encrypted export, or add --plain to "
+            "print it in the clear"
+        )
+    return keys.key_for(ctx.db_path).passphrase
+
+
+def _export_sealed(ctx: Context, passphrase: str) -> None:
+    """JSON or prompt export as an age file (age's passphrase mode: `age -d FILE` with chat.db's passphrase
+    opens it, and `memapp import FILE` restores it). Built in memory, so no plain temporary file is ever
+    written (about twice the export's size in RAM)."""
+    from store.crypto.seal import seal_export
+
+    a = ctx.args
+    text = io.StringIO()
+    scope = {"thread": a.thread, "category": a.category}
+    if a.format == "prompt":
+        from store.prompt_export import prompt_block
+
+        if a.budget < 1:
+            raise UsageError("--budget must be at least 1 token")
+        text.write(prompt_block(ctx.store, a.budget).text)
+        counts: dict[str, int] = {}
+    else:
+        counts = write_export(ctx.store, text, include_embeddings=a.include_embeddings, **scope)
+    sealed = seal_export(text.getvalue().encode("utf-8"), passphrase)
+    del text
+    if a.output in (None, "-"):
+        sys.stdout.buffer.write(sealed)
+        sys.stdout.flush()
+        return
+    path = Path(a.output).expanduser()
+    if path.is_dir():
+        raise UsageError(
+            f"{path} is a folder; the export writes a file (e.g. {path / 'memapp-export.json.age'})"
+        )
+    _refuse_database(path, ctx)
+    with atomic_write(path, binary=True) as fh:
+        fh.write(sealed)
+    ctx.emit(
+        {"file": str(path), "rows": counts, "encrypted": "age"},
+        lambda: print(
+            f"wrote an age-encrypted export to {path} (open it with `age -d` and the passphrase of chat.db, "
+            "or restore it with `memapp import`)"
+        ),
+    )
+
+
 def cmd_export(ctx: Context) -> None:
     a = ctx.args
+    passphrase = _age_passphrase(ctx)
+    if passphrase is not None:
+        _export_sealed(ctx, passphrase)
+        return
     if a.format == "prompt":
         _export_prompt(ctx)
         return
@@ -108,5 +174,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--include-embeddings", action="store_true", help="JSON: include vectors (base64 float32)")
     p.add_argument("--thread", type=int, metavar="ID", help="only this thread")
     p.add_argument("--category", choices=CATEGORIES, help="only memories of this category")
+    p.add_argument(
+        "--plain",
+        action="store_true",
+        help="an encrypted chat.db's export in the clear (without it, JSON and prompt exports are age-encrypted)",
+    )
     p.add_argument("--json", action="store_true", help="report what was written as JSON")
     p.set_defaults(handler=cmd_export)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +18,7 @@ from app.cli.common import EXIT_FAILED, Context, UsageError
 from store.importing.formats import FORMATS
 from store.importing.pipeline import ImportProgress, ImportReport, ImportTotals, count_export, import_paths
 from store.importing.sessions import is_session_path
+from store.scratch import scratch_dir, write_private
 
 
 def cmd_import(ctx: Context) -> int | None:
@@ -35,9 +35,9 @@ def _stdin_as_file(names: list[str]) -> Iterator[list[str]]:
         yield names
         return
     data = sys.stdin.buffer.read()
-    with tempfile.TemporaryDirectory(prefix="memapp-stdin-") as tmp:
-        path = Path(tmp) / "stdin.txt"
-        path.write_bytes(data)
+    with scratch_dir("memapp-stdin-") as tmp:  # private, in memory where possible (store.scratch)
+        path = tmp / "stdin.txt"
+        write_private(path, data)
         yield [str(path) if n == "-" else n for n in names]
 
 

@@ -22,7 +22,9 @@ from store.errors import StoreError
 def run(args: argparse.Namespace) -> int:
     try:
         ctx = Context(args)
-        ctx.check_database()
+        locked = _needs_unlock(ctx)
+        if not locked:
+            ctx.check_database()
     except StoreError as exc:
         print(f"memapp: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -32,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger().handlers[:] = [TextualHandler()]
     from app.tui.app import MemApp, StoreOpener
 
-    app = MemApp(StoreOpener(ctx.db_path, lambda: ctx.store))
+    app = MemApp(StoreOpener(ctx.db_path, lambda: ctx.store, locked=locked))
     exit_when_the_terminal_goes()
     try:
         app.run()
@@ -49,6 +51,15 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def _needs_unlock(ctx: Context) -> bool:
+    """An encrypted chat.db this process has no key for: the app's unlock screen finds one (the command, the
+    keyring) or asks, after the first frame: importing `keyring` and finding its backend alone takes ~0.3 s.
+    The database's checks and migrations then run when the store opens."""
+    from store.crypto import keys
+
+    return keys.is_encrypted(ctx.db_path) and keys.unlocked(ctx.db_path) is None
 
 
 EXIT_HANGUP = 129  # 128 + SIGHUP, what a shell reports for a process its closed terminal ended

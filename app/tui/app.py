@@ -73,6 +73,9 @@ class StoreOpener:
 
     path: Path
     open: Callable[[], Store]
+    locked: bool = False
+    """chat.db is encrypted and no keyring entry or command gives its passphrase: the unlock screen asks
+    for it first (app.tui.screens.unlock), and nothing opens the file before that."""
 
 
 class MemApp(App[None]):
@@ -133,6 +136,7 @@ class MemApp(App[None]):
         self._load_model = load_model
         self._model_started = False
         self._greet = greet
+        self._awaiting_unlock = isinstance(store, StoreOpener) and store.locked
         self._seen_data_version: int | None = None
         self._theme_restored = False
         if isinstance(store, StoreOpener):
@@ -180,14 +184,25 @@ class MemApp(App[None]):
 
     def on_mount(self) -> None:
         self.add_mode(self.DEFAULT_MODE, _OnFirstUse(self.DEFAULT_MODE))  # its screen is already running
+        if self._awaiting_unlock and self._opener is not None:
+            from app.tui.screens.unlock import UnlockScreen
+
+            self.push_screen(UnlockScreen(self._opener.path), self._unlocked)
         if self.store_ready:
             self.refresh_counts()
             self._watch_other_writers()
             self._restore_theme()
 
     def on_ready(self) -> None:
-        if self.store_ready:
-            return
+        if not self.store_ready and not self._awaiting_unlock:
+            self._open_store()
+
+    def _unlocked(self, ok: bool | None) -> None:
+        self._awaiting_unlock = False
+        if ok:
+            self._open_store()
+
+    def _open_store(self) -> None:
         run_in_thread(
             self,
             lambda: self.store,

@@ -34,8 +34,11 @@ import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from embeddings.data_files import data_file
+from store.crypto.keys import export_passphrase
+from store.crypto.seal import AGE_MAGIC, open_export
 from store.errors import StoreError
 from store.export import restore_json
 from store.importing.formats import ImportFormatError, ImportProblem, read_export
@@ -189,20 +192,31 @@ _EXPORT_HEAD = re.compile(rb'^\s*\{\s*"format"\s*:\s*"memapp-export"')
 
 
 def is_memapp_export(path: str | os.PathLike[str]) -> bool:
-    """A file `memapp export` wrote (its first key is "format": "memapp-export")."""
+    """A file `memapp export` wrote (its first key is "format": "memapp-export"), or an age-encrypted one
+    (an encrypted chat.db's export, store.crypto.seal)."""
     try:
         with open(path, "rb") as fp:
-            return bool(_EXPORT_HEAD.match(fp.read(1024).removeprefix(b"\xef\xbb\xbf")))
+            head = fp.read(1024)
     except OSError:  # a folder, or unreadable: the format readers report it
         return False
+    return bool(_EXPORT_HEAD.match(head.removeprefix(b"\xef\xbb\xbf"))) or head.startswith(AGE_MAGIC)
+
+
+def _read_export(store: Store, path: str | os.PathLike[str]) -> Any:
+    """The export's JSON; an age-encrypted one is opened in memory with the passphrase of chat.db (or the
+    one MEMAPP_PASSPHRASE_COMMAND or a prompt gives for a plain chat.db), never through a plain file."""
+    with open(path, "rb") as fp:
+        data = fp.read()
+    if data.startswith(AGE_MAGIC):
+        data = open_export(data, export_passphrase(store.path, Path(path)))
+    return json.loads(data.decode("utf-8-sig"))
 
 
 def _restore(store: Store, path: str | os.PathLike[str], report: ImportReport, *, embed: bool) -> None:
     """`memapp import` of a memapp export restores it whole (same ids) into an empty database; it is one
     transaction, so a refusal or a malformed export writes nothing."""
     try:
-        with open(path, encoding="utf-8-sig") as fp:
-            counts = restore_json(store, json.load(fp))
+        counts = restore_json(store, _read_export(store, path))
     except Exception as exc:  # reported as a skipped file; the transaction rolled back
         report.errors.append(ImportProblem(str(path), None, f"not restored: {describe(exc)}"))
         return

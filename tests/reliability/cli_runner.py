@@ -157,6 +157,25 @@ def _run(main: Any, argv: list[str]) -> int:
     return int(code or 0)
 
 
+def _kill_around(when: str, target: str) -> None:
+    """SIGKILL this process just before or just after every call of `target` ("module:function"): a kill at
+    a named step that is no SQLite write (a rename, a file overwritten with os.pwrite)."""
+    import importlib
+
+    module_name, attr = target.split(":")
+    module = importlib.import_module(module_name)
+    real = getattr(module, attr)
+
+    def killing(*args: Any, **kwargs: Any) -> Any:
+        if when == "before":
+            os.kill(os.getpid(), signal.SIGKILL)
+        result = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGKILL)
+        return result
+
+    setattr(module, attr, killing)
+
+
 def _redirect(fd: int, path: str) -> None:
     target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(target, fd)
@@ -200,10 +219,17 @@ def _zygote(main: Any) -> int:
             try:
                 _redirect(1, request["out"])
                 _redirect(2, request["err"])
+                if request.get("stdin"):
+                    source = os.open(request["stdin"], os.O_RDONLY)
+                    os.dup2(source, 0)
+                    os.close(source)
+                    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - the child's own
                 sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 - the child's own
                 sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
                 if request["fake_embedder"]:
                     _patch_fake_embedder()
+                if request.get("kill_around"):
+                    _kill_around(*request["kill_around"])
                 if request.get("kill_at_write") is not None or request.get("writes_out"):
                     vfs = _count_writes(counter)  # noqa: F841 - registered while it lives
                 code = _run(main, request["argv"])

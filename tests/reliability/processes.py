@@ -168,10 +168,10 @@ class Zygote:
     status to a file, since only a parent can wait for a process.
     """
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, env_extra: dict[str, str] | None = None) -> None:
         self.tmp = tmp
         self.n = 0
-        env = runner_env(tmp)
+        env = {**runner_env(tmp), **(env_extra or {})}
         env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")  # no pools to fork
         self.proc = subprocess.Popen(
             [sys.executable, str(RUNNER), "--zygote"],
@@ -193,9 +193,13 @@ class Zygote:
         tag: str | None = None,
         kill_at_write: int | None = None,
         count_writes: bool = False,
+        stdin: Path | None = None,
+        kill_around: tuple[str, str] | None = None,
     ) -> ForkedJob:
         """Fork a child running `memapp ARGS`. `kill_at_write=N`: it SIGKILLs itself just before its Nth
-        write to a file SQLite writes; `count_writes`: `job.writes()` says how many it made (cli_runner.py)."""
+        write to a file SQLite writes; `count_writes`: `job.writes()` says how many it made (cli_runner.py);
+        `stdin`: a file the child reads as its standard input (e.g. a new passphrase); `kill_around=("before"
+        or "after", "module:function")`: it SIGKILLs itself at that call (a step that is no SQLite write)."""
         self.n += 1
         name = tag or f"job-{self.n}"
         job = ForkedJob(self.tmp / f"{name}.out", self.tmp / f"{name}.err", self.tmp / f"{name}.rc")
@@ -207,6 +211,8 @@ class Zygote:
             "fake_embedder": fake_embedder,
             "kill_at_write": kill_at_write,
             "writes_out": str(job.writes_file) if count_writes else None,
+            "stdin": str(stdin) if stdin is not None else None,
+            "kill_around": list(kill_around) if kill_around else None,
         }
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write((json.dumps(request) + "\n").encode())

@@ -20,9 +20,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from app.text import literal, number, one_line
+from app.text import literal, number, one_line, short_path
 from app.tui.work import run_in_thread
 from store.context.builder import ContextResult, build_context
+from store.crypto import keys
+from store.errors import StoreError
+from store.files import commit_partial, partial_file, refuse_database_paths
 
 if TYPE_CHECKING:
     from app.tui.app import MemApp
@@ -178,33 +181,67 @@ class ContextPreviewScreen(ModalScreen[None]):
             self.notify("The context is still being built.", markup=False)
             return
 
+        db_path = self.memapp.store.path
+
         def chosen(name: str | None) -> None:
             if not name or not name.strip():
                 return
-            path = Path(name.strip()).expanduser()
-            try:
-                if path.exists():
-                    raise FileExistsError(f"{path} already exists: choose a new name")
-                body = (
-                    json.dumps(result.to_json(), ensure_ascii=False, indent=2)
-                    if path.suffix.lower() == ".json"
-                    else context_text(result)
-                )
-                path.write_text(body + "\n", encoding="utf-8")
-            except OSError as exc:
-                self.notify(f"Not saved: {exc}", title="Save", severity="error", markup=False)
-                return
-            self.notify(f"Saved the context to {path.resolve()}.", title="Save", markup=False)
+            run_in_thread(
+                self,
+                lambda: save_context(result, name.strip(), db_path),
+                self._saved,
+                group="save",
+                description="saving the context",
+            )
 
+        folder = short_path(contexts_dir(db_path))
         self.app.push_screen(
             PromptScreen(
                 "Save the context",
-                "File name (.json: the messages as JSON; otherwise text):",
+                f"File name, saved in {folder} unless you give a folder (.json: the messages as JSON; "
+                "otherwise text):",
                 f"context-thread-{self.thread_id}.md",
                 ok="Save",
             ),
             chosen,
         )
+
+    def _saved(self, saved: tuple[Path, bool]) -> None:
+        path, sealed = saved
+        how = " (age-encrypted, as chat.db is: `age -d` and its passphrase open it)" if sealed else ""
+        self.notify(f"Saved the context to {path}{how}.", title="Save", markup=False)
+
+
+def contexts_dir(db_path: Path) -> Path:
+    """Where a context saved by a bare file name goes: beside chat.db (the data folder), not the folder
+    memapp happened to be started in."""
+    return Path(db_path).expanduser().resolve().parent / "contexts"
+
+
+def save_context(result: ContextResult, name: str, db_path: Path) -> tuple[Path, bool]:
+    """Write the built context to `name` (a bare name: under contexts_dir), 0600, whole or not at all, never
+    over an existing file; age-encrypted (".age" added) when chat.db is encrypted. (path, sealed)."""
+    typed = Path(name).expanduser()
+    path = typed if typed.is_absolute() or len(Path(name).parts) > 1 else contexts_dir(db_path) / typed
+    body = (
+        json.dumps(result.to_json(), ensure_ascii=False, indent=2)
+        if path.suffix.lower() == ".json"
+        else context_text(result)
+    ) + "\n"
+    data = body.encode("utf-8")
+    sealed = keys.is_encrypted(db_path)
+    if sealed:
+        from store.crypto.seal import seal_export
+
+        path = path if path.suffix == ".age" else path.with_name(path.name + ".age")
+        data = seal_export(data, keys.key_for(db_path).passphrase)
+    refuse_database_paths(path, db_path)
+    if path.exists():
+        raise StoreError(f"{path} already exists: choose a new name")
+    with partial_file(path, binary=True) as (tmp, fh):  # 0600, folders made 0700
+        fh.write(data)
+    commit_partial(tmp, path, replace=False)
+    return path, sealed
 
 
 def context_text(result: ContextResult) -> str:

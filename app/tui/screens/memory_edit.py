@@ -14,10 +14,8 @@ import os
 import shlex
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
@@ -33,6 +31,7 @@ from app.tui.screens.confirm import ConfirmScreen
 from app.tui.work import run_in_thread
 from store import CATEGORIES, Memory
 from store.errors import DuplicateMemoryError
+from store.scratch import scratch_dir, write_private
 
 if TYPE_CHECKING:
     from app.tui.app import MemApp
@@ -221,11 +220,9 @@ def edit_externally(app: App[object], text: str) -> str | None:
 
     The app is suspended (the terminal handed to the editor) where the driver can do that; under a test
     driver, which cannot, the editor simply runs."""
-    fd, name = tempfile.mkstemp(prefix="memapp-memory-", suffix=".md")
-    path = Path(name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+    with scratch_dir("memapp-memory-") as folder:  # private, in memory where possible (store.scratch)
+        path = folder / "memory.md"
+        write_private(path, text.encode("utf-8"))
         command = [*editor_command(), str(path)]
         try:
             with app.suspend():
@@ -235,8 +232,6 @@ def edit_externally(app: App[object], text: str) -> str | None:
         if code != 0:
             return None
         return path.read_text(encoding="utf-8")
-    finally:
-        path.unlink(missing_ok=True)
 
 
 def open_memory_editor(

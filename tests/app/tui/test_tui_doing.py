@@ -5,6 +5,7 @@ says which phase it is in with counts from the start."""
 from __future__ import annotations
 
 import json
+import stat
 import sys
 from pathlib import Path
 
@@ -127,14 +128,23 @@ async def test_context_preview_copies_and_saves_to_a_file(demo_store: Store, tmp
         assert isinstance(app.screen, PromptScreen)
         await pilot.press("ctrl+a", "ctrl+k", *"ctx.json", "enter")
         await settle(pilot)
-        saved = json.loads((tmp_path / "ctx.json").read_text(encoding="utf-8"))
+        # a bare name lands beside chat.db (the data folder), not in the current folder; private (0600)
+        saved_file = tmp_path / "contexts" / "ctx.json"
+        saved = json.loads(saved_file.read_text(encoding="utf-8"))
         assert saved["messages"] and saved["messages"][-1]["role"] in ("user", "assistant")
+        assert stat.S_IMODE(saved_file.stat().st_mode) == 0o600
+        assert stat.S_IMODE(saved_file.parent.stat().st_mode) == 0o700
         await pilot.press("ctrl+s")
         await settle(pilot)
         await pilot.press("enter")  # the default name: text
         await settle(pilot)
-        [text_file] = tmp_path.glob("context-thread-*.md")
+        [text_file] = (tmp_path / "contexts").glob("context-thread-*.md")
         assert text_file.read_text(encoding="utf-8").startswith("## ")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await pilot.press("ctrl+a", "ctrl+k", *str(tmp_path / "elsewhere" / "given.md"), "enter")
+        await settle(pilot)
+        assert (tmp_path / "elsewhere" / "given.md").read_text(encoding="utf-8").startswith("## ")
 
 
 async def test_an_import_names_its_phases_with_counts_from_the_start(
