@@ -99,7 +99,7 @@ def test_a_reversal_is_added_and_supersedes_instead_of_merging(store: Store) -> 
     assert kept.valid_until == pytest.approx(res.memory.valid_from)
     assert events(store, old.id) == ["add", "supersede"]
     sup = store.memory_history(old.id)[-1].new
-    assert sup is not None and sup["relation"] == "reversal" and "swapped preference" in sup["reasons"]
+    assert sup is not None and sup["relation"] == "reversal" and "the preference is the other way round" in sup["reasons"]
     # listed, resolved, and undoable: the automatic decision is in the queue's history
     auto = list_conflicts(store, status="resolved")
     assert [(c.new_id, c.old_id, c.resolution) for c in auto] == [(res.memory.id, old.id, "new")]
