@@ -61,6 +61,10 @@ class MemoriesMixin(TimelineMixin):
         else:
             self._put_vector(m, vec)
 
+    def put_memory_vector(self, memory_id: int, vec: Any) -> None:
+        """Store `vec` as the memory's vector (inside the caller's transaction)."""
+        self._put_vector(self.get_memory(memory_id), vec)
+
     def _put_vector(self, memory: Memory, vec: Any) -> None:
         if vec is None:
             return

@@ -31,6 +31,24 @@ class Slot:
     kind: str  # one | many | ask
     en: re.Pattern[str] | None
     zh: re.Pattern[str] | None = None
+    vocab: str = ""  # words that say this slot in other ways: to find the memories stating it
+
+
+VOCAB = {
+    "residence": "live lives living based moved move relocated home flat apartment 住 搬",
+    "employer": "work works job employer company joined hired left freelance freelancing contractor 工作 上班 离职",
+    "manager": "manager boss reports 经理 领导",
+    "age": "age old years turned birthday 岁",
+    "partner": "married engaged dating single partner wife husband separated 单身 订婚 结婚",
+    "role": "title role promoted position",
+    "team": "team",
+    "school": "school year grade nursery 年级 小学",
+    "plan": "plan subscription membership",
+    "bank": "bank",
+    "doctor": "doctor gp therapist",
+    "timezone": "timezone zone",
+    "contact": "phone email address",
+}
 
 
 def _en(pattern: str) -> re.Pattern[str]:
@@ -124,6 +142,13 @@ ONE_LABELS = words(
     """manager main editor editor timezone title team shell os car phone laptop relationship age address
     home address indent gym rent salary weight theme"""
 )
+
+
+def vocabulary(name: str) -> list[str]:
+    """The words that find memories stating slot `name` (a "Label:" slot: its label's words)."""
+    if name.startswith("label:"):
+        return name[6:].split()
+    return VOCAB.get(name, "").split()
 
 
 def slot_kind(name: str) -> str:

@@ -24,6 +24,8 @@ from store.memory_rows import MemoryRowsMixin
 from store.records import Memory, json_dumps, now
 from store.truth.classify import DEFAULT, Neighbour, Plan, Thresholds, Verdict, plan
 from store.truth.lexicon import HAS_CJK, STOPWORDS, TOKEN
+from store.truth.reading import read
+from store.truth.slots import MANY, vocabulary
 
 if TYPE_CHECKING:
     import numpy as np
@@ -71,6 +73,15 @@ class Source:
         }
 
 
+def content_words(text: str) -> list[str]:
+    """The words of `text` worth looking up in the keyword index (CJK: each character)."""
+    return [
+        w
+        for w in {*TOKEN.findall(text)}
+        if HAS_CJK.match(w) or (len(w) > 1 and w.casefold() not in STOPWORDS)
+    ]
+
+
 class TimelineMixin(MemoryRowsMixin):
     # -- classification on add / edit ----------------------------------------------------------------
 
@@ -93,9 +104,11 @@ class TimelineMixin(MemoryRowsMixin):
             for mid, sim in self.vectors.knn_memories(vec, NEIGHBOURS + 1):
                 if sim >= FLOOR and mid != exclude:
                     sims[mid] = float(sim)
-        for mid in self.keyword_neighbours(content, NEIGHBOURS):
-            if mid != exclude and mid not in sims:
-                sims[mid] = None if vec is None else self.cosine_to(mid, vec)
+        slot_words = [w for hit in read(content).slots if hit.kind != MANY for w in vocabulary(hit.name)]
+        for words in (content_words(content), slot_words):
+            for mid in self.keyword_neighbours(words, NEIGHBOURS):
+                if mid != exclude and mid not in sims:
+                    sims[mid] = None if vec is None else self.cosine_to(mid, vec)
         if not sims:
             return Plan()
         rows = {
@@ -116,16 +129,11 @@ class TimelineMixin(MemoryRowsMixin):
         ]
         return plan(content, category, neighbours, thresholds, allow_merge=allow_merge)
 
-    def keyword_neighbours(self, content: str, limit: int) -> list[int]:
-        """Current memories sharing content words with `content`, best first (FTS5 BM25)."""
-        words = [
-            w
-            for w in {*TOKEN.findall(content)}
-            if HAS_CJK.match(w) or (len(w) > 1 and w.casefold() not in STOPWORDS)
-        ]
+    def keyword_neighbours(self, words: list[str], limit: int) -> list[int]:
+        """Current memories holding any of `words`, best first (FTS5 BM25)."""
         if not words:
             return []
-        expr = " OR ".join('"' + w.replace('"', '""') + '"' for w in sorted(words)[:32])
+        expr = " OR ".join('"' + w.replace('"', '""') + '"' for w in sorted(set(words))[:48])
         try:
             rows = self.con.execute(
                 "SELECT f.rowid FROM fts_memories f JOIN long_term_memories m ON m.id = f.rowid "
