@@ -16,6 +16,7 @@ from typing import Any
 
 from store.records import CATEGORIES, Memory, iso, now
 from store.store import Store
+from store.truth.current import current_memories
 
 DEFAULT_BUDGET = 1500
 _HEADINGS = {"preference": "Preferences", "project": "Projects", "skill": "Skills", "fact": "About me"}
@@ -44,8 +45,9 @@ class PromptBlock:
 
 
 def ranked_memories(store: Store) -> list[Memory]:
-    """Every active memory, best first: pinned, importance, times used, last updated."""
-    memories = store.list_memories(limit=1_000_000)
+    """Every current memory (store.truth.current: never a superseded one), best first: pinned,
+    importance, times used, last updated."""
+    memories = list(current_memories(store))
     return sorted(memories, key=lambda m: (not m.pinned, -m.importance, -m.access_count, -m.updated_at, m.id))
 
 

@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 from store.context.tier1 import memory_line
 from store.errors import InvalidInputError
 from store.records import Memory
+from store.truth.current import current_memories
 
 if TYPE_CHECKING:
     from store.store import Store
 
 HEADER = "[Long-term memories about the user]"
-PAGE = 256  # memories read per query, in standing order
 MAX_SKIPS = 2000  # stop looking once this many memories in a row did not fit (the rest are no likelier to)
 
 
@@ -62,14 +62,8 @@ class Profile:
 
 
 def _by_standing(store: Store) -> Iterator[Memory]:
-    offset = 0
-    while True:
-        # Only current memories: one a newer memory superseded (store.truth) is not who the user is now.
-        page = store.list_memories(order="standing", state="current", limit=PAGE, offset=offset)
-        yield from page
-        if len(page) < PAGE:
-            return
-        offset += PAGE
+    # Only current memories (store.truth.current): a superseded one is not who the user is now.
+    return current_memories(store, order="standing")
 
 
 def _text(chosen: list[tuple[Memory, str]]) -> str:

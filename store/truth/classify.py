@@ -72,7 +72,7 @@ class Thresholds:
     overlap: float = 0.6
     slot_paraphrase: float = 0.45  # the same slot and value, worded differently
     offer: float = 0.72  # close but cannot merge silently: ask, offering the merge
-    update: float = 0.3  # a changed name or number with a change cue
+    update: float = 0.5  # a changed name or number with a change cue (and shared words)
     zh_related: float = 0.2
     zh_duplicate: float = 0.95
     zh_paraphrase: float = 0.6
@@ -164,7 +164,12 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
             "the same sentence with another value",
             "nothing says the old one stopped being true",
         )
-    if e.cues and (e.names_changed or e.numbers_changed) and sim >= (t.zh_update if e.cjk else t.update):
+    if (
+        e.cues
+        and (e.names_changed or e.numbers_changed)
+        and sim >= (t.zh_update if e.cjk else t.update)
+        and (e.cjk or e.overlap >= 0.3)
+    ):
         return verdict("update", "supersede", "a changed name or number", _cue_reason(e))
     return _paraphrase_or_both(e, sim, t, verdict)
 
@@ -219,7 +224,9 @@ def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) ->
     para = t.zh_paraphrase if e.cjk else t.paraphrase
     para_overlap = t.zh_paraphrase_overlap if e.cjk else t.paraphrase_overlap
     slot_para = t.zh_slot_paraphrase if e.cjk else t.slot_paraphrase
-    if e.cues and (e.new_extra or detail):
+    if e.cues and (e.new_extra or detail):  # a change is never merged: ask when close, else keep both
+        if sim < (t.zh_offer if e.cjk else t.offer) and not same_value:
+            return verdict("distinct", "add")
         return verdict(
             "unsure", "review", "close to the old one, and the new one says something changed", _cue_reason(e)
         )

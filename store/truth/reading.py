@@ -385,7 +385,9 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
             break
     label = LABEL.match(text)
     if label and not cjk:
-        name = " ".join(stem(w) for w in TOKEN.findall(label.group(1).casefold()) if w not in SELF)
+        name = " ".join(
+            stem(w) for w in TOKEN.findall(label.group(1).casefold()) if w not in SELF and w not in NOT_TERMS
+        )
         kind = ONE if any(w in ONE_LABELS for w in label.group(1).casefold().split()) else ASK
         rest = text[label.end() - 1 :]
         value = frozenset(_plain_terms(rest, cjk)) | _numbers(rest, TOKEN.findall(rest))
