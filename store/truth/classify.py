@@ -154,7 +154,14 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
         tool, old_v, new_v = e.version
         return verdict("update", "supersede", f"a new version of {tool}: {old_v} → {new_v}", _cue_reason(e))
     if e.frame and e.number_only and e.numbers_changed:
-        return verdict("update", "supersede", "the same sentence with another number", _cue_reason(e))
+        if e.cues:
+            return verdict("update", "supersede", "the same sentence with another number", _cue_reason(e))
+        return verdict(
+            "unsure",
+            "review",
+            "the same sentence with another number",
+            "nothing says the old one stopped being true",
+        )
     if e.frame and (e.names_changed or e.numbers_changed or (e.new_extra and not e.number_only)):
         if e.cues:
             return verdict("update", "supersede", "the same sentence with another value", _cue_reason(e))

@@ -29,6 +29,19 @@ if TYPE_CHECKING:
     from store.store import Store
 
 KEEPS = ("new", "old", "both", "merge")
+# What each answer does, in the words the card and the CLI use.
+OPTION_WORDS = {
+    "new": "newer replaces older",
+    "both": "keep both",
+    "merge": "merge into one memory",
+    "old": "keep the older one only",
+}
+HEADLINES = {
+    "reversal": "The newer memory says the opposite of the older one.",
+    "update": "The newer memory may replace the older one.",
+    "paraphrase": "The two may say the same thing.",
+    "unsure": "These two are about the same thing, and something differs.",
+}
 COLUMNS = "id, new_id, old_id, relation, similarity, reasons, status, resolution, created_at, resolved_at"
 
 
@@ -52,6 +65,19 @@ class Conflict:
         """The resolution the classifier leans to (the TUI's default button)."""
         return {"reversal": "new", "update": "new", "paraphrase": "merge"}.get(self.relation, "both")
 
+    @property
+    def explanation(self) -> str:
+        """Why this pair was raised, in plain words (the conflict card, `memapp conflicts`, MCP)."""
+        head = HEADLINES.get(self.relation, HEADLINES["unsure"])
+        why = "; ".join(self.reasons)
+        done = "" if self.status == "open" else f" You chose: {OPTION_WORDS.get(self.resolution or '', '?')}."
+        automatic = (
+            " memapp decided this on its own; you can change it."
+            if self.status == "resolved" and self.resolution == "new" and self.resolved_at == self.created_at
+            else ""
+        )
+        return f"{head}{f' Why: {why}.' if why else ''}{done}{automatic}"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -61,6 +87,7 @@ class Conflict:
             "status": self.status,
             "resolution": self.resolution,
             "suggested": self.suggested,
+            "explanation": self.explanation,
             "created_at": iso(self.created_at),
             "resolved_at": iso(self.resolved_at),
             "new": self.new.to_json(),
@@ -130,7 +157,7 @@ def open_conflict_ids(store: Store) -> dict[int, int]:
     return out
 
 
-def resolve_conflict(store: Store, conflict_id: int, keep: str) -> Conflict:
+def resolve_conflict(store: Store, conflict_id: int, keep: str, *, content: str | None = None) -> Conflict:
     """Apply the user's decision (see the module docstring). One transaction; history on both memories.
 
     A conflict can be decided again: the previous decision is undone first (a merge gives the old memory
@@ -138,13 +165,19 @@ def resolve_conflict(store: Store, conflict_id: int, keep: str) -> Conflict:
     keeps the old wording (issue 31.10). The same decision again changes nothing and writes no history."""
     if keep not in KEEPS:
         raise InvalidInputError(f"unknown resolution {keep!r}: use one of {', '.join(KEEPS)}")
+    if content is not None and (keep != "merge" or not content.strip()):
+        raise InvalidInputError("a text of your own goes with --keep merge, and it cannot be empty")
     c = get_conflict(store, conflict_id)
     unmerge = _merged_away(store, c) if c.resolution == "merge" and keep != "merge" else None
     vec = store.embed_texts([unmerge]) if unmerge is not None else None
+    own_vec = store.embed_texts([content.strip()]) if content is not None else None
     with store.con:
         c = get_conflict(store, conflict_id)
-        if c.status == "resolved" and c.resolution == keep:
+        if c.status == "resolved" and c.resolution == keep and content is None:
             return c
+        if content is not None and c.resolution == "merge":
+            _undo(store, c, keep, vec, now())
+            c = get_conflict(store, conflict_id)
         t = now()
         if c.resolution in ("merge", "old"):
             _undo(store, c, keep, vec, t)
@@ -162,7 +195,7 @@ def resolve_conflict(store: Store, conflict_id: int, keep: str) -> Conflict:
             if keep == "old":
                 store.delete_memory(new.id, reason=f"conflict {c.id}: kept memory {old.id}")
         else:
-            _merge(store, c, t)
+            _merge(store, c, t, content.strip() if content is not None else None, own_vec)
         store.con.execute(
             "UPDATE memory_conflicts SET status = 'resolved', resolution = ?, resolved_at = ? WHERE id = ?",
             (keep, t, c.id),
@@ -195,34 +228,43 @@ def _keep_new(store: Store, c: Conflict, t: float) -> None:
         )
 
 
-def _merge(store: Store, c: Conflict, t: float) -> None:
-    """The old row takes the new wording; the new row goes to the trash."""
+def _merge(store: Store, c: Conflict, t: float, own: str | None = None, own_vec: Any = None) -> None:
+    """The old row takes the new wording (or the user's own, `own`: then it counts as edited by hand);
+    the new row goes to the trash."""
     new, old = c.new, c.old
     _reinstate_if(store, old, new.id)
     importance = max(old.importance, new.importance)
+    text = own if own is not None else new.content
     store.con.execute(
         "UPDATE long_term_memories SET content = ?, content_hash = ?, importance = ?, pinned = ?, "
-        "token_count = ?, updated_at = ? WHERE id = ?",
+        "token_count = ?, updated_at = ?, user_edited = user_edited OR ? WHERE id = ?",
         (
-            new.content,
-            content_hash(new.content),
+            text,
+            content_hash(text),
             importance,
             int(old.pinned or new.pinned),
-            new.token_count,
+            store.tokens.count(text),
             t,
+            int(own is not None),
             old.id,
         ),
     )
-    store.reindex_memory(old.id, new.id)
+    if own is None:
+        store.reindex_memory(old.id, new.id)
+    else:
+        store.reindex_memory(old.id)
+        if own_vec is not None:
+            store.put_memory_vector(old.id, own_vec[0])
     store.record_history(
         old.id,
         "merge",
         {"content": old.content, "importance": old.importance, "pinned": old.pinned},
         {
-            "content": new.content,
+            "content": text,
             "importance": importance,
             "pinned": old.pinned or new.pinned,
             "from": new.id,
+            **({"edited": True} if own is not None else {}),
         },
     )
     store.delete_memory(new.id, reason=f"conflict {c.id}: merged into memory {old.id}")

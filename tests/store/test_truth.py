@@ -50,7 +50,7 @@ def events(store: Store, memory_id: int) -> list[str]:
             0.85,
             "update",
         ),
-        ("My PIN is 1234", "My PIN is 9876", 0.95, "update"),
+        ("My PIN is 1234", "My PIN is 9876", 0.95, "unsure"),  # one value, but nothing says it changed: ask
         (
             "Prefers open-source tools that can be scripted from cron or systemd (chose restic over borg).",
             "I prefer open-source tools I can script from cron or systemd.",
