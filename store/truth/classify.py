@@ -26,11 +26,13 @@ cosine (the model's vocabulary is English). Thresholds were tuned on the tune ha
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from store.truth.compare import Evidence, compare
-from store.truth.reading import Reading, read
+from store.truth.lexicon import CJK, TOKEN
+from store.truth.reading import Reading, read, stem
 from store.truth.slots import MANY, ONE
 
 RELATIONS = ("duplicate", "paraphrase", "reversal", "update", "unsure", "distinct", "unrelated")
@@ -115,9 +117,16 @@ def _slot_words(e: Evidence) -> str:
 
 
 def _values(e: Evidence) -> str:
+    """The words that differ between the two values, as the user wrote them: "Berlin → Lisbon"."""
     if e.slot is None or e.new_slot is None:
         return ""
-    return f"{' '.join(sorted(e.slot.value))} → {' '.join(sorted(e.new_slot.value))}"
+    old_only, new_only = e.slot.value - e.new_slot.value, e.new_slot.value - e.slot.value
+    return f"{_shown(e.old_text, old_only)} → {_shown(e.new_text, new_only)}"
+
+
+def _shown(text: str, stems: frozenset[str]) -> str:
+    words = [w for w in TOKEN.findall(text) if stem(w) in stems or w in stems]
+    return re.sub(f"(?<=[{CJK}]) (?=[{CJK}])", "", " ".join(dict.fromkeys(words))) or "…"
 
 
 def _cue_words(e: Evidence) -> str:
@@ -202,7 +211,7 @@ def _contradiction(e: Evidence, sim: float, t: Thresholds) -> str | None:
 
 def _by_slot(e: Evidence) -> tuple[str, str, str] | None:
     """Both state the same kind of fact with different values: replace, add up, or ask."""
-    if not e.slot_changed or e.slot is None:
+    if not e.slot_changed or e.slot is None or e.new_slot is None:
         return None
     what = _slot_words(e)
     kind = e.slot.kind

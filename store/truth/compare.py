@@ -43,6 +43,8 @@ class Evidence:
     subjects: frozenset[str]  # both texts' subject words (never a slot's value)
     close: bool = False  # the caller's similarity says the texts mean nearly the same (set by classify)
     shared_denied: frozenset[str] = frozenset()  # terms both texts deny ("no tabs" / "never uses tabs")
+    old_text: str = ""
+    new_text: str = ""
 
     @property
     def same_slot(self) -> bool:
@@ -189,4 +191,6 @@ def compare(a: Reading, b: Reading) -> Evidence:
         anchors=a.names | b.names | a.numbers | b.numbers,
         subjects=a.subject | b.subject,
         shared_denied=frozenset(t for t in shared if t in a.negated and t in b.negated),
+        old_text=a.text,
+        new_text=b.text,
     )

@@ -70,13 +70,15 @@ class Conflict:
         """Why this pair was raised, in plain words (the conflict card, `memapp conflicts`, MCP)."""
         head = HEADLINES.get(self.relation, HEADLINES["unsure"])
         why = "; ".join(self.reasons)
-        done = "" if self.status == "open" else f" You chose: {OPTION_WORDS.get(self.resolution or '', '?')}."
-        automatic = (
-            " memapp decided this on its own; you can change it."
-            if self.status == "resolved" and self.resolution == "new" and self.resolved_at == self.created_at
-            else ""
-        )
-        return f"{head}{f' Why: {why}.' if why else ''}{done}{automatic}"
+        automatic = self.status == "resolved" and self.resolved_at == self.created_at
+        choice = OPTION_WORDS.get(self.resolution or "", "?")
+        if self.status == "open":
+            done = " Nothing changes until you choose."
+        elif automatic:
+            done = f" memapp was sure and chose: {choice}. You can change it."
+        else:
+            done = f" You chose: {choice}."
+        return f"{head}{f' Why: {why}.' if why else ''}{done}"
 
     def to_json(self) -> dict[str, Any]:
         return {

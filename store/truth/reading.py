@@ -390,8 +390,8 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
         )
         kind = ONE if any(w in ONE_LABELS for w in label.group(1).casefold().split()) else ASK
         rest = text[label.end() - 1 :]
-        value = frozenset(_plain_terms(rest, cjk)) | _numbers(rest, TOKEN.findall(rest))
-        hits.insert(0, SlotHit("label:" + name, kind, value))
+        label_value = frozenset(_plain_terms(rest, cjk)) | _numbers(rest, TOKEN.findall(rest))
+        hits.insert(0, SlotHit("label:" + name, kind, label_value))
     return tuple(hits)
 
 

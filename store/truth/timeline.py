@@ -143,7 +143,7 @@ class TimelineMixin(MemoryRowsMixin):
             ).fetchall()
         except apsw.SQLError:  # a word the tokenizer cannot take: the KNN alone decides
             return []
-        return [int(r[0]) for r in rows]
+        return [int(str(r[0])) for r in rows]
 
     def cosine_to(self, memory_id: int, vec: np.ndarray) -> float | None:
         other = self.vectors.vector("memories", memory_id)

@@ -75,14 +75,20 @@ class ConflictReviewScreen(ModalScreen[str | None]):
                 markup=False,
             )
             yield Static(c.old.content, id="conflict-old-text", markup=False)
-            with Horizontal(id="conflict-buttons"):
-                for keep, label in LABELS.items():
-                    yield Button(
-                        label, id=f"keep-{keep}", variant="primary" if keep == c.suggested else "default"
-                    )
-            yield Static(
-                "Nothing changes until you choose. Esc: decide later.", id="conflict-later", markup=False
-            )
+            # Two rows of compact buttons: all five fit on an 80-column terminal.
+            for row, keeps in (
+                ("conflict-buttons", ("new", "both", "merge")),
+                ("conflict-buttons-2", ("edit", "old")),
+            ):
+                with Horizontal(id=row, classes="conflict-buttons"):
+                    for keep in keeps:
+                        yield Button(
+                            LABELS[keep],
+                            id=f"keep-{keep}",
+                            variant="primary" if keep == c.suggested else "default",
+                            compact=True,
+                        )
+            yield Static("Esc: decide later.", id="conflict-later", markup=False)
 
     def on_mount(self) -> None:
         self.query_one(f"#keep-{self.conflict.suggested}", Button).focus()

@@ -3,7 +3,7 @@ and the editor's source line that opens the message a memory came from."""
 
 from __future__ import annotations
 
-from textual.widgets import DataTable, Select, Static
+from textual.widgets import Button, DataTable, Select, Static
 
 from app.tui.screens.conflict_review import ConflictReviewScreen
 from app.tui.screens.memories import MemoriesScreen
@@ -177,7 +177,7 @@ async def test_the_card_says_why_and_edit_writes_one_memory_in_the_users_words(t
         why = str(review.query_one("#conflict-why", Static).render())
         assert why.startswith("These two are about the same thing, and something differs. Why:")
         assert "nothing says the old one stopped being true" in why
-        labels = [str(b.label) for b in review.query("Button")]
+        labels = [str(b.label) for b in review.query(Button)]
         assert labels[:4] == ["Newer replaces older (n)", "Keep both (b)", "Merge (m)", "Edit… (e)"]
         await pilot.press("e")
         await settle(pilot)
