@@ -74,7 +74,9 @@ class Thresholds:
     overlap: float = 0.6
     slot_paraphrase: float = 0.45  # the same slot and value, worded differently
     offer: float = 0.72  # close but cannot merge silently: ask, offering the merge
-    update: float = 0.5  # a changed name or number with a change cue (and shared words)
+    anchored_merge: float = 0.55  # ... sharing a name or number and nothing that clashes
+    anchored_offer: float = 0.55
+    update: float = 0.4  # a changed name or number with a change cue (and shared words)
     zh_related: float = 0.2
     zh_duplicate: float = 0.95
     zh_paraphrase: float = 0.6
@@ -204,8 +206,10 @@ def _contradiction(e: Evidence, sim: float, t: Thresholds) -> str | None:
         rest = len(e.old_extra) <= max(1, len(e.flips)) or len(e.flips) >= 2
         if rest or e.cues:
             return f"one says the opposite of the other about {', '.join(f'“{f}”' for f in e.flips)}"
-    if e.antonym is not None and len(e.old_extra) <= 1 and len(e.new_extra) <= 1:
-        return f"opposite words ({e.antonym})"
+    if e.antonym is not None:
+        old_rest, new_rest = e.old_extra - e.antonym_words, e.new_extra - e.antonym_words
+        if (len(old_rest) <= 1 and len(new_rest) <= 1) or (e.cues and len(old_rest) <= 1):
+            return f"opposite words ({e.antonym})"
     return None
 
 
@@ -215,8 +219,17 @@ def _by_slot(e: Evidence) -> tuple[str, str, str] | None:
         return None
     what = _slot_words(e)
     kind = e.slot.kind
-    if kind == ONE:
+    partial = bool(e.slot.value & e.new_slot.value - e.subjects)
+    if kind == ONE and (e.cues or not partial):
         return "update", "supersede", f"both say {what}, which holds one value at a time ({_values(e)})"
+    if kind == ONE:  # "near the sea" / "close to the sea": the same value, or another one? Ask.
+        return (
+            "unsure",
+            "review",
+            f"both say {what} ({_values(e)}); nothing says the old one stopped being true",
+        )
+    if kind == MANY and e.replaces:
+        return "update", "supersede", f"{what}: the new one says it took the old one's place ({_values(e)})"
     if kind == MANY:
         return "distinct", "add", f"{what}: one of many that can be true at once ({_values(e)})"
     if e.cues:
@@ -257,7 +270,21 @@ def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) ->
             or (same_value and sim >= slot_para)
         ):
             return verdict("paraphrase", "merge", "the same fact in other words")
-    if sim >= (t.zh_offer if e.cjk else t.offer) or (same_value and sim >= slot_para):
+    # The same name or number, nothing that clashes, and only a word or two worded differently.
+    anchored = bool(e.shared_anchors) and not changed and e.overlap >= 0.5 and not e.cjk
+    if (
+        anchored
+        and not detail
+        and sim >= t.anchored_merge
+        and len(e.old_extra) <= 2
+        and len(e.new_extra) <= 2
+    ):
+        return verdict("paraphrase", "merge", "the same fact in other words (the same name or number)")
+    if (
+        sim >= (t.zh_offer if e.cjk else t.offer)
+        or (same_value and sim >= slot_para)
+        or (anchored and sim >= t.anchored_offer and not e.cjk)
+    ):
         return verdict(
             "paraphrase", "review", "close in meaning, but one of them says something the other does not"
         )

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from store.truth.lexicon import ANTONYMS_EN, ANTONYMS_ZH, STOPWORDS, ZH_DIGITS
-from store.truth.reading import Reading, SlotHit
+from store.truth.lexicon import ANTONYMS_EN, ANTONYMS_ZH, MONTHS, STOPWORDS, ZH_DIGITS
+from store.truth.reading import Reading, SlotHit, stem
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +22,8 @@ class Evidence:
     flips: tuple[str, ...]  # terms one text denies and the other affirms
     agrees: bool  # the new text turns down what the old one ranked lower: the same opinion
     swapped: bool  # "X over Y" / "Y over X"
-    antonym: str | None  # "light/dark", with nothing else changed
+    antonym: str | None  # "light/dark"
+    antonym_words: frozenset[str]  # the words of every antonym pair found
     slot: SlotHit | None  # the old text's hit of a slot both state
     new_slot: SlotHit | None
     version: tuple[str, str, str] | None  # (tool, old version, new version)
@@ -33,6 +34,7 @@ class Evidence:
     frame: bool  # the same sentence with short stretches replaced, nothing inserted or deleted
     number_only: bool  # ... and only numbers were replaced
     cues: tuple[str, ...]  # change cues of the new text the old one lacks
+    replaces: bool  # the new text says one value took another's place
     still: bool  # the new text says "still"
     old_extra: frozenset[str]  # content terms only the old text has
     new_extra: frozenset[str]
@@ -43,6 +45,7 @@ class Evidence:
     subjects: frozenset[str]  # both texts' subject words (never a slot's value)
     close: bool = False  # the caller's similarity says the texts mean nearly the same (set by classify)
     shared_denied: frozenset[str] = frozenset()  # terms both texts deny ("no tabs" / "never uses tabs")
+    shared_anchors: frozenset[str] = frozenset()  # names and numbers both texts hold
     old_text: str = ""
     new_text: str = ""
 
@@ -98,6 +101,19 @@ def _qualifiers(a: Reading, b: Reading) -> tuple[str, str] | None:
     return None
 
 
+def _antonym_words(a: Reading, b: Reading) -> tuple[str | None, frozenset[str]]:
+    """The first antonym pair the texts hold on opposite sides, and every word of such pairs (stemmed):
+    "short and concise" / "long and detailed" differ by antonyms alone."""
+    first = _antonym(a, b)
+    pairs = ANTONYMS_ZH if (a.cjk or b.cjk) else ANTONYMS_EN
+    words: set[str] = set()
+    for x, y in pairs:
+        for p, q in ((x, y), (y, x)):
+            if (p in a.tokens or p in a.text) and (q in b.tokens or q in b.text):
+                words.update((stem(p), stem(q), p, q, *p, *q) if (a.cjk or b.cjk) else (stem(p), stem(q)))
+    return first, frozenset(words)
+
+
 def _antonym(a: Reading, b: Reading) -> str | None:
     if a.cjk or b.cjk:
         for x, y in ANTONYMS_ZH:
@@ -117,7 +133,12 @@ def _swapped(a: Reading, b: Reading) -> bool:
     for winner, loser in a.preferences:
         if any(l2 == winner or w2 == loser for w2, l2 in b.preferences):
             return True
-    return False
+    # The new text prefers something the old one never named over what the old one preferred
+    # ("Prefers remote work" -> "Prefers working in the office over remote work").
+    return (
+        any(loser in a.content and winner not in a.content for winner, loser in b.preferences)
+        and not a.preferences
+    )
 
 
 def _agrees(a: Reading, b: Reading) -> bool:
@@ -132,7 +153,7 @@ def _frame(a: Reading, b: Reading) -> tuple[bool, bool]:
     if not ops or any(tag != "replace" for tag, *_ in ops):
         return False, False
     words = [t for _, i1, i2, j1, j2 in ops for t in (*x[i1:i2], *y[j1:j2])]
-    number_only = all(w[0].isdigit() or w in ZH_DIGITS or w in "十百千万" for w in words)
+    number_only = all(w[0].isdigit() or w in ZH_DIGITS or w in "十百千万" or w in MONTHS for w in words)
     if len(ops) > 1 and not number_only:
         return False, False
     if any(i2 - i1 > 3 or j2 - j1 > 3 for _, i1, i2, j1, j2 in ops):
@@ -164,6 +185,7 @@ def compare(a: Reading, b: Reading) -> Evidence:
     tools_a, tools_b = dict(a.versions), dict(b.versions)
     version = next(((t, tools_a[t], v) for t, v in tools_b.items() if t in tools_a and tools_a[t] != v), None)
     frame, number_only = _frame(a, b)
+    antonym, antonym_words = _antonym_words(a, b)
     sizes = len(a.content) + len(b.content)
     return Evidence(
         other_subject=_other_subject(a, b),
@@ -171,7 +193,8 @@ def compare(a: Reading, b: Reading) -> Evidence:
         flips=flips,
         agrees=agrees,
         swapped=_swapped(a, b),
-        antonym=_antonym(a, b),
+        antonym=antonym,
+        antonym_words=antonym_words,
         slot=slot,
         new_slot=new_slot,
         version=version,
@@ -182,6 +205,7 @@ def compare(a: Reading, b: Reading) -> Evidence:
         frame=frame,
         number_only=number_only,
         cues=tuple(c for c in b.cues if c not in a.cues),
+        replaces=b.replaces and not a.replaces,
         still=b.still,
         old_extra=a.content - b.content,
         new_extra=b.content - a.content,
@@ -191,6 +215,7 @@ def compare(a: Reading, b: Reading) -> Evidence:
         anchors=a.names | b.names | a.numbers | b.numbers,
         subjects=a.subject | b.subject,
         shared_denied=frozenset(t for t in shared if t in a.negated and t in b.negated),
+        shared_anchors=(a.names | a.numbers) & (b.names | b.numbers | b.content),
         old_text=a.text,
         new_text=b.text,
     )

@@ -45,7 +45,7 @@ NEGATORS = words(
     werent wont cant couldnt wouldnt shouldnt havent hasnt hadnt don't doesn't didn't isn't aren't
     wasn't weren't won't can't couldn't wouldn't shouldn't haven't hasn't hadn't don’t doesn’t didn’t
     isn’t can’t won’t stop stopped stops quit quits quitting dropped dislike dislikes disliked hate
-    hates hated avoid avoids avoided cancel cancels cancelled canceled gave give left leave leaving sold
+    hates hated distrust distrusts distrusted avoid avoids avoided cancel cancels cancelled canceled left leave leaving sold
     skip skips"""
 )
 # Words that look like a negation but compare ("rather than X", "instead of X") or do not deny anything.
@@ -53,6 +53,7 @@ NOT_NEGATION = re.compile(
     r"\b(?:rather\s+than|instead\s+of|not\s+only|no\s+matter|no\s+problem|not\s+bad|never\s+mind)\b",
     re.IGNORECASE,
 )
+GIVE_UP = re.compile(r"\b(?:gave|give|gives|giving)\s+up\b", re.IGNORECASE)  # read as "quit"
 # Suffixes and prefixes that deny their stem: "sugar-free", "sugarless", "non-smoker", "unhappy".
 NEG_SUFFIX = re.compile(r"^(.+?)-?(?:free|less)$")
 NEG_PREFIX_WORDS = words(
@@ -114,9 +115,15 @@ SYNONYMS = {
     "employed": "work",
     "job": "work",
 }
+# English wordings rewritten to one form before reading ("works from home" = "works remotely").
+EN_PHRASES = (
+    (re.compile(r"\bwork(s|ed|ing)?\s+from\s+home\b", re.IGNORECASE), r"work\1 remote"),
+    (re.compile(r"\bfrom\s+home\b|\bremotely\b|\bwfh\b", re.IGNORECASE), "remote"),
+    (re.compile(r"\bdb\b", re.IGNORECASE), "database"),
+    (re.compile(r"\b(?:colour\s+)?theme\b", re.IGNORECASE), "mode"),
+)
 ZH_PHRASES = (  # Chinese wordings rewritten to one form before reading
     ("吃素", "不吃肉"),
-    ("素食", "不吃肉"),
     ("滴酒不沾", "不喝酒"),
     ("戒烟", "不抽烟"),
     ("无糖", "不加糖"),
@@ -146,7 +153,8 @@ CUE_EN = re.compile(
     r"went\s+back|back|again|instead|promoted|raised|bumped|increased|decreased|reduced|went\s+up|went\s+down|"
     r"dropped|sold|replaced|became|become|started|starting|quit|left|joined|transferred|turned|"
     r"stopped|gave\s+up|cancelled|canceled|postponed|pushed|revised|finally|recently|just|"
-    r"finished|completed|hired|separated|broke\s+up|adopted|reinstalled|reorg|decided|"
+    r"finished|completed|hired|separated|broke\s+up|adopted|reinstalled|reorg|decided|rewrote|rewritten|"
+    r"rebuilt|ported|grew|grown|promoted|"
     r"last\s+(?:week|month|year|sprint|summer|spring|autumn|fall|winter)|from\s+\S+\s+to)\b",
     re.IGNORECASE,
 )
@@ -246,8 +254,22 @@ ZH_NUMBER = re.compile(
 )
 
 # "W over L": the word before the comparison is preferred to the word after it.
-COMPARE_EN = re.compile(r"\b(?:over|rather\s+than|instead\s+of|versus|vs\.?)\b", re.IGNORECASE)
-PREFER_TO = re.compile(r"\bprefer(?:s|red)?\b.*?\b(to)\b", re.IGNORECASE)
+COMPARE_EN = re.compile(
+    r"\b(?:over|rather\s+than|instead\s+of|versus|vs\.?|(?:more|better)\s+than)\b", re.IGNORECASE
+)
+PREFER_TO = re.compile(r"\bprefer(?:s|red)?\s+(?!to\b)\w+(?:\s+\w+)?\s+(to)\b", re.IGNORECASE)
+# "moved from X to Y", "switched from X to Y": X is the value that stopped being true.
+FROM_TO = re.compile(
+    r"\b(?:mov\w*|switch\w*|migrat\w*|chang\w*|went|upgrad\w*|transferr\w*|relocat\w*|replac\w*)\b"
+    r"[^.;]*?\bfrom\s+([^.;,]+?)\s+(?:to|with)\b",
+    re.IGNORECASE,
+)
+# Cues that say one value replaced another, even in a slot that holds many ("switched to Korean").
+REPLACE_EN = re.compile(
+    r"\b(?:switched|instead|replaced|gave\s+up|stopped|no\s+longer|anymore|any\s+more|quit|dropped)\b",
+    re.IGNORECASE,
+)
+REPLACE_ZH = re.compile(r"改|换|不再|戒")
 COMPARE_ZH = re.compile(r"而不是|胜过")
 ANTONYMS_EN: tuple[tuple[str, str], ...] = (
     ("short", "long"),
@@ -266,6 +288,8 @@ ANTONYMS_EN: tuple[tuple[str, str], ...] = (
     ("single", "married"),
     ("aisle", "window"),
     ("happy", "unhappy"),
+    ("trust", "distrust"),
+    ("trusts", "distrusts"),
 )
 ANTONYMS_ZH: tuple[tuple[str, str], ...] = (
     ("喜欢", "讨厌"),

@@ -28,6 +28,9 @@ from store.truth.lexicon import (
     COMPARE_ZH,
     CUE_EN,
     CUE_ZH,
+    EN_PHRASES,
+    FROM_TO,
+    GIVE_UP,
     HAS_CJK,
     IMPLIES,
     MONTHS,
@@ -43,6 +46,8 @@ from store.truth.lexicon import (
     PREFER_TO,
     QUALIFIERS,
     QUALIFIERS_ZH,
+    REPLACE_EN,
+    REPLACE_ZH,
     SELF,
     STILL,
     STOPWORDS,
@@ -114,6 +119,7 @@ class Reading:
     preferences: frozenset[tuple[str, str]]  # (preferred, less preferred)
     cues: tuple[str, ...]  # change cues, casefolded
     still: bool
+    replaces: bool  # a cue that one value took another's place ("switched to", 改学), even among many
 
     @property
     def content(self) -> frozenset[str]:
@@ -157,7 +163,9 @@ def _terms_en(text: str) -> tuple[list[str], set[str]]:
     of its clause; "vegetarian" denies "meat" (and "not vegetarian" affirms it); "sugar-free" denies sugar."""
     terms: list[str] = []
     negated: set[str] = set()
-    for clause in CLAUSE_END.split(NOT_NEGATION.sub(" ", text)):
+    for m in FROM_TO.finditer(text):  # "moved the blog from WordPress to Hugo": WordPress is no more
+        negated.update(stem(w) for w in TOKEN.findall(m.group(1)) if w.casefold() not in STOPWORDS)
+    for clause in CLAUSE_END.split(NOT_NEGATION.sub(" ", GIVE_UP.sub("quit", text))):
         scope = 0
         for raw in TOKEN.findall(clause):
             low = raw.casefold()
@@ -395,10 +403,16 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
     return tuple(hits)
 
 
+def _en_normal(text: str) -> str:
+    for pattern, same in EN_PHRASES:
+        text = pattern.sub(same, text)
+    return text
+
+
 def read(text: str) -> Reading:
     cjk = bool(HAS_CJK.search(text))
     raw = TOKEN.findall(_zh_normal(text) if cjk else text)
-    terms, negated = _terms_zh(text) if cjk else _terms_en(text)
+    terms, negated = _terms_zh(text) if cjk else _terms_en(_en_normal(text))
     if cjk:
         subject, person = _subject_zh(text)
         head: frozenset[str] = frozenset()
@@ -424,4 +438,5 @@ def read(text: str) -> Reading:
         preferences=_preferences(text, cjk),
         cues=cues,
         still=bool(STILL.search(text)) and not cues,
+        replaces=bool(REPLACE_EN.search(text)) or (cjk and bool(REPLACE_ZH.search(text))),
     )

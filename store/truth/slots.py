@@ -130,7 +130,7 @@ SLOTS: tuple[Slot, ...] = (
         "uses",
         ASK,
         _en(
-            r"\b(?:uses?|using|drives?|editor|shell|browser|laptop|phone|os|ide|commute|runs?\s+on|"
+            r"\b(?:uses?|using|drives?|editor|shell|browser|laptop|phone|os|ide|commut\w*|runs?\s+on|"
             r"hosted\s+on|lives\s+in\s+\w+)\b"
         ),
         re.compile(r"用|开的是|坐|骑"),
