@@ -74,6 +74,7 @@ class Thresholds:
     overlap: float = 0.6
     slot_paraphrase: float = 0.45  # the same slot and value, worded differently
     offer: float = 0.72  # close but cannot merge silently: ask, offering the merge
+    cue_review: float = 0.6  # close, and the new one says something changed: ask
     anchored_merge: float = 0.55  # ... sharing a name or number and nothing that clashes
     anchored_offer: float = 0.55
     update: float = 0.4  # a changed name or number with a change cue (and shared words)
@@ -146,7 +147,7 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
         return Verdict(relation, action, shown, tuple(r for r in reasons if r))
 
     related = sim >= (t.zh_related if e.cjk else t.related)
-    if not (related or e.same_slot or e.flips or e.version):
+    if not (related or e.same_slot or e.flips or e.version or e.antonym or e.shared_denied):
         return verdict("unrelated", "add")
     if e.other_subject is not None:
         x, y = e.other_subject
@@ -186,7 +187,7 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
         e.cues
         and (e.names_changed or e.numbers_changed)
         and sim >= (t.zh_update if e.cjk else t.update)
-        and (e.cjk or e.overlap >= 0.3)
+        and (e.cjk or e.overlap >= 0.2)
     ):
         return verdict("update", "supersede", "a changed name or number", _cue_reason(e))
     return _paraphrase_or_both(e, sim, t, verdict)
@@ -254,7 +255,7 @@ def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) ->
     para_overlap = t.zh_paraphrase_overlap if e.cjk else t.paraphrase_overlap
     slot_para = t.zh_slot_paraphrase if e.cjk else t.slot_paraphrase
     if e.cues and (e.new_extra or detail):  # a change is never merged: ask when close, else keep both
-        if sim < (t.zh_offer if e.cjk else t.offer) and not same_value:
+        if sim < (t.zh_offer if e.cjk else t.cue_review) and not same_value:
             return verdict("distinct", "add")
         return verdict(
             "unsure", "review", "close to the old one, and the new one says something changed", _cue_reason(e)

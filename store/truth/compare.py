@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from store.truth.lexicon import ANTONYMS_EN, ANTONYMS_ZH, MONTHS, STOPWORDS, ZH_DIGITS
+from store.truth.lexicon import ANTONYMS_EN, ANTONYMS_ZH, MONTHS, STOPWORDS, STRONG_QUALIFIERS, ZH_DIGITS
 from store.truth.reading import Reading, SlotHit, stem
 
 
@@ -95,9 +95,11 @@ def _other_subject(a: Reading, b: Reading) -> tuple[str, str] | None:
 
 
 def _qualifiers(a: Reading, b: Reading) -> tuple[str, str] | None:
+    """Qualified apart: "work email" / "personal email", or a qualifier on one side only when nothing
+    says it changed ("Skip-level manager: Ana" / "Manager: Priya")."""
     qa, qb = a.qualifiers - b.qualifiers, b.qualifiers - a.qualifiers
-    if qa and qb:
-        return (" ".join(sorted(qa)), " ".join(sorted(qb)))
+    if (qa and qb) or (((qa | qb) & STRONG_QUALIFIERS) and not b.cues):
+        return (" ".join(sorted(qa)) or "—", " ".join(sorted(qb)) or "—")
     return None
 
 

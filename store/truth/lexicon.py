@@ -203,9 +203,13 @@ PERSONS_ZH = (
 )
 # Words that make two otherwise equal subjects or slots different things ("work email" / "personal email").
 QUALIFIERS = words(
-    """previous former old ex skip-level work personal home office private weekday weekdays weekend
+    """previous former ex skip-level work personal home office private weekday weekdays weekend
     weekends morning afternoon evening night staging production prod dev development test frontend
-    backend front back mobile web desktop admin primary secondary first second current last next"""
+    backend mobile web desktop admin secondary"""
+)
+# Of those, the ones that make two facts different even when only one text has them.
+STRONG_QUALIFIERS = words(
+    "previous former ex skip-level personal private secondary staging production prod dev"
 )
 QUALIFIERS_ZH = ("前端", "后端", "工作日", "周末", "工作", "私人", "早上", "晚上", "下午")
 
@@ -265,11 +269,9 @@ FROM_TO = re.compile(
     re.IGNORECASE,
 )
 # Cues that say one value replaced another, even in a slot that holds many ("switched to Korean").
-REPLACE_EN = re.compile(
-    r"\b(?:switched|instead|replaced|gave\s+up|stopped|no\s+longer|anymore|any\s+more|quit|dropped)\b",
-    re.IGNORECASE,
-)
-REPLACE_ZH = re.compile(r"改|换|不再|戒")
+# (A denial, "stopped playing the guitar", says which value went: it is read as a negation instead.)
+REPLACE_EN = re.compile(r"\b(?:switched|instead|replaced|changed)\b", re.IGNORECASE)
+REPLACE_ZH = re.compile(r"改|换")
 COMPARE_ZH = re.compile(r"而不是|胜过")
 ANTONYMS_EN: tuple[tuple[str, str], ...] = (
     ("short", "long"),

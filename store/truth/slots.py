@@ -95,7 +95,12 @@ SLOTS: tuple[Slot, ...] = (
     ),
     Slot("role", ONE, _en(r"\b(?:works?\s+as|job\s+title|title|promoted\s+to|position)\b")),
     Slot("team", ONE, _en(r"\bteam\s*:|\b(?:on|to)\s+the\s+\w+\s+team\b")),
-    Slot("school", ONE, _en(r"\b(?:year\s+\d+|grade\s+\d+|school|nursery)\b"), re.compile(r"年级|小学")),
+    Slot(
+        "school",
+        ONE,
+        _en(r"\b(?:year\s+\d+|grade\s+\d+|schools?|nursery|primary|academy)\b"),
+        re.compile(r"年级|小学"),
+    ),
     Slot("plan", ONE, _en(r"\b(?:plan|subscription|membership)\b")),
     Slot("bank", ONE, _en(r"\bbank(?:s|ing)?\s+with\b|\bbank\s+account\b")),
     Slot("doctor", ONE, _en(r"\b(?:doctor|gp|gps|therapist)\b")),
