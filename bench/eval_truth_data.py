@@ -19,6 +19,7 @@ TRUTH = ROOT / "bench" / "eval" / "truth"
 FRESH = TRUTH / "fresh"
 LEGACY = (TRUTH / "pairs.tsv", TRUTH / "holdout.tsv")
 CHAINS = TRUTH / "chains.tsv"
+BLIND = TRUTH / "blind.tsv"
 
 # reversal and update are one group for the targets ("reversal/update"); they are kept apart in the files
 # so that the report can say which of the two is missed.
@@ -50,7 +51,7 @@ class Pair:
     tags: tuple[str, ...]
     old: str
     new: str
-    half: str  # tune | test | legacy
+    half: str  # tune | test | blind | legacy
 
     @property
     def group(self) -> str:
@@ -77,28 +78,36 @@ def _lines(path: Path) -> list[tuple[int, list[str]]]:
     return out
 
 
+def _pairs(path: Path, half: str | None) -> list[Pair]:
+    pairs = []
+    for n, cols in _lines(path):
+        if len(cols) != 5:
+            raise ValueError(f"{path.name}:{n}: expected 5 tab-separated columns, got {len(cols)}")
+        kind, expect, tags, old, new = cols
+        if kind not in KINDS or expect not in EXPECTS:
+            raise ValueError(f"{path.name}:{n}: unknown kind {kind!r} or expectation {expect!r}")
+        pairs.append(
+            Pair(
+                f"{path.name}:{n}",
+                kind,
+                expect,
+                tuple(t for t in tags.split(",") if t and t != "-"),
+                old,
+                new,
+                half or half_of(old, new),
+            )
+        )
+    return pairs
+
+
 def fresh_pairs() -> list[Pair]:
     """The pairs written for issue 27 (bench/eval/truth/fresh/*.tsv), each in its half."""
-    pairs = []
-    for path in sorted(FRESH.glob("*.tsv")):
-        for n, cols in _lines(path):
-            if len(cols) != 5:
-                raise ValueError(f"{path.name}:{n}: expected 5 tab-separated columns, got {len(cols)}")
-            kind, expect, tags, old, new = cols
-            if kind not in KINDS or expect not in EXPECTS:
-                raise ValueError(f"{path.name}:{n}: unknown kind {kind!r} or expectation {expect!r}")
-            pairs.append(
-                Pair(
-                    f"{path.name}:{n}",
-                    kind,
-                    expect,
-                    tuple(t for t in tags.split(",") if t and t != "-"),
-                    old,
-                    new,
-                    half_of(old, new),
-                )
-            )
-    return pairs
+    return [p for path in sorted(FRESH.glob("*.tsv")) for p in _pairs(path, None)]
+
+
+def blind_pairs() -> list[Pair]:
+    """Written after the rules were frozen and run once (bench/eval/truth/blind.tsv)."""
+    return _pairs(BLIND, "blind")
 
 
 def legacy_pairs() -> list[Pair]:

@@ -54,3 +54,11 @@ def test_legacy_pairs_and_chains_load() -> None:
     cs = chains()
     assert len(cs) >= 10
     assert all(max(c.current) <= len(c.steps) for c in cs)
+
+
+def test_the_blind_set_loads_and_is_balanced() -> None:
+    from bench.eval_truth_data import blind_pairs
+
+    pairs = blind_pairs()
+    assert len(pairs) >= 100 and {p.half for p in pairs} == {"blind"}
+    assert min(Counter(p.group for p in pairs).values()) >= 25
