@@ -146,3 +146,20 @@ def test_conflicts_say_why_in_plain_words_and_merge_takes_your_text(
     assert code == 0 and "merge into one memory" in out
     code, out, _ = run(capsys, *db, "memory", "show", str(seeded["light"]))
     assert text in out and "edited by hand" in out
+
+
+def test_memory_supersede_by_hand(capsys, no_model_config, db_path) -> None:  # type: ignore[no-untyped-def]
+    s = Store(db_path, embedder=FakeEmbedder())
+    try:
+        pixel = s.add_memory("Phone: Pixel 6", "fact").memory
+        iphone = s.add_memory("Got an iPhone 15 for my birthday", "fact").memory
+        assert s.get_memory(pixel.id).valid_until is None  # nothing said it changed: both kept
+    finally:
+        s.close()
+    db = ["--db", str(db_path)]
+    code, out, _ = run(capsys, *db, "memory", "supersede", str(pixel.id), str(iphone.id))
+    assert code == 0 and f"memory {pixel.id} is superseded by memory {iphone.id}" in out
+    code, out, _ = run(capsys, *db, "memory", "list", "--state", "current", "--json")
+    assert [m["id"] for m in json.loads(out)] == [iphone.id]
+    code, _, err = run(capsys, *db, "memory", "supersede", str(pixel.id), str(pixel.id))
+    assert code != 0 and "cannot supersede itself" in err
