@@ -203,7 +203,7 @@ def _contradiction(e: Evidence, sim: float, t: Thresholds) -> str | None:
     work-free" deny the same thing in other words."""
     if e.swapped:
         return "the preference is the other way round"
-    if e.flips:
+    if e.flips and not e.denies_other:
         rest = len(e.old_extra) <= max(1, len(e.flips)) or len(e.flips) >= 2
         if rest or e.cues:
             return f"one says the opposite of the other about {', '.join(f'“{f}”' for f in e.flips)}"

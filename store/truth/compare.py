@@ -35,6 +35,8 @@ class Evidence:
     number_only: bool  # ... and only numbers were replaced
     cues: tuple[str, ...]  # change cues of the new text the old one lacks
     replaces: bool  # the new text says one value took another's place
+    denies_other: bool  # the new text denies something the old one never said, and the old one says more
+    # ("I play the piano." / "I stopped playing the guitar.": a denial of the guitar, not of the piano)
     still: bool  # the new text says "still"
     old_extra: frozenset[str]  # content terms only the old text has
     new_extra: frozenset[str]
@@ -170,6 +172,13 @@ def _frame(a: Reading, b: Reading) -> tuple[bool, bool]:
     return True, number_only
 
 
+def _denies_other(a: Reading, b: Reading, slot: SlotHit | None, new_slot: SlotHit | None) -> bool:
+    """In a slot that holds many values, the new text denies another value than the old one's."""
+    if slot is None or new_slot is None or slot.kind != "many":
+        return False
+    return bool(b.negated - a.content) and not (slot.value & b.negated)
+
+
 def compare(a: Reading, b: Reading) -> Evidence:
     """How b (the new text) differs from a (the old one)."""
     num_a, num_b = a.numbers - b.numbers, b.numbers - a.numbers
@@ -208,6 +217,7 @@ def compare(a: Reading, b: Reading) -> Evidence:
         number_only=number_only,
         cues=tuple(c for c in b.cues if c not in a.cues),
         replaces=b.replaces and not a.replaces,
+        denies_other=_denies_other(a, b, slot, new_slot),
         still=b.still,
         old_extra=a.content - b.content,
         new_extra=b.content - a.content,
