@@ -158,6 +158,19 @@ def _zh_normal(text: str) -> str:
     return text
 
 
+def _self_denying(low: str) -> tuple[tuple[str, bool], ...]:
+    """(term, denied) pairs a word states by itself: "vegetarian" denies meat, "sugar-free" denies sugar,
+    "unhappy" denies happy; () for an ordinary word."""
+    if low in IMPLIES:
+        return IMPLIES[low]
+    free = NEG_FREE.match(low)
+    if free and free.group(1) in FREE_STEMS:
+        return ((stem(free.group(1)), True),)
+    if low in NEG_PREFIX_WORDS:
+        return ((stem(low[2:]), True),)
+    return ()
+
+
 def _terms_en(text: str) -> tuple[list[str], set[str]]:
     """Content terms in order, and the negated ones: a negator denies the next NEG_SCOPE content terms
     of its clause; "vegetarian" denies "meat" (and "not vegetarian" affirms it); "sugar-free" denies sugar."""
@@ -172,24 +185,12 @@ def _terms_en(text: str) -> tuple[list[str], set[str]]:
             if low in NEGATORS or low.endswith(("n't", "n’t")):
                 scope = NEG_SCOPE
                 continue
-            if low in IMPLIES:
-                for term, neg in IMPLIES[low]:
+            implied = _self_denying(low)
+            if implied:
+                for term, neg in implied:
                     terms.append(term)
                     if neg != (scope > 0):
                         negated.add(term)
-                continue
-            m = NEG_FREE.match(low)
-            if m and m.group(1) in FREE_STEMS:
-                term = stem(m.group(1))
-                terms.append(term)
-                if scope == 0:
-                    negated.add(term)
-                continue
-            if low in NEG_PREFIX_WORDS:
-                term = stem(low[2:])
-                terms.append(term)
-                if scope == 0:
-                    negated.add(term)
                 continue
             if low in SCOPE_ENDS and scope and scope < NEG_SCOPE:
                 scope = 0  # "never work on weekends": the weekends are when, not what is denied
