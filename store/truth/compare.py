@@ -163,7 +163,7 @@ def _frame(a: Reading, b: Reading) -> tuple[bool, bool]:
     if any(i2 - i1 > 3 or j2 - j1 > 3 for _, i1, i2, j1, j2 in ops):
         return False, False
     changed = sum(i2 - i1 for _, i1, i2, _, _ in ops)
-    if len(x) - changed < max(1, 0.5 * len(x)):
+    if len(x) - changed < max(2, 0.5 * len(x)):  # "faded 3" / "faded 4": too little is the same
         return False, False
     if any(w in STOPWORDS for w in words) or ((a.cjk or b.cjk) and not number_only):
         return False, False

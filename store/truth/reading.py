@@ -176,8 +176,10 @@ def _terms_en(text: str) -> tuple[list[str], set[str]]:
     of its clause; "vegetarian" denies "meat" (and "not vegetarian" affirms it); "sugar-free" denies sugar."""
     terms: list[str] = []
     negated: set[str] = set()
+    affirmed: set[str] = set()
+    gone: set[str] = set()
     for m in FROM_TO.finditer(text):  # "moved the blog from WordPress to Hugo": WordPress is no more
-        negated.update(stem(w) for w in TOKEN.findall(m.group(1)) if w.casefold() not in STOPWORDS)
+        gone.update(stem(w) for w in TOKEN.findall(m.group(1)) if w.casefold() not in STOPWORDS)
     for clause in CLAUSE_END.split(NOT_NEGATION.sub(" ", GIVE_UP.sub("quit", text))):
         scope = 0
         for raw in TOKEN.findall(clause):
@@ -204,7 +206,10 @@ def _terms_en(text: str) -> tuple[list[str], set[str]]:
             if scope > 0:
                 negated.add(term)
                 scope -= 1
-    return terms, negated
+            else:
+                affirmed.add(term)
+    # A term the text both affirms and denies ("[red]not markup[/red]") is not a denial of it.
+    return terms, (negated - affirmed) | gone
 
 
 def _terms_zh(text: str) -> tuple[list[str], set[str]]:

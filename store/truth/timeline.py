@@ -96,58 +96,49 @@ class TimelineMixin(MemoryRowsMixin):
         thresholds: Thresholds = DEFAULT,
     ) -> Plan:
         """Classify `content` (embedded as `vec`, or None without a model) against the current memories
-        nearest to it in meaning (KNN) and in words (the keyword index): an update often shares few
-        words and little cosine with what it replaces ("I live in Berlin." / "I moved to Lisbon."), and
-        without a model the words are all there is. The rules (store.truth.classify) decide either way."""
+        nearest to it in meaning (KNN) and in words (the keyword index, over its own words and the words
+        of the one-value slots it states): an update often shares few words and little cosine with what
+        it replaces ("I live in Berlin." / "I moved to Lisbon."), and without a model the words are all
+        there is. One query reads both kinds of neighbour; the rules (store.truth.classify) decide."""
         sims: dict[int, float | None] = {}
         if vec is not None:
             for mid, sim in self.vectors.knn_memories(vec, NEIGHBOURS + 1):
                 if sim >= FLOOR and mid != exclude:
                     sims[mid] = float(sim)
         slot_words = [w for hit in read(content).slots if hit.kind != MANY for w in vocabulary(hit.name)]
-        for words in (content_words(content), slot_words):
-            for mid in self.keyword_neighbours(words, NEIGHBOURS):
-                if mid != exclude and mid not in sims:
-                    sims[mid] = None if vec is None else self.cosine_to(mid, vec)
-        if not sims:
+        words = sorted({*content_words(content), *slot_words})[:48]
+        expr = " OR ".join('"' + w.replace('"', '""') + '"' for w in words) if words else None
+        if not sims and expr is None:
             return Plan()
-        rows = {
-            int(r[0]): r
-            for r in self.con.execute(
-                "SELECT id, content, category, pinned, user_edited FROM long_term_memories "
-                f"WHERE id IN (SELECT value FROM json_each(?)) AND {CURRENT}",
-                (json_dumps(list(sims)),),
-            )
-        }
-        ranked = sorted(sims, key=lambda mid: -(sims[mid] or 0.0))
+        rows = self._neighbour_rows(list(sims), expr, exclude)
+        for mid in rows:
+            sims.setdefault(mid, None)  # found by its words: the rules decide without a cosine
+        ranked = sorted((mid for mid in sims if mid in rows), key=lambda mid: -(sims[mid] or 0.0))
         neighbours = [
             Neighbour(
                 mid, str(rows[mid][1]), str(rows[mid][2]), sims[mid], bool(rows[mid][3] or rows[mid][4])
             )
             for mid in ranked
-            if mid in rows
         ]
         return plan(content, category, neighbours, thresholds, allow_merge=allow_merge)
 
-    def keyword_neighbours(self, words: list[str], limit: int) -> list[int]:
-        """Current memories holding any of `words`, best first (FTS5 BM25)."""
-        if not words:
-            return []
-        expr = " OR ".join('"' + w.replace('"', '""') + '"' for w in sorted(set(words))[:48])
+    def _neighbour_rows(self, ids: list[int], expr: str | None, exclude: int | None) -> dict[int, Any]:
+        """The current rows of `ids` and of the best 2 x NEIGHBOURS keyword matches of `expr`, in one query."""
+        select = "SELECT id, content, category, pinned, user_edited FROM long_term_memories WHERE "
+        current = "deleted_at IS NULL AND valid_until IS NULL AND id IS NOT ?"
+        listed = "id IN (SELECT value FROM json_each(?))"
+        if expr is None:
+            found = self.con.execute(f"{select}{current} AND {listed}", (exclude, json_dumps(ids)))
+            return {int(r[0]): r for r in found}
         try:
-            rows = self.con.execute(
-                "SELECT f.rowid FROM fts_memories f JOIN long_term_memories m ON m.id = f.rowid "
-                "WHERE fts_memories MATCH ? AND m.deleted_at IS NULL AND m.valid_until IS NULL "
-                "ORDER BY f.rank LIMIT ?",
-                (expr, limit),
-            ).fetchall()
+            found = self.con.execute(
+                f"{select}{current} AND ({listed} OR id IN (SELECT rowid FROM fts_memories "
+                "WHERE fts_memories MATCH ? ORDER BY rank LIMIT ?))",
+                (exclude, json_dumps(ids), expr, 2 * NEIGHBOURS),
+            )
+            return {int(r[0]): r for r in found}
         except apsw.SQLError:  # a word the tokenizer cannot take: the KNN alone decides
-            return []
-        return [int(str(r[0])) for r in rows]
-
-    def cosine_to(self, memory_id: int, vec: np.ndarray) -> float | None:
-        other = self.vectors.vector("memories", memory_id)
-        return None if other is None else float(other @ vec)
+            return self._neighbour_rows(ids, None, exclude)
 
     def apply_plan(
         self, memory: Memory, p: Plan, *, at: float | None = None, dated: bool = False
