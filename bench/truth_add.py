@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._common import emit, machine, timing  # noqa: E402
-from bench.eval_truth import load  # noqa: E402
+from bench.eval_truth_data import fresh_pairs  # noqa: E402
 
 
 def main() -> None:
@@ -37,8 +37,8 @@ def main() -> None:
     from embeddings.embedder import SentenceTransformerEmbedder
     from store import Store
 
-    rows = load()
-    texts = list(dict.fromkeys([r["old"] for r in rows] + [r["new"] for r in rows]))
+    pairs = fresh_pairs()
+    texts = list(dict.fromkeys([p.old for p in pairs] + [p.new for p in pairs]))
     seed = [texts[i % len(texts)] + ("" if i < len(texts) else f" (note {i})") for i in range(args.memories)]
     fresh = [f"{texts[(i * 7) % len(texts)]} — item {i}" for i in range(args.adds)]
     emb = SentenceTransformerEmbedder()

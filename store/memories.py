@@ -29,7 +29,7 @@ from store.errors import DuplicateMemoryError, InvalidInputError, PinnedMemoryEr
 from store.memory_rows import MEMORY_COLUMNS, content_hash, memory_fields, memory_from_row, validate
 from store.records import Memory, json_dumps, now
 from store.text import fts_delete, fts_put
-from store.truth.classify import DEFAULT, Plan
+from store.truth.classify import DEFAULT, Plan, Verdict
 from store.truth.timeline import TimelineMixin
 
 
@@ -40,6 +40,11 @@ class AddResult:
     similarity: float | None = None
     superseded: tuple[int, ...] = ()  # memories the new one replaced (store.truth)
     conflicts: tuple[int, ...] = ()  # conflicts opened for review
+
+
+def _restates(m: Memory) -> bool:
+    """The same words as a memory that a newer one replaced: saying it again makes it current again."""
+    return m.valid_until is not None and m.deleted_at is None
 
 
 class MemoriesMixin(TimelineMixin):
@@ -55,6 +60,10 @@ class MemoriesMixin(TimelineMixin):
             self.vectors.delete_memory(memory_id)
         else:
             self._put_vector(m, vec)
+
+    def put_memory_vector(self, memory_id: int, vec: Any) -> None:
+        """Store `vec` as the memory's vector (inside the caller's transaction)."""
+        self._put_vector(self.get_memory(memory_id), vec)
 
     def _put_vector(self, memory: Memory, vec: Any) -> None:
         if vec is None:
@@ -92,10 +101,10 @@ class MemoriesMixin(TimelineMixin):
         same_sql = (
             f"SELECT {MEMORY_COLUMNS} FROM long_term_memories WHERE content_hash = ? AND category = ? "
             f"AND (deleted_at IS NULL{'' if origin == 'manual' else ' OR deleted_at IS NOT NULL'}) "
-            "ORDER BY deleted_at IS NOT NULL, id LIMIT 1"
+            "ORDER BY deleted_at IS NOT NULL, valid_until IS NOT NULL, id LIMIT 1"
         )
         same = self.con.execute(same_sql, (digest, category)).fetchone()
-        if same is not None and not force:
+        if same is not None and not force and not _restates(memory_from_row(same)):
             return AddResult(memory_from_row(same), "exists", 1.0)
 
         vec = self.embed_texts([content]) if embed else None
@@ -104,8 +113,9 @@ class MemoriesMixin(TimelineMixin):
             # Again under the write lock: two processes adding the same text at once both passed the check
             # above (6 copies from 6 concurrent `memory add`s); the second one now sees the first's row.
             same = None if force else self.con.execute(same_sql, (digest, category)).fetchone()
-            if same is not None:
-                return AddResult(memory_from_row(same), "exists", 1.0)
+            restated = memory_from_row(same) if same is not None else None
+            if restated is not None and not _restates(restated):
+                return AddResult(restated, "exists", 1.0)
             p = self.plan_memory(content, category, vec0, force=force)
             if p.merge_into is not None:
                 n, v = p.merge_into
@@ -148,16 +158,38 @@ class MemoriesMixin(TimelineMixin):
             memory = self.get_memory(self.con.last_insert_rowid())
             fts_put(self.con, "fts_memories", memory.id, content)
             self._put_vector(memory, vec0)
-            self.record_history(memory.id, "add", None, {**memory_fields(memory), "origin": origin})
-            superseded, opened = self.apply_plan(memory, p)
-            return AddResult(self.get_memory(memory.id), "added", None, tuple(superseded), tuple(opened))
+            added: dict[str, Any] = {**memory_fields(memory), "origin": origin}
+            if restated is not None:
+                added["restates"] = restated.id
+            self.record_history(memory.id, "add", None, added)
+            superseded = self._reinstate_by_restating(restated, memory) if restated is not None else []
+            more, opened = self.apply_plan(memory, p, dated=created_at is not None)
+            return AddResult(
+                self.get_memory(memory.id), "added", None, tuple(superseded + more), tuple(opened)
+            )
+
+    def _reinstate_by_restating(self, restated: Memory, memory: Memory) -> list[int]:
+        """A superseded memory said again: the new row (same words) supersedes whatever replaced it, so
+        the older value is current again and the history keeps every step."""
+        head = self.current_successor(restated.id)
+        if head is None or head.id == memory.id:
+            return []
+        why = Verdict(
+            "update", "supersede", 1.0, (f"restates memory {restated.id}, which this one had replaced",)
+        )
+        self._supersede(
+            head.id,
+            memory.id,
+            max(memory.created_at, head.valid_from or head.created_at),
+            why,
+            automatic=True,
+        )
+        return [head.id]
 
     def plan_memory(
         self, content: str, category: str, vec: Any, *, force: bool = False, exclude: int | None = None
     ) -> Plan:
         """What adding `content` (embedded as `vec`) would do to its neighbours (store.truth.classify)."""
-        if vec is None:
-            return Plan()
         thresholds = replace(DEFAULT, duplicate=self.config.memory.merge_threshold)
         return self.plan_for(
             content, category, vec, exclude=exclude, allow_merge=not force, thresholds=thresholds

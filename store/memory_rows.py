@@ -32,7 +32,8 @@ MEMORY_STATES = {
     "UNION SELECT old_id FROM memory_conflicts WHERE status = 'open')",
 }
 ORDERS = {
-    "list": "pinned DESC, category, importance DESC, updated_at DESC, id",
+    # A superseded memory never lists above the current ones (its successor among them).
+    "list": "valid_until IS NOT NULL, pinned DESC, category, importance DESC, updated_at DESC, id",
     "standing": "pinned DESC, importance DESC, access_count DESC, updated_at DESC, id",
 }
 

@@ -11,12 +11,12 @@ and never exceeds the budget. What did not fit is counted, so the person knows w
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from store.records import CATEGORIES, Memory, iso, now
-from store.secrets import redact_text
 from store.store import Store
+from store.truth.current import current_memories
 
 DEFAULT_BUDGET = 1500
 _HEADINGS = {"preference": "Preferences", "project": "Projects", "skill": "Skills", "fact": "About me"}
@@ -45,9 +45,10 @@ class PromptBlock:
 
 
 def ranked_memories(store: Store) -> list[Memory]:
-    """Every active memory, best first: pinned, importance, times used, last updated; each with its
-    detected secrets replaced (the block goes to another assistant: docs/guide/privacy.md)."""
-    memories = [replace(m, content=redact_text(m.content)) for m in store.list_memories(limit=1_000_000)]
+    """Every current memory (store.truth.current: never a superseded one), best first: pinned,
+    importance, times used, last updated; detected secrets replaced (the block goes to another
+    assistant: docs/guide/privacy.md)."""
+    memories = list(current_memories(store))
     return sorted(memories, key=lambda m: (not m.pinned, -m.importance, -m.access_count, -m.updated_at, m.id))
 
 

@@ -6,23 +6,35 @@ import argparse
 
 from app.cli.common import JSON_HELP, Context, one_line
 from store.records import iso
-from store.truth.conflicts import KEEPS, Conflict, get_conflict, list_conflicts, resolve_conflict
+from store.truth.conflicts import (
+    KEEPS,
+    OPTION_WORDS,
+    Conflict,
+    get_conflict,
+    list_conflicts,
+    resolve_conflict,
+)
 
 HELP_KEEP = (
-    "new: the old memory is superseded; old: the new one goes to the trash; both: both stay current; "
-    "merge: one memory with the new wording"
+    "new: newer replaces older (the old memory is superseded); both: keep both current; merge: one memory "
+    "with the new wording (or --text); old: keep the older one only (the new one goes to the trash)"
 )
 
 
 def _print_conflict(c: Conflict) -> None:
-    state = c.status if c.resolution is None else f"{c.status}: kept {c.resolution}"
-    reasons = ", ".join(c.reasons) or "close in meaning"
-    sim = "" if c.similarity is None else f", similarity {c.similarity:.2f}"
-    print(f"conflict {c.id}  {c.relation} ({reasons}{sim})  [{state}]  {iso(c.created_at)}")
+    state = (
+        c.status if c.resolution is None else f"{c.status}: {OPTION_WORDS.get(c.resolution, c.resolution)}"
+    )
+    print(f"conflict {c.id}  [{state}]  {iso(c.created_at)}")
+    print(f"   {c.explanation}")
     print(f"   new {c.new.id:>5}: {one_line(c.new.content, 100)}")
     print(f"   old {c.old.id:>5}: {one_line(c.old.content, 100)}")
     if c.status == "open":
-        print(f"   suggested: --keep {c.suggested}")
+        print(
+            f"   suggested: --keep {c.suggested} ({OPTION_WORDS[c.suggested]}); also: "
+            + ", ".join(f"--keep {k} ({OPTION_WORDS[k]})" for k in KEEPS if k != c.suggested)
+            + ', --keep merge --text "..." (one memory in your words)'
+        )
 
 
 def cmd_list(ctx: Context) -> None:
@@ -41,8 +53,8 @@ def cmd_list(ctx: Context) -> None:
 def cmd_resolve(ctx: Context) -> None:
     a = ctx.args
     get_conflict(ctx.store, a.id)  # an unknown id is "not found", before anything changes
-    c = resolve_conflict(ctx.store, a.id, a.keep)
-    ctx.emit(c.to_json(), lambda: print(f"resolved conflict {c.id}: kept {c.resolution}"))
+    c = resolve_conflict(ctx.store, a.id, a.keep, content=a.text)
+    ctx.emit(c.to_json(), lambda: print(f"resolved conflict {c.id}: {OPTION_WORDS[a.keep]}"))
 
 
 def _id(text: str) -> int:
@@ -67,5 +79,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     rs = csub.add_parser("resolve", help="decide one conflict")
     rs.add_argument("id", type=_id)
     rs.add_argument("--keep", required=True, choices=KEEPS, help=HELP_KEEP)
+    rs.add_argument("--text", help="with --keep merge: the one memory's text, in your own words")
     rs.add_argument("--json", action="store_true", help=JSON_HELP)
     rs.set_defaults(handler=cmd_resolve)

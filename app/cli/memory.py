@@ -117,6 +117,13 @@ def cmd_edit(ctx: Context) -> None:
     ctx.emit(m.to_json(), lambda: print(f"edited memory {m.id}"))
 
 
+def cmd_supersede(ctx: Context) -> None:
+    """By hand: the newer memory replaces the older one (an update memapp kept as a second memory)."""
+    a = ctx.args
+    old = ctx.store.supersede_memory(a.old, a.new)
+    ctx.emit(old.to_json(), lambda: print(f"memory {old.id} is superseded by memory {a.new}"))
+
+
 def _simple(action: str) -> Any:
     def handler(ctx: Context) -> None:
         s = ctx.store
@@ -175,6 +182,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     edit.add_argument("--importance", "-i", type=importance_arg)
     edit.add_argument("--json", action="store_true", help=JSON_HELP)
     edit.set_defaults(handler=cmd_edit)
+
+    sup = msub.add_parser("supersede", help="mark OLD as replaced by NEW (kept, no longer current)")
+    sup.add_argument("old", type=MEMORY_ID)
+    sup.add_argument("new", type=MEMORY_ID)
+    sup.add_argument("--json", action="store_true", help=JSON_HELP)
+    sup.set_defaults(handler=cmd_supersede)
 
     for name, help_ in (
         ("pin", "pin a memory"),

@@ -58,15 +58,20 @@ def search_memory(store: Store, query: Query, category: OptionalCategory = None,
 
     Call it before answering anything that may depend on what the user told you before. Results come best
     first with a score, why each matched, and the conversation it came from when known. Only results above
-    the search's relevance floor come back, and each one returned counts as an access."""
+    the search's relevance floor come back, and each one returned counts as an access. Only current
+    memories: one a newer memory replaced is left out, as from everything sent to an assistant."""
     from store.extract.suggestions import source_messages
     from store.search.engine import Filters
+    from store.truth.current import only_current
 
-    resp = store.search(query, scope="memories", k=k, filters=Filters(category=category))
-    ids = [r.id for r in resp.results]
+    resp = store.search(query, scope="memories", k=k, filters=Filters(category=category), touch=False)
+    ids = only_current(store, [r.id for r in resp.results])
+    store.touch_memories(ids)
     messages = source_messages(store, ids)
     hits = []
-    for r in resp.results:  # the source thread's title comes with each result (joined in the search)
+    for r in (
+        r for r in resp.results if r.id in set(ids)
+    ):  # the source thread's title comes with each result (joined in the search)
         m = store.get_memory(r.id)
         hits.append(
             MemoryHit(

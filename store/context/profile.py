@@ -21,19 +21,18 @@ Memories in the profile count as accessed (README "MCP server": what counts as a
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from store.context.tier1 import memory_line
 from store.errors import InvalidInputError
 from store.records import Memory
-from store.secrets import redact_text
+from store.truth.current import current_memories
 
 if TYPE_CHECKING:
     from store.store import Store
 
 HEADER = "[Long-term memories about the user]"
-PAGE = 256  # memories read per query, in standing order
 MAX_SKIPS = 2000  # stop looking once this many memories in a row did not fit (the rest are no likelier to)
 
 
@@ -63,15 +62,8 @@ class Profile:
 
 
 def _by_standing(store: Store) -> Iterator[Memory]:
-    offset = 0
-    while True:
-        # Only current memories: one a newer memory superseded (store.truth) is not who the user is now.
-        page = store.list_memories(order="standing", state="current", limit=PAGE, offset=offset)
-        # What goes to an assistant holds no detected secret, whatever chat.db stores (issue 31.7).
-        yield from (replace(m, content=redact_text(m.content)) for m in page)
-        if len(page) < PAGE:
-            return
-        offset += PAGE
+    # Only current memories (store.truth.current): a superseded one is not who the user is now.
+    return current_memories(store, order="standing")
 
 
 def _text(chosen: list[tuple[Memory, str]]) -> str:

@@ -13,6 +13,7 @@ import numpy as np
 
 from embeddings.tokens import TOKENS_PER_MESSAGE
 from store.secrets import redact_text
+from store.truth.current import CURRENT, only_current
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -95,15 +96,15 @@ def retrieve_memories(
         else []
     )
     ranked = order(fuse(kw, sem, fusion, parsed))
-    superseded = store.superseded_ids([r.key[1] for r in ranked])  # only current memories go out
-    chosen = [r.key[1] for r in ranked if r.key[1] not in exclude and r.key[1] not in superseded][:k]
+    current = only_current(store, [r.key[1] for r in ranked])  # store.truth.current: what may go out
+    chosen = [mid for mid in current if mid not in exclude][:k]
     if not chosen:
         return []
     rows = {
         int(r[0]): (str(r[1]), str(r[2]))
         for r in store.con.execute(
-            "SELECT id, category, content FROM long_term_memories WHERE deleted_at IS NULL "
-            "AND valid_until IS NULL AND id IN (SELECT value FROM json_each(?))",
+            f"SELECT id, category, content FROM long_term_memories WHERE {CURRENT} "
+            "AND id IN (SELECT value FROM json_each(?))",
             (str(chosen),),
         )
     }
@@ -132,8 +133,7 @@ def pinned_memories(store: Store) -> list[tuple[int, str, str]]:
     return [
         (int(i), str(c), str(t))
         for i, c, t in store.con.execute(
-            "SELECT id, category, content FROM long_term_memories WHERE deleted_at IS NULL AND pinned "
-            "AND valid_until IS NULL "
+            f"SELECT id, category, content FROM long_term_memories WHERE {CURRENT} AND pinned "
             "ORDER BY importance DESC, updated_at DESC, id"
         )
     ]
@@ -142,8 +142,7 @@ def pinned_memories(store: Store) -> list[tuple[int, str, str]]:
 def has_unpinned(store: Store) -> bool:
     return (
         store.con.execute(
-            "SELECT 1 FROM long_term_memories WHERE deleted_at IS NULL AND NOT pinned AND valid_until IS NULL "
-            "LIMIT 1"
+            f"SELECT 1 FROM long_term_memories WHERE {CURRENT} AND NOT pinned LIMIT 1"
         ).fetchone()
         is not None
     )

@@ -36,6 +36,7 @@ from store.search.keyword import Key, KeywordHit, keyword_hits, memory_where, me
 from store.search.query import ParsedQuery, parse_query
 from store.search.rank import SMOOTH_DEPTH, Context, Fusion, Ranked, fuse, order, smooth, snippet
 from store.search.results import SearchResponse, SearchResult
+from store.search.succession import after_successors
 from store.vectors import rows as vectors
 
 NOTICE_NOTHING = "no good match: nothing in the archive is close enough to the query"
@@ -135,9 +136,9 @@ class SearchMixin(StoreCore):
             and mode == "hybrid"
             and not answers(self.con, kw, sem, kept, context, parsed, kinds, fusion)
         )
-        results = [] if unsure else self._hydrate(kept[:k], parsed, chunk_of)
+        results = [] if unsure else after_successors(self._hydrate(kept[:k], parsed, chunk_of))
         below = (
-            [replace(r, weak=True) for r in self._hydrate(kept[:k], parsed, chunk_of)]
+            [replace(r, weak=True) for r in after_successors(self._hydrate(kept[:k], parsed, chunk_of))]
             if unsure and weak
             else []
         )

@@ -1,62 +1,90 @@
-"""Same, update, or contradiction? One new memory against one existing memory, from their texts and cosine.
+"""Same, update, second fact or contradiction? One new memory against one existing memory.
 
-Why this order of checks: a wrong merge loses a fact silently (the old wording is overwritten), a wrong
-supersede only ranks a still-true memory down (it stays, linked, and the user sees both), and a review
-costs the user one keypress. So anything that reads as a contradiction or a changed value is never
-merged; it supersedes when the signals are clear, and goes to the conflicts queue when they are not.
+Precision first (SPEC "Long-term memories"): a silent supersede of a fact that is still true is the worst
+error this product can make, worse than a missed update; a wrong merge loses a wording; a question costs
+the user one keypress. So the checks run in the order a careful person would make them, and a supersede
+needs evidence of change about the same subject and the same kind of fact:
 
-    relation     action      when
-    duplicate    merge       same words (cosine >= duplicate) and nothing in store.truth.differences differs
-    paraphrase   merge       close (cosine >= paraphrase, or >= paraphrase_overlap with shared words)
-    reversal     supersede   a negation, an antonym or a swapped preference, on the same topic
-    update       supersede   a changed number/name/slot and the new text says it changed, on the same topic
-    unsure       review      a changed value without a change marker, or a close text that cannot merge
-    unrelated    add         anything else
+    another subject (my son / my daughter, my wife / me, project A / B)   -> keep both   (distinct)
+    the same fact qualified apart (work / personal email)                  -> keep both   (distinct)
+    one denies what the other says ("I eat meat" / "I no longer eat meat") -> supersede   (reversal)
+    the same one-value slot, a new value (where I live, manager, age)      -> supersede   (update)
+    the same many-value slot, another value (instruments, languages)       -> keep both   (distinct)
+    the same slot of either kind (the car I drive), a change cue           -> supersede   (update)
+    ... no change cue                                                      -> ask         (unsure)
+    a new version of the same tool, only a number changed in the same sentence -> supersede (update)
+    the same words or a paraphrase, nothing that differs                   -> merge       (paraphrase)
+    close in meaning but one side adds a name or number                    -> ask, offering the merge
+    anything else                                                          -> keep both
 
-The thresholds were tuned on the tune half of bench/eval/truth (all-MiniLM-L6-v2); the test half's
-numbers are in the README ("Keeping memories true"). Chinese texts get their own topic floors: the
-model's English vocabulary spreads Chinese sentences out (a paraphrase may score 0.6).
+"No sugar" = "without sugar" = "sugar-free" is read as one negated term (store.truth.reading), so it is
+a paraphrase, never a reversal. The embedding's cosine only says whether two texts are related enough to
+compare and how close a paraphrase is; every supersede rests on the words, so the rules hold with any
+embedder (the tests use a hashed bag of words). Chinese texts use the share of characters instead of the
+cosine (the model's vocabulary is English). Thresholds were tuned on the tune half of bench/eval/truth.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from store.truth.differences import Differences, compare
-from store.truth.features import features
+from store.truth.compare import Evidence, compare
+from store.truth.lexicon import CJK, TOKEN
+from store.truth.reading import Reading, read, stem
+from store.truth.slots import MANY, ONE
 
-RELATIONS = ("duplicate", "paraphrase", "reversal", "update", "unsure", "unrelated")
-ACTIONS = {
-    "duplicate": "merge",
-    "paraphrase": "merge",
-    "reversal": "supersede",
-    "update": "supersede",
-    "unsure": "review",
-    "unrelated": "add",
+RELATIONS = ("duplicate", "paraphrase", "reversal", "update", "unsure", "distinct", "unrelated")
+SLOT_WORDS = {
+    "residence": "where you live",
+    "employer": "where you work",
+    "manager": "who your manager is",
+    "age": "an age",
+    "partner": "a relationship",
+    "role": "a job title",
+    "team": "a team",
+    "school": "a school or school year",
+    "plan": "a plan or membership",
+    "bank": "a bank",
+    "doctor": "a doctor",
+    "timezone": "a time zone",
+    "contact": "contact details",
+    "favourite": "a favourite",
+    "plays": "something played",
+    "language": "a language",
+    "skill": "a skill",
+    "pet": "a pet",
+    "visited": "a place visited",
+    "allergy": "an allergy",
+    "likes": "something liked",
+    "uses": "something used",
 }
 
 
 @dataclass(frozen=True, slots=True)
 class Thresholds:
-    """Cosine bounds (all-MiniLM-L6-v2 scale). `zh_*` apply when either text is Chinese."""
+    """Similarity bounds: cosine (all-MiniLM-L6-v2 scale) for English, `zh_*` the shared-character Dice
+    score when either text is Chinese."""
 
+    related: float = 0.35  # below this nothing is compared (unless both state the same slot)
     duplicate: float = 0.90
-    paraphrase: float = 0.75
-    paraphrase_overlap: float = 0.66  # with at least `overlap` shared content words
+    paraphrase: float = 0.80
+    paraphrase_overlap: float = 0.62  # ... with at least `overlap` of the shorter text's terms shared
     overlap: float = 0.6
-    reversal: float = 0.55
-    update: float = 0.45
-    review: float = 0.75
-    value_review: float = 0.5  # a changed value (or "switched", "now"…) on the same topic: ask
-    # Chinese: the shared-character (Dice) score, not the cosine.
+    slot_paraphrase: float = 0.45  # the same slot and value, worded differently
+    offer: float = 0.72  # close but cannot merge silently: ask, offering the merge
+    cue_review: float = 0.6  # close, and the new one says something changed: ask
+    anchored_merge: float = 0.55  # ... sharing a name or number and nothing that clashes
+    anchored_offer: float = 0.55
+    update: float = 0.4  # a changed name or number with a change cue (and shared words)
+    zh_related: float = 0.2
     zh_duplicate: float = 0.95
     zh_paraphrase: float = 0.6
     zh_paraphrase_overlap: float = 0.45
-    zh_overlap: float = 0.6
-    zh_reversal: float = 0.3
-    zh_update: float = 0.3
-    zh_review: float = 0.6
+    zh_slot_paraphrase: float = 0.3
+    zh_offer: float = 0.5
+    zh_update: float = 0.2
 
 
 DEFAULT = Thresholds()
@@ -65,12 +93,9 @@ DEFAULT = Thresholds()
 @dataclass(frozen=True, slots=True)
 class Verdict:
     relation: str  # one of RELATIONS
+    action: str  # merge | supersede | review | add
     similarity: float
-    reasons: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def action(self) -> str:
-        return ACTIONS[self.relation]
+    reasons: tuple[str, ...] = field(default_factory=tuple)  # plain words, shown on the conflict card
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -81,53 +106,200 @@ class Verdict:
         }
 
 
-def classify(new: str, old: str, similarity: float, t: Thresholds = DEFAULT) -> Verdict:
-    """What adding `new` next to `old` (cosine `similarity`) should do."""
-    fa, fb = features(old), features(new)
-    d = compare(fa, fb)
-    return decide(d, similarity, cjk=fa.cjk or fb.cjk, t=t)
+def classify(new: str, old: str, similarity: float | None, t: Thresholds = DEFAULT) -> Verdict:
+    """What adding `new` next to `old` (cosine `similarity`, None without a model) should do."""
+    a, b = read(old), read(new)
+    return decide(a, b, compare(a, b), similarity, t)
 
 
-def decide(d: Differences, cosine: float, *, cjk: bool, t: Thresholds = DEFAULT) -> Verdict:
-    """The table in the module docstring. For Chinese the model's cosine says little (its vocabulary is
-    English: unrelated Chinese sentences score 0.9+), so the shared-character score decides instead."""
-    reasons = d.reasons()
-    if cjk:
-        sim = d.lexical
-        para, para_overlap, min_overlap = t.zh_paraphrase, t.zh_paraphrase_overlap, t.zh_overlap
-        reversal, update, review, duplicate = t.zh_reversal, t.zh_update, t.zh_review, t.zh_duplicate
-    else:
-        sim = cosine
-        para, para_overlap, min_overlap = t.paraphrase, t.paraphrase_overlap, t.overlap
-        reversal, update, review, duplicate = t.reversal, t.update, t.review, t.duplicate
-    if d.contradiction and sim >= reversal:
-        return Verdict("reversal", cosine, reasons)
-    # "pip over uv", then "stopped using uv": the same opinion (d.agrees), nothing to supersede.
-    changed = d.slot or (
-        (d.value_change or d.names_differ or d.numbers_differ or (cjk and d.replaced)) and d.change_marker
-    )
-    if changed and not d.agrees and sim >= update:
-        return Verdict("update", cosine, reasons)
-    if not d.blocks_merge:
+def _slot_words(e: Evidence) -> str:
+    name = e.slot.name if e.slot else ""
+    if name.startswith("label:"):
+        return f"“{name[6:]}”"
+    return SLOT_WORDS.get(name, "the same kind of fact")
+
+
+def _values(e: Evidence) -> str:
+    """The words that differ between the two values, as the user wrote them: "Berlin → Lisbon"."""
+    if e.slot is None or e.new_slot is None:
+        return ""
+    old_only, new_only = e.slot.value - e.new_slot.value, e.new_slot.value - e.slot.value
+    return f"{_shown(e.old_text, old_only)} → {_shown(e.new_text, new_only)}"
+
+
+def _shown(text: str, stems: frozenset[str]) -> str:
+    words = [w for w in TOKEN.findall(text) if stem(w) in stems or w in stems]
+    return re.sub(f"(?<=[{CJK}]) (?=[{CJK}])", "", " ".join(dict.fromkeys(words))) or "…"
+
+
+def _cue_words(e: Evidence) -> str:
+    return ", ".join(f"“{c}”" for c in dict.fromkeys(e.cues))
+
+
+def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresholds = DEFAULT) -> Verdict:
+    """The table in the module docstring, in its order."""
+    lexical = e.cjk or cosine is None
+    sim = e.lexical if lexical else float(cosine or 0.0)
+    shown = e.lexical if cosine is None else float(cosine)
+    e = replace(e, close=sim >= (t.zh_duplicate if e.cjk else t.paraphrase))
+
+    def verdict(relation: str, action: str, *reasons: str) -> Verdict:
+        return Verdict(relation, action, shown, tuple(r for r in reasons if r))
+
+    related = sim >= (t.zh_related if e.cjk else t.related)
+    if not (related or e.same_slot or e.flips or e.version or e.antonym or e.shared_denied):
+        return verdict("unrelated", "add")
+    if e.other_subject is not None:
+        x, y = e.other_subject
+        return verdict("distinct", "add", f"about different subjects ({x} / {y})")
+    if e.qualifiers is not None:
+        x, y = e.qualifiers
+        return verdict("distinct", "add", f"the same kind of fact, qualified apart ({x} / {y})")
+    contradiction = _contradiction(e, sim, t)
+    if contradiction is not None:
+        return verdict("reversal", "supersede", contradiction, _cue_reason(e))
+    by_slot = _by_slot(e)
+    if by_slot is not None:
+        relation, action, why = by_slot
+        return verdict(relation, action, why, _cue_reason(e))
+    if e.version is not None:
+        tool, old_v, new_v = e.version
+        return verdict("update", "supersede", f"a new version of {tool}: {old_v} → {new_v}", _cue_reason(e))
+    if e.frame and e.number_only and e.numbers_changed:
+        if e.cues:
+            return verdict("update", "supersede", "the same sentence with another number", _cue_reason(e))
+        return verdict(
+            "unsure",
+            "review",
+            "the same sentence with another number",
+            "nothing says the old one stopped being true",
+        )
+    if e.frame and (e.names_changed or e.numbers_changed or (e.new_extra and not e.number_only)):
+        if e.cues:
+            return verdict("update", "supersede", "the same sentence with another value", _cue_reason(e))
+        return verdict(
+            "unsure",
+            "review",
+            "the same sentence with another value",
+            "nothing says the old one stopped being true",
+        )
+    if (
+        e.cues
+        and (e.names_changed or e.numbers_changed)
+        and sim >= (t.zh_update if e.cjk else t.update)
+        and (e.cjk or e.overlap >= 0.2)
+    ):
+        return verdict("update", "supersede", "a changed name or number", _cue_reason(e))
+    return _paraphrase_or_both(e, sim, t, verdict)
+
+
+def _cue_reason(e: Evidence) -> str:
+    return f"the new one says it changed ({_cue_words(e)})" if e.cues else ""
+
+
+def _contradiction(e: Evidence, sim: float, t: Thresholds) -> str | None:
+    """Why the new text denies the old one, or None. A denied term only counts when the rest of the old
+    text is still there (or the new text says it changed): "I never work on weekends" / "Weekends are
+    work-free" deny the same thing in other words."""
+    if e.swapped:
+        return "the preference is the other way round"
+    if e.flips and not e.denies_other:
+        rest = len(e.old_extra) <= max(1, len(e.flips)) or len(e.flips) >= 2
+        if rest or e.cues:
+            return f"one says the opposite of the other about {', '.join(f'“{f}”' for f in e.flips)}"
+    if e.antonym is not None:
+        old_rest, new_rest = e.old_extra - e.antonym_words, e.new_extra - e.antonym_words
+        if (len(old_rest) <= 1 and len(new_rest) <= 1) or (e.cues and len(old_rest) <= 1):
+            return f"opposite words ({e.antonym})"
+    return None
+
+
+def _by_slot(e: Evidence) -> tuple[str, str, str] | None:
+    """Both state the same kind of fact with different values: replace, add up, or ask."""
+    if not e.slot_changed or e.slot is None or e.new_slot is None:
+        return None
+    what = _slot_words(e)
+    kind = e.slot.kind
+    partial = bool(e.slot.value & e.new_slot.value - e.subjects)
+    if kind == ONE and (e.cues or not partial):
+        return "update", "supersede", f"both say {what}, which holds one value at a time ({_values(e)})"
+    if kind == ONE:  # "near the sea" / "close to the sea": the same value, or another one? Ask.
+        return (
+            "unsure",
+            "review",
+            f"both say {what} ({_values(e)}); nothing says the old one stopped being true",
+        )
+    if kind == MANY and e.replaces:
+        return "update", "supersede", f"{what}: the new one says it took the old one's place ({_values(e)})"
+    if kind == MANY:
+        return "distinct", "add", f"{what}: one of many that can be true at once ({_values(e)})"
+    if e.cues:
+        return "update", "supersede", f"both say {what} ({_values(e)})"
+    old_only = e.slot.value - e.new_slot.value - e.anchors
+    new_only = e.new_slot.value - e.slot.value - e.anchors
+    if len(old_only) > 1 and len(new_only) > 1:  # "Sentry for error tracking" / "Grafana for dashboards"
+        return "distinct", "add", f"{what}, for different things ({_values(e)})"
+    return "unsure", "review", f"both say {what} ({_values(e)}); nothing says the old one stopped being true"
+
+
+def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) -> Verdict:
+    """Nothing changed: the same fact (merge), close but with a detail on one side only (ask, offering
+    the merge), or another fact (keep both)."""
+    same_value = e.same_slot and not e.slot_changed
+    changed = e.numbers_changed or e.names_changed
+    if e.contradiction or (changed and not same_value):
+        return verdict("distinct", "add")
+    detail = changed or e.numbers_differ or e.names_differ
+    duplicate = t.zh_duplicate if e.cjk else t.duplicate
+    para = t.zh_paraphrase if e.cjk else t.paraphrase
+    para_overlap = t.zh_paraphrase_overlap if e.cjk else t.paraphrase_overlap
+    slot_para = t.zh_slot_paraphrase if e.cjk else t.slot_paraphrase
+    if e.cues and (e.new_extra or detail):  # a change is never merged: ask when close, else keep both
+        if sim < (t.zh_offer if e.cjk else t.cue_review) and not same_value:
+            return verdict("distinct", "add")
+        return verdict(
+            "unsure", "review", "close to the old one, and the new one says something changed", _cue_reason(e)
+        )
+    if e.shared_denied and not detail and (sim >= slot_para or e.overlap >= 0.99):
+        return verdict("paraphrase", "merge" if sim >= para_overlap else "review", "both deny the same thing")
+    if not detail:
         if sim >= duplicate:
-            return Verdict("duplicate", cosine, reasons)
-        if sim >= para or (sim >= para_overlap and d.overlap >= min_overlap):
-            return Verdict("paraphrase", cosine, reasons)
-    if d.blocks_merge and sim >= review:
-        return Verdict("unsure", cosine, reasons)
-    if not cjk and (d.value_change or (d.change_marker and d.replaced)) and sim >= t.value_review:
-        return Verdict("unsure", cosine, reasons)
-    return Verdict("unrelated", cosine, reasons)
+            return verdict("duplicate", "merge", "the same fact, nearly the same words")
+        if (
+            sim >= para
+            or (sim >= para_overlap and e.overlap >= t.overlap)
+            or (same_value and sim >= slot_para)
+        ):
+            return verdict("paraphrase", "merge", "the same fact in other words")
+    # The same name or number, nothing that clashes, and only a word or two worded differently.
+    anchored = bool(e.shared_anchors) and not changed and e.overlap >= 0.5 and not e.cjk
+    if (
+        anchored
+        and not detail
+        and sim >= t.anchored_merge
+        and len(e.old_extra) <= 2
+        and len(e.new_extra) <= 2
+    ):
+        return verdict("paraphrase", "merge", "the same fact in other words (the same name or number)")
+    if (
+        sim >= (t.zh_offer if e.cjk else t.offer)
+        or (same_value and sim >= slot_para)
+        or (anchored and sim >= t.anchored_offer and not e.cjk)
+    ):
+        return verdict(
+            "paraphrase", "review", "close in meaning, but one of them says something the other does not"
+        )
+    return verdict("distinct" if sim >= para_overlap else "unrelated", "add")
 
 
 @dataclass(frozen=True, slots=True)
 class Neighbour:
-    """An existing, currently valid memory near the new text (from the KNN), as the planner needs it."""
+    """An existing, currently valid memory near the new text, as the planner needs it."""
 
     id: int
     content: str
     category: str
-    similarity: float
+    similarity: float | None  # cosine; None when either has no vector (the words decide alone)
     protected: bool  # pinned or edited by hand: never merged or superseded without the user
 
 
@@ -143,19 +315,20 @@ class Plan:
 def plan(
     new: str, category: str, neighbours: list[Neighbour], t: Thresholds = DEFAULT, *, allow_merge: bool = True
 ) -> Plan:
-    """Classify `new` against each neighbour (best first). A merge happens only within the category (the
-    rule memapp always had); a paraphrase in another category, and any supersede of a pinned or
-    hand-edited memory, goes to review instead."""
+    """Classify `new` against each neighbour (best first). A merge happens only within the category; a
+    paraphrase in another category, and any supersede of a pinned or hand-edited memory, is asked."""
     merge: tuple[Neighbour, Verdict] | None = None
     supersede: list[tuple[Neighbour, Verdict]] = []
     review: list[tuple[Neighbour, Verdict]] = []
+    b = read(new)
     for n in neighbours:
-        v = classify(new, n.content, n.similarity, t)
+        a = read(n.content)
+        v = decide(a, b, compare(a, b), n.similarity, t)
         if v.action == "merge":
             if allow_merge and merge is None and n.category == category:
                 merge = (n, v)
-            elif not allow_merge or n.category != category:
-                review.append((n, Verdict("paraphrase", v.similarity, v.reasons)))
+            else:
+                review.append((n, Verdict("paraphrase", "review", v.similarity, v.reasons)))
         elif v.action == "supersede":
             (review if n.protected else supersede).append((n, v))
         elif v.action == "review":

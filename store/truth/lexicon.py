@@ -1,203 +1,217 @@
-"""The words the truth rules know: negations, antonyms, comparisons, change markers, numbers, months.
+"""The words the truth rules read with: negations, change cues, who a memory is about, synonyms, numbers.
 
-Why a module of its own: these lists are the part that grows (a missed antonym, a new change marker, a
-Chinese idiom that looks like a negation but is not) and is reviewed as language, not as code. Keeping
-them apart from store.truth.features (reading one text) and store.truth.differences (comparing two)
-means adding a word never touches the logic, and the logic reads in a page.
-
-English and Chinese side by side: "而不是" and "rather than" are comparisons, not negations, so each
-negation pattern has a NOT_ pattern of look-alikes removed before it is searched.
+Why a module of its own: these lists are the part that grows (a missed cue, a new way to say "no sugar",
+a Chinese idiom that looks like a negation but is not) and are reviewed as language, not as code. The
+logic that reads one text (store.truth.reading), names the kind of fact (store.truth.slots) and
+compares two (store.truth.compare) never holds a word list itself.
 """
 
 from __future__ import annotations
 
 import re
 
+
+def words(text: str) -> frozenset[str]:
+    """A word list written as one string (easier to read and to grow than one item a line)."""
+    return frozenset(text.split())
+
+
 CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-TOKEN = re.compile(rf"[{CJK}]|[0-9]+(?:[.:,][0-9]+)*|[A-Za-z][A-Za-z0-9.+#'’_-]*[A-Za-z0-9+#]|[A-Za-z]")
+TOKEN = re.compile(
+    rf"[{CJK}]|[0-9]+(?:[.:,][0-9]+)*(?:st|nd|rd|th|k|km|kg|am|pm)?|"
+    r"[A-Za-z][A-Za-z0-9.+#'’_-]*[A-Za-z0-9+#]|[A-Za-z]"
+)
 HAS_CJK = re.compile(f"[{CJK}]")
+CLAUSE_END = re.compile(r"[.;!?。；！？]|,\s|，|\bbut\b|\bthough\b|\bso\b")
 
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "i",
-        "i'm",
-        "im",
-        "my",
-        "me",
-        "we",
-        "our",
-        "us",
-        "you",
-        "your",
-        "he",
-        "she",
-        "it",
-        "its",
-        "they",
-        "them",
-        "their",
-        "is",
-        "am",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "to",
-        "of",
-        "in",
-        "on",
-        "at",
-        "for",
-        "with",
-        "by",
-        "from",
-        "as",
-        "and",
-        "or",
-        "but",
-        "so",
-        "that",
-        "this",
-        "these",
-        "those",
-        "there",
-        "here",
-        "it's",
-        "do",
-        "does",
-        "did",
-        "have",
-        "has",
-        "had",
-        "having",
-        "will",
-        "would",
-        "should",
-        "can",
-        "could",
-        "may",
-        "might",
-        "must",
-        "about",
-        "into",
-        "over",
-        "than",
-        "then",
-        "just",
-        "also",
-        "really",
-        "very",
-        "please",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "why",
-        "how",
-        "all",
-        "any",
-        "each",
-        "few",
-        "more",
-        "most",
-        "other",
-        "some",
-        "such",
-        "only",
-        "own",
-        "same",
-        "too",
-        "s",
-        "t",
-        "let's",
-        "let",
-        "one's",
-    ]
+STOPWORDS = words(
+    """a an the i i'm im i've i'd i'll my me mine we we're we've our ours us you your he she it its they
+    them their is am are was were be been being 's to of in on at for with by from as and or but so that
+    this these those there here it's do does did have has had having will would should can could may
+    might must about into over than then just also really very please what which who whom whose when
+    where why how all any each few more most other some such only own same too s t let's let one's user
+    user's users remember note that's i’m it’s actually honestly pretty quite mostly usually mainly lot
+    bit kind sort thing things"""
 )
+# The words that name the person the memories are about (the user): not a subject of their own.
+SELF = words("""i i'm im i've i'd i'll me my mine myself we we're we've our ours us user user's""")
 
-# Negations and negative verbs: one side only flips the statement.
-NEG_EN = re.compile(
-    r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|without|"
-    r"(?:do|does|did|is|are|was|were|wo|ca|could|would|should|have|has|had)n['’]?t|"
-    r"no\s+longer|any\s?more|stopped|stop|quit|quitted|gave\s+up|give\s+up|dropped|"
-    r"dislikes?|disliked|hates?|hated|avoids?|avoided|distrusts?|can['’]?t\s+stand|against)\b",
+# -- negation ------------------------------------------------------------------------------------------
+# A negator turns the content words after it (to the end of the clause, at most NEG_SCOPE of them)
+# negative: "no sugar", "doesn't eat meat", "stopped playing the guitar", "never flies Ryanair".
+NEG_SCOPE = 4
+NEGATORS = words(
+    """not no never none nobody nothing neither nor cannot without n't dont doesnt didnt isnt arent wasnt
+    werent wont cant couldnt wouldnt shouldnt havent hasnt hadnt don't doesn't didn't isn't aren't
+    wasn't weren't won't can't couldn't wouldn't shouldn't haven't hasn't hadn't don’t doesn’t didn’t
+    isn’t can’t won’t stop stopped stops quit quits quitting dropped dislike dislikes disliked hate
+    hates hated distrust distrusts distrusted avoid avoids avoided cancel cancels cancelled canceled left leave leaving sold
+    skip skips"""
+)
+# Words that look like a negation but compare ("rather than X", "instead of X") or do not deny anything.
+NOT_NEGATION = re.compile(
+    r"\b(?:rather\s+than|instead\s+of|not\s+only|no\s+matter|no\s+problem|not\s+bad|never\s+mind)\b",
     re.IGNORECASE,
 )
-NOT_NEG_EN = re.compile(r"\b(?:rather\s+than|instead\s+of|not\s+only|no\s+matter)\b", re.IGNORECASE)
-NEG_ZH = re.compile(r"不再|不|没有|没|别|从不|从没|讨厌|戒|放弃|停止|停用|拒绝")
-NOT_NEG_ZH = re.compile(r"而不是|不是.{0,6}而是|不错|不同|不仅|不少|差不多|不管")
-
-ANTONYMS_EN: tuple[tuple[str, str], ...] = (
-    ("like", "dislike"),
-    ("likes", "dislikes"),
-    ("love", "hate"),
-    ("loves", "hates"),
-    ("enjoy", "dislike"),
-    ("enjoys", "dislikes"),
-    ("prefer", "avoid"),
-    ("prefers", "avoids"),
-    ("trust", "distrust"),
-    ("trusts", "distrusts"),
-    ("always", "never"),
-    ("short", "long"),
-    ("concise", "detailed"),
-    ("brief", "detailed"),
-    ("short", "detailed"),
-    ("light", "dark"),
-    ("early", "late"),
-    ("morning", "night"),
-    ("morning", "evening"),
-    ("remote", "office"),
-    ("enable", "disable"),
-    ("enabled", "disabled"),
-    ("agree", "disagree"),
-    ("allow", "forbid"),
-    ("include", "exclude"),
-    ("more", "less"),
-    ("before", "after"),
-    ("with", "without"),
-    ("junior", "senior"),
-    ("married", "divorced"),
-    ("single", "married"),
-    ("employed", "unemployed"),
-    ("smoker", "non-smoker"),
+GIVE_UP = re.compile(r"\b(?:gave|give|gives|giving)\s+up\b", re.IGNORECASE)  # read as "quit"
+# Suffixes and prefixes that deny their stem: "sugar-free", "sugarless", "non-smoker", "unhappy".
+NEG_SUFFIX = re.compile(r"^(.+?)-?(?:free|less)$")
+NEG_PREFIX_WORDS = words(
+    """unhappy unemployed unmarried unvaccinated unsure unwilling unable uninterested unsatisfied"""
 )
-ANTONYMS_ZH: tuple[tuple[str, str], ...] = (
-    ("喜欢", "讨厌"),
-    ("早上", "晚上"),
-    ("早上", "夜里"),
-    ("深色", "浅色"),
-    ("简短", "详细"),
-    ("简洁", "详细"),
-    ("总是", "从不"),
-    ("打开", "关闭"),
-    ("远程", "办公室"),
-    ("支持", "反对"),
+# Chinese: the characters after a negator, to the end of the clause.
+NEG_ZH = re.compile(
+    r"不再|不要|不能|不会|不用|从不|从没|没有|没|不|别|无|戒掉|戒了|戒|退了|放弃|停止|停用|讨厌"
 )
+NOT_NEG_ZH = re.compile(r"而不是|不是.{0,6}而是|不错|不同|不仅|不少|差不多|不管|不久")
 
-# "W over L": the word before the comparison is preferred to the word after it.
-COMPARE_EN = re.compile(r"\b(?:over|than|rather\s+than|instead\s+of|versus|vs\.?)\b", re.IGNORECASE)
-PREFER_TO = re.compile(r"\bprefer(?:s|red)?\b.*?\b(to)\b", re.IGNORECASE)
-COMPARE_ZH = re.compile(r"而不是|胜过|多于|超过|比")
+# Words that state a negated term themselves ("vegetarian" = no meat), and plain synonyms.
+IMPLIES: dict[str, tuple[tuple[str, bool], ...]] = {
+    "vegetarian": (("meat", True), ("fish", True)),
+    "veggie": (("meat", True),),
+    "vegan": (("meat", True), ("dairy", True), ("animal", True)),
+    "pescatarian": (("meat", True), ("fish", False)),
+    "teetotal": (("alcohol", True),),
+    "teetotaler": (("alcohol", True),),
+    "sober": (("alcohol", True),),
+    "decaf": (("caffeine", True), ("coffee", False)),
+    "black": (("milk", True),),
+    "only-child": (("sibling", True),),
+    "non-smoker": (("smoke", True),),
+    "nonsmoker": (("smoke", True),),
+    "meat-free": (("meat", True),),
+}
+SYNONYMS = {
+    "television": "tv",
+    "telly": "tv",
+    "children": "kid",
+    "child": "kid",
+    "kids": "kid",
+    "apartment": "flat",
+    "boss": "manager",
+    "smoking": "smoke",
+    "smoker": "smoke",
+    "cigarette": "smoke",
+    "drinking": "drink",
+    "alcoholic": "alcohol",
+    "emojis": "emoji",
+    "fortnightly": "biweekly",
+    "spouse": "partner",
+    "prod": "production",
+    "reply": "answer",
+    "replies": "answer",
+    "response": "answer",
+    "responses": "answer",
+    "guitarist": "guitar",
+    "based": "live",
+    "reside": "live",
+    "resides": "live",
+    "kilometres": "km",
+    "kilometers": "km",
+    "mum": "mother",
+    "mom": "mother",
+    "mam": "mother",
+    "dad": "father",
+    "employed": "work",
+    "job": "work",
+}
+# English wordings rewritten to one form before reading ("works from home" = "works remotely").
+EN_PHRASES = (
+    (re.compile(r"\bwork(s|ed|ing)?\s+from\s+home\b", re.IGNORECASE), r"work\1 remote"),
+    (re.compile(r"\bfrom\s+home\b|\bremotely\b|\bwfh\b", re.IGNORECASE), "remote"),
+    (re.compile(r"\bdb\b", re.IGNORECASE), "database"),
+    (re.compile(r"\b(?:colour\s+)?theme\b", re.IGNORECASE), "mode"),
+)
+ZH_PHRASES = (  # Chinese wordings rewritten to one form before reading
+    ("吃素", "不吃肉"),
+    ("滴酒不沾", "不喝酒"),
+    ("戒烟", "不抽烟"),
+    ("无糖", "不加糖"),
+    ("不放糖", "不加糖"),
+    ("搬到", "住"),
+    ("搬去", "住"),
+    ("搬回", "住"),
+    ("住在", "住"),
+    ("生活", "住"),
+    ("上班", "工作"),
+    ("老婆", "妻子"),
+    ("太太", "妻子"),
+    ("早晨", "早上"),
+    ("更喜欢", "喜欢"),
+    ("喜欢用", "喜欢"),
+    ("爱吃", "喜欢吃"),
+    ("正在", "在"),
+    ("学习", "学"),
+)
+ZH_STOP = frozenset("我你他她它的了是在很都也就吗呢吧啊和与会要想还一个么这那里时用平最请些给把被着过每天")
 
-CHANGE_EN = re.compile(
-    r"\b(?:now|nowadays|these\s+days|moved|move|switched|switch|upgraded|upgrade|downgraded|migrated|"
-    r"changed|change|new|newly|anymore|any\s+more|no\s+longer|since|went\s+back|instead|promoted|raised|"
-    r"went\s+up|went\s+down|dropped|sold|replaced|became|become|started|starting|quit|left|joined|"
-    r"got|stopped|gave\s+up|from\s+\S+\s+to)\b",
+# -- change ----------------------------------------------------------------------------------------------
+# The new text says something changed: it is an update, not a second fact.
+CUE_EN = re.compile(
+    r"\b(?:now|nowadays|these\s+days|anymore|any\s+more|no\s+longer|moved|move|moving|relocated|relocating|"
+    r"switched|switch|switching|upgraded|upgrade|downgraded|migrated|changed|change|new|newly|since|"
+    r"went\s+back|back|again|instead|promoted|raised|bumped|increased|decreased|reduced|went\s+up|went\s+down|"
+    r"dropped|sold|replaced|became|become|started|starting|quit|left|joined|transferred|turned|"
+    r"stopped|gave\s+up|cancelled|canceled|postponed|pushed|revised|finally|recently|just|"
+    r"finished|completed|hired|separated|broke\s+up|adopted|reinstalled|reorg|decided|rewrote|rewritten|"
+    r"rebuilt|ported|grew|grown|promoted|"
+    r"last\s+(?:week|month|year|sprint|summer|spring|autumn|fall|winter)|from\s+\S+\s+to)\b",
     re.IGNORECASE,
 )
-CHANGE_ZH = re.compile(
-    r"现在|搬到|搬去|换成|换了|换到|改用|改学|改成|改为|升级|迁移|转到|新的|新|不再|已经|提高|降到|开始|了$|了。?$"
+CUE_ZH = re.compile(
+    r"现在|搬|换成|换了|换到|改用|改学|改成|改为|改到|升级|迁移|转到|新的|不再|已经|提高|涨|降到|开始|又|离职|退了|戒"
 )
+STILL = re.compile(r"\b(?:still|as\s+before|as\s+always)\b|还|依然|仍然", re.IGNORECASE)
+
+# -- who a memory is about -------------------------------------------------------------------------------
+# People other than the user: "my son is 7" is about the son, not about the user.
+PERSONS = words(
+    """wife husband partner son daughter kid kids child children baby mother father mum mom dad parents
+    parent brother sister sibling siblings grandmother grandma granny grandfather grandpa grandparents
+    niece nephew cousin aunt uncle friend friends flatmate flatmates roommate neighbour neighbours
+    neighbor neighbors colleague colleagues coworker co-founder cofounder team girlfriend boyfriend
+    fiance fiancee ex ex-partner mother-in-law father-in-law brother-in-law sister-in-law stepson
+    stepdaughter teacher mentor family"""
+)
+PERSONS_ZH = (
+    "妻子",
+    "丈夫",
+    "老公",
+    "儿子",
+    "女儿",
+    "孩子",
+    "爸妈",
+    "父母",
+    "爸爸",
+    "妈妈",
+    "爸",
+    "妈",
+    "哥哥",
+    "姐姐",
+    "弟弟",
+    "妹妹",
+    "奶奶",
+    "爷爷",
+    "外婆",
+    "外公",
+    "朋友",
+    "同事",
+    "邻居",
+    "女朋友",
+    "男朋友",
+    "对象",
+)
+# Words that make two otherwise equal subjects or slots different things ("work email" / "personal email").
+QUALIFIERS = words(
+    """previous former ex skip-level work personal home office private weekday weekdays weekend
+    weekends morning afternoon evening night staging production prod dev development test frontend
+    backend mobile web desktop admin secondary"""
+)
+# Of those, the ones that make two facts different even when only one text has them.
+STRONG_QUALIFIERS = words(
+    "previous former ex skip-level personal private secondary staging production prod dev"
+)
+QUALIFIERS_ZH = ("前端", "后端", "工作日", "周末", "工作", "私人", "早上", "晚上", "下午")
 
 NUMBER_WORDS = {
     "zero": "0",
@@ -213,54 +227,18 @@ NUMBER_WORDS = {
     "eleven": "11",
     "twelve": "12",
     "twenty": "20",
+    "twenty-nine": "29",
     "thirty": "30",
     "hundred": "100",
     "thousand": "1000",
     "twice": "2",
-    "half": "0.5",
     "double": "2",
+    "third": "3",
 }
-MONTHS = frozenset(
-    [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "jan",
-        "feb",
-        "mar",
-        "apr",
-        "jun",
-        "jul",
-        "aug",
-        "sep",
-        "sept",
-        "oct",
-        "nov",
-        "dec",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-        "mondays",
-        "tuesdays",
-        "wednesdays",
-        "thursdays",
-        "fridays",
-        "saturdays",
-        "sundays",
-    ]
+MONTHS = words(
+    """january february march april may june july august september october november december jan feb mar
+    apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday
+    mondays tuesdays wednesdays thursdays fridays saturdays sundays"""
 )
 ZH_DIGITS = {
     "零": 0,
@@ -275,17 +253,52 @@ ZH_DIGITS = {
     "八": 8,
     "九": 9,
 }
-ZH_NUMBER = re.compile(r"[零一二两三四五六七八九十百千万]+(?=[个次岁年月日天号点小时分钟公里元块本只位台倍])")
-# Chinese words that state the same slot: moving is the update of where one lives.
-# And the verbs of a preference are one word here, as "prefer"/"like" are stopwords in English.
-ZH_SAME = (
-    ("搬到", "住"),
-    ("搬去", "住"),
-    ("住在", "住"),
-    ("上班", "工作"),
-    ("更喜欢", "喜欢"),
-    ("喜欢用", "喜欢"),
-    ("偏好", "喜欢"),
-    ("爱用", "喜欢"),
-    ("爱吃", "喜欢吃"),
+ZH_NUMBER = re.compile(
+    r"[零一二两三四五六七八九十百千万]+(?=[个次岁年月日天号点小时分钟公里元块本只位台倍条])"
+)
+
+# "W over L": the word before the comparison is preferred to the word after it.
+COMPARE_EN = re.compile(
+    r"\b(?:over|rather\s+than|instead\s+of|versus|vs\.?|(?:more|better)\s+than)\b", re.IGNORECASE
+)
+PREFER_TO = re.compile(r"\bprefer(?:s|red)?\s+(?!to\b)\w+(?:\s+\w+)?\s+(to)\b", re.IGNORECASE)
+# "moved from X to Y", "switched from X to Y": X is the value that stopped being true.
+FROM_TO = re.compile(
+    r"\b(?:mov\w*|switch\w*|migrat\w*|chang\w*|went|upgrad\w*|transferr\w*|relocat\w*|replac\w*)\b"
+    r"[^.;]*?\bfrom\s+([^.;,]+?)\s+(?:to|with)\b",
+    re.IGNORECASE,
+)
+# Cues that say one value replaced another, even in a slot that holds many ("switched to Korean").
+# (A denial, "stopped playing the guitar", says which value went: it is read as a negation instead.)
+REPLACE_EN = re.compile(r"\b(?:switched|instead|replaced|changed)\b", re.IGNORECASE)
+REPLACE_ZH = re.compile(r"改|换")
+COMPARE_ZH = re.compile(r"而不是|胜过")
+ANTONYMS_EN: tuple[tuple[str, str], ...] = (
+    ("short", "long"),
+    ("concise", "detailed"),
+    ("brief", "detailed"),
+    ("short", "detailed"),
+    ("light", "dark"),
+    ("early", "late"),
+    ("formal", "casual"),
+    ("remote", "office"),
+    ("enable", "disable"),
+    ("agree", "disagree"),
+    ("more", "less"),
+    ("junior", "senior"),
+    ("married", "divorced"),
+    ("single", "married"),
+    ("aisle", "window"),
+    ("happy", "unhappy"),
+    ("trust", "distrust"),
+    ("trusts", "distrusts"),
+)
+ANTONYMS_ZH: tuple[tuple[str, str], ...] = (
+    ("喜欢", "讨厌"),
+    ("深色", "浅色"),
+    ("简短", "详细"),
+    ("简洁", "详细"),
+    ("总是", "从不"),
+    ("打开", "关闭"),
+    ("远程", "办公室"),
 )

@@ -17,16 +17,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import apsw
+
 from store.errors import InvalidInputError
 from store.memory_rows import MemoryRowsMixin
 from store.records import Memory, json_dumps, now
 from store.truth.classify import DEFAULT, Neighbour, Plan, Thresholds, Verdict, plan
+from store.truth.lexicon import HAS_CJK, STOPWORDS, TOKEN
+from store.truth.reading import read
+from store.truth.slots import MANY, vocabulary
 
 if TYPE_CHECKING:
     import numpy as np
 
-NEIGHBOURS = 5  # nearest memories a new one is compared with
-FLOOR = 0.4  # below this cosine nothing is related enough to compare (all-MiniLM-L6-v2 scale)
+NEIGHBOURS = 8  # nearest memories (in meaning, and again in words) a new one is compared with
+FLOOR = 0.15  # below this cosine nothing is compared (the rules decide above it: store.truth.classify)
+CURRENT = "deleted_at IS NULL AND valid_until IS NULL"  # what counts as a current memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +73,15 @@ class Source:
         }
 
 
+def content_words(text: str) -> list[str]:
+    """The words of `text` worth looking up in the keyword index (CJK: each character)."""
+    return [
+        w
+        for w in {*TOKEN.findall(text)}
+        if HAS_CJK.match(w) or (len(w) > 1 and w.casefold() not in STOPWORDS)
+    ]
+
+
 class TimelineMixin(MemoryRowsMixin):
     # -- classification on add / edit ----------------------------------------------------------------
 
@@ -74,53 +89,82 @@ class TimelineMixin(MemoryRowsMixin):
         self,
         content: str,
         category: str,
-        vec: np.ndarray,
+        vec: np.ndarray | None,
         *,
         exclude: int | None = None,
         allow_merge: bool = True,
         thresholds: Thresholds = DEFAULT,
     ) -> Plan:
-        """Classify `content` (embedded as `vec`) against its nearest current memories, any category."""
-        hits = self.vectors.knn_memories(vec, NEIGHBOURS + 1)
-        ids = [mid for mid, sim in hits if sim >= FLOOR and mid != exclude]
-        if not ids:
+        """Classify `content` (embedded as `vec`, or None without a model) against the current memories
+        nearest to it in meaning (KNN) and in words (the keyword index, over its own words and the words
+        of the one-value slots it states): an update often shares few words and little cosine with what
+        it replaces ("I live in Berlin." / "I moved to Lisbon."), and without a model the words are all
+        there is. One query reads both kinds of neighbour; the rules (store.truth.classify) decide."""
+        sims: dict[int, float | None] = {}
+        if vec is not None:
+            for mid, sim in self.vectors.knn_memories(vec, NEIGHBOURS + 1):
+                if sim >= FLOOR and mid != exclude:
+                    sims[mid] = float(sim)
+        slot_words = [w for hit in read(content).slots if hit.kind != MANY for w in vocabulary(hit.name)]
+        words = sorted({*content_words(content), *slot_words})[:48]
+        expr = " OR ".join('"' + w.replace('"', '""') + '"' for w in words) if words else None
+        if not sims and expr is None:
             return Plan()
-        rows = {
-            int(r[0]): r
-            for r in self.con.execute(
-                "SELECT id, content, category, pinned, user_edited FROM long_term_memories "
-                "WHERE id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL AND valid_until IS NULL",
-                (json_dumps(ids),),
-            )
-        }
+        rows = self._neighbour_rows(list(sims), expr, exclude)
+        for mid in rows:
+            sims.setdefault(mid, None)  # found by its words: the rules decide without a cosine
+        ranked = sorted((mid for mid in sims if mid in rows), key=lambda mid: -(sims[mid] or 0.0))
         neighbours = [
             Neighbour(
-                mid, str(rows[mid][1]), str(rows[mid][2]), float(sim), bool(rows[mid][3] or rows[mid][4])
+                mid, str(rows[mid][1]), str(rows[mid][2]), sims[mid], bool(rows[mid][3] or rows[mid][4])
             )
-            for mid, sim in hits
-            if mid in rows
-        ][:NEIGHBOURS]
+            for mid in ranked
+        ]
         return plan(content, category, neighbours, thresholds, allow_merge=allow_merge)
 
-    def apply_plan(self, memory: Memory, p: Plan, *, at: float | None = None) -> tuple[list[int], list[int]]:
+    def _neighbour_rows(self, ids: list[int], expr: str | None, exclude: int | None) -> dict[int, Any]:
+        """The current rows of `ids` and of the best 2 x NEIGHBOURS keyword matches of `expr`, in one query."""
+        select = "SELECT id, content, category, pinned, user_edited FROM long_term_memories WHERE "
+        current = "deleted_at IS NULL AND valid_until IS NULL AND id IS NOT ?"
+        listed = "id IN (SELECT value FROM json_each(?))"
+        if expr is None:
+            found = self.con.execute(f"{select}{current} AND {listed}", (exclude, json_dumps(ids)))
+            return {int(r[0]): r for r in found}
+        try:
+            found = self.con.execute(
+                f"{select}{current} AND ({listed} OR id IN (SELECT rowid FROM fts_memories "
+                "WHERE fts_memories MATCH ? ORDER BY rank LIMIT ?))",
+                (exclude, json_dumps(ids), expr, 2 * NEIGHBOURS),
+            )
+            return {int(r[0]): r for r in found}
+        except apsw.SQLError:  # a word the tokenizer cannot take: the KNN alone decides
+            return self._neighbour_rows(ids, None, exclude)
+
+    def apply_plan(
+        self, memory: Memory, p: Plan, *, at: float | None = None, dated: bool = False
+    ) -> tuple[list[int], list[int]]:
         """Inside the add's transaction: supersede what the new memory replaces, queue what is unsure.
-        `at`: when the replacement happened (an edit: now), else the new memory's valid_from, and an
-        imported memory older than its neighbour is the one superseded. Returns (superseded memory ids,
-        opened conflict ids)."""
+
+        Which of two memories is the newer is their order of addition (ids only grow), never the wall
+        clock alone: a clock set back must not make the older memory win (issue 31.14). Only a memory
+        that carries its own date (`dated`: an import that says when the user wrote it) can be older
+        than one added before it: an old ChatGPT bio line does not overrule what was said last week.
+        `valid_until` is never before the superseded memory's own `valid_from`. `at`: when the
+        replacement happened (an edit: now). Returns (superseded memory ids, opened conflict ids)."""
         superseded: list[int] = []
         opened: list[int] = []
         for n, v in p.supersede:
             older = self.get_memory(n.id)
+            if older.valid_until is not None:  # already replaced (a restatement's own supersede)
+                continue
             new_from = at if at is not None else (memory.valid_from or memory.created_at)
             old_from = older.valid_from if older.valid_from is not None else older.created_at
-            if (
-                at is None and new_from < old_from
-            ):  # an import brought an older statement: it is the one superseded
+            if dated and at is None and new_from < old_from:  # an import brought an older statement
                 if self.get_memory(memory.id).valid_until is None:
                     self._supersede(memory.id, older.id, old_from, v, automatic=True)
                     superseded.append(memory.id)
                 continue
-            self._supersede(older.id, memory.id, new_from, v, automatic=True)
+            self._supersede(older.id, memory.id, max(new_from, old_from), v, automatic=True)
             superseded.append(older.id)
         for n, v in p.review:
             cid = self.open_conflict(memory.id, n.id, v)
@@ -207,6 +251,18 @@ class TimelineMixin(MemoryRowsMixin):
                 {"valid_until": None, "superseded_by": None},
             )
             return self.get_memory(memory_id)
+
+    def current_successor(self, memory_id: int) -> Memory | None:
+        """The current memory at the end of `memory_id`'s chain of successors (None if the chain ends in
+        the trash or loops)."""
+        seen: set[int] = set()
+        m = self.get_memory(memory_id)
+        while m.superseded_by is not None and m.id not in seen:
+            seen.add(m.id)
+            m = self.get_memory(m.superseded_by)
+        if m.valid_until is not None or m.deleted_at is not None or m.id == memory_id:
+            return None
+        return m
 
     def superseded_ids(self, memory_ids: list[int]) -> set[int]:
         """Which of these memories a newer one has replaced."""

@@ -22,30 +22,34 @@ if TYPE_CHECKING:
     from store.truth.conflicts import Conflict
 
 LABELS = {
-    "new": "Keep new (n)",
-    "old": "Keep old (o)",
-    "both": "Both true (b)",
+    "new": "Newer replaces older (n)",
+    "both": "Keep both (b)",
     "merge": "Merge (m)",
-}
-EXPLAIN = {
-    "reversal": "The new memory seems to reverse the old one.",
-    "update": "The new memory seems to update a value in the old one.",
-    "paraphrase": "The two seem to say the same thing.",
-    "unsure": "These two are close, and something differs between them.",
+    "edit": "Edit… (e)",
+    "old": "Older only (o)",
 }
 
 
 class ConflictReviewScreen(ModalScreen[str | None]):
-    """Dismisses with "new", "old", "both", "merge", or None (decide later)."""
+    """Dismisses with "new", "old", "both", "merge", "edit" (the caller opens the editor), or None (later)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("n", "keep('new')", "Keep new", id="conflict-new", tooltip="The old memory is superseded"),
         Binding(
-            "o", "keep('old')", "Keep old", id="conflict-old", tooltip="The new memory goes to the trash"
+            "n",
+            "keep('new')",
+            "Newer replaces older",
+            id="conflict-new",
+            tooltip="The old memory is superseded",
         ),
-        Binding("b", "keep('both')", "Both true", id="conflict-both", tooltip="Both stay current"),
+        Binding(
+            "o", "keep('old')", "Older only", id="conflict-old", tooltip="The new memory goes to the trash"
+        ),
+        Binding("b", "keep('both')", "Keep both", id="conflict-both", tooltip="Both stay current"),
         Binding(
             "m", "keep('merge')", "Merge", id="conflict-merge", tooltip="One memory, with the new wording"
+        ),
+        Binding(
+            "e", "keep('edit')", "Edit", id="conflict-edit", tooltip="Write the one memory in your own words"
         ),
         Binding("escape", "later", "Later", id="conflict-later", tooltip="Decide later"),
     ]
@@ -56,11 +60,9 @@ class ConflictReviewScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         c = self.conflict
-        reasons = ", ".join(c.reasons) or "close in meaning"
-        sim = "" if c.similarity is None else f" · similarity {c.similarity:.2f}"
         with Vertical(id="conflict-box", classes="dialog"):
-            yield Static(f"Conflict {c.id}: {c.relation}", classes="dialog-title", markup=False)
-            yield Static(f"{EXPLAIN.get(c.relation, '')} ({reasons}{sim})", id="conflict-why", markup=False)
+            yield Static(f"Conflict {c.id}: two memories to look at", classes="dialog-title", markup=False)
+            yield Static(c.explanation, id="conflict-why", markup=False)
             yield Static(
                 f"NEW · memory {c.new.id} · {c.new.category} · {when(c.new.created_at)}",
                 classes="field-label",
@@ -73,12 +75,20 @@ class ConflictReviewScreen(ModalScreen[str | None]):
                 markup=False,
             )
             yield Static(c.old.content, id="conflict-old-text", markup=False)
-            with Horizontal(id="conflict-buttons"):
-                for keep, label in LABELS.items():
-                    yield Button(
-                        label, id=f"keep-{keep}", variant="primary" if keep == c.suggested else "default"
-                    )
-            yield Static("Esc: decide later (nothing changes).", id="conflict-later", markup=False)
+            # Two rows of compact buttons: all five fit on an 80-column terminal.
+            for row, keeps in (
+                ("conflict-buttons", ("new", "both", "merge")),
+                ("conflict-buttons-2", ("edit", "old")),
+            ):
+                with Horizontal(id=row, classes="conflict-buttons"):
+                    for keep in keeps:
+                        yield Button(
+                            LABELS[keep],
+                            id=f"keep-{keep}",
+                            variant="primary" if keep == c.suggested else "default",
+                            compact=True,
+                        )
+            yield Static("Esc: decide later.", id="conflict-later", markup=False)
 
     def on_mount(self) -> None:
         self.query_one(f"#keep-{self.conflict.suggested}", Button).focus()

@@ -168,19 +168,31 @@ class MemoriesScreen(MemoryListScreen):
 
         self.in_thread(find, show, description="finding a conflict")
 
-    def _resolve(self, conflict: Conflict, keep: str | None) -> None:
+    def _resolve(self, conflict: Conflict, keep: str | None, content: str | None = None) -> None:
         if keep is None:
             return
+        if keep == "edit":  # the one memory, in the user's words: a merge with the edited text
+            from app.tui.screens.memory_edit import MemoryDraft, MemoryEditScreen
+
+            n, o = conflict.new, conflict.old
+            draft = MemoryDraft(n.content, o.category, max(n.importance, o.importance), n.pinned or o.pinned)
+
+            def edited(d: MemoryDraft | None) -> None:
+                if d is not None:
+                    self._resolve(conflict, "merge", d.content)
+
+            self.app.push_screen(MemoryEditScreen(None, draft), edited)
+            return
         store = self.store
-        from store.truth.conflicts import resolve_conflict
+        from store.truth.conflicts import OPTION_WORDS, resolve_conflict
 
         def done(c: Conflict) -> None:
             self._reselect = c.new_id if keep in ("new", "both") else c.old_id
-            self.notify(f"Conflict {c.id} resolved: kept {keep}.", title="Conflicts", markup=False)
+            self.notify(f"Conflict {c.id}: {OPTION_WORDS[keep]}.", title="Conflicts", markup=False)
             self.memapp.data_changed()
 
         self.in_thread(
-            lambda: resolve_conflict(store, conflict.id, keep),
+            lambda: resolve_conflict(store, conflict.id, keep, content=content),
             done,
             group="memory-write",
             description="resolving the conflict",

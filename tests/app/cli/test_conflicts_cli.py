@@ -125,3 +125,41 @@ def test_memory_list_by_state(capsys, no_model_config, db_path, seeded) -> None:
     assert sorted(m["id"] for m in json.loads(out)) == sorted([seeded["light"], seeded["dark"]])
     code, out, _ = run(capsys, *db, "memory", "list")
     assert any(line.split()[:2] == [str(seeded["uv"]), "~"] for line in out.splitlines())
+
+
+def test_conflicts_say_why_in_plain_words_and_merge_takes_your_text(
+    capsys, no_model_config, db_path, seeded
+) -> None:  # type: ignore[no-untyped-def]
+    db = ["--db", str(db_path)]
+    code, out, _ = run(capsys, *db, "conflicts")
+    assert code == 0
+    assert "The newer memory says the opposite of the older one. Why: opposite words (light/dark)." in out
+    assert "--keep both (keep both)" in out and "--keep merge" in out
+    code, out, err = run(
+        capsys, *db, "conflicts", "resolve", str(seeded["conflict"]), "--keep", "new", "--text", "x"
+    )
+    assert code != 0 and "--keep merge" in err  # a text of your own only goes with a merge
+    text = "Prefers dark mode in the editor, light mode for printing"
+    code, out, _ = run(
+        capsys, *db, "conflicts", "resolve", str(seeded["conflict"]), "--keep", "merge", "--text", text
+    )
+    assert code == 0 and "merge into one memory" in out
+    code, out, _ = run(capsys, *db, "memory", "show", str(seeded["light"]))
+    assert text in out and "edited by hand" in out
+
+
+def test_memory_supersede_by_hand(capsys, no_model_config, db_path) -> None:  # type: ignore[no-untyped-def]
+    s = Store(db_path, embedder=FakeEmbedder())
+    try:
+        pixel = s.add_memory("Phone: Pixel 6", "fact").memory
+        iphone = s.add_memory("Got an iPhone 15 for my birthday", "fact").memory
+        assert s.get_memory(pixel.id).valid_until is None  # nothing said it changed: both kept
+    finally:
+        s.close()
+    db = ["--db", str(db_path)]
+    code, out, _ = run(capsys, *db, "memory", "supersede", str(pixel.id), str(iphone.id))
+    assert code == 0 and f"memory {pixel.id} is superseded by memory {iphone.id}" in out
+    code, out, _ = run(capsys, *db, "memory", "list", "--state", "current", "--json")
+    assert [m["id"] for m in json.loads(out)] == [iphone.id]
+    code, _, err = run(capsys, *db, "memory", "supersede", str(pixel.id), str(pixel.id))
+    assert code != 0 and "cannot supersede itself" in err

@@ -3,7 +3,7 @@ and the editor's source line that opens the message a memory came from."""
 
 from __future__ import annotations
 
-from textual.widgets import DataTable, Select, Static
+from textual.widgets import Button, DataTable, Select, Static
 
 from app.tui.screens.conflict_review import ConflictReviewScreen
 from app.tui.screens.memories import MemoriesScreen
@@ -159,3 +159,38 @@ async def test_the_detail_pane_says_superseded_and_t_opens_the_source_message(tu
         await settle(pilot)
         view = app.screen
         assert isinstance(view, ThreadViewScreen) and (view.thread_id, view.message_id) == (tid, mid)
+
+
+async def test_the_card_says_why_and_edit_writes_one_memory_in_the_users_words(tui_store: Store) -> None:
+    """Issue 27: the card says in plain words why it was raised and offers keep both, newer replaces
+    older, merge and edit; `e` opens the editor and saving makes one memory with the edited text."""
+    old = tui_store.add_memory("Uses Firefox", "preference").memory
+    new = tui_store.add_memory("Uses Chrome", "preference").memory
+    [c] = list_conflicts(tui_store)
+    app = make_app(tui_store, greet=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_memories(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        review = app.screen
+        assert isinstance(review, ConflictReviewScreen)
+        why = str(review.query_one("#conflict-why", Static).render())
+        assert why.startswith("These two are about the same thing, and something differs. Why:")
+        assert "nothing says the old one stopped being true" in why
+        labels = [str(b.label) for b in review.query(Button)]
+        assert labels[:4] == ["Newer replaces older (n)", "Keep both (b)", "Merge (m)", "Edit… (e)"]
+        await pilot.press("e")
+        await settle(pilot)
+        editor = app.screen
+        assert isinstance(editor, MemoryEditScreen)
+        area = editor.query_one("TextArea")
+        area.text = "Uses Firefox at home and Chrome at work"  # type: ignore[attr-defined]
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert count_open(tui_store) == 0
+        merged = tui_store.get_memory(old.id)
+        assert merged.content == "Uses Firefox at home and Chrome at work" and merged.user_edited
+        assert tui_store.get_memory(new.id).deleted_at is not None
+        assert [x.resolution for x in list_conflicts(tui_store, status="resolved") if x.id == c.id] == [
+            "merge"
+        ]

@@ -1,0 +1,233 @@
+"""Two readings side by side: the evidence store.truth.classify decides on.
+
+Given what an old and a new text say (store.truth.reading), `compare` names, in the order a person would
+check them: is it about the same subject? The same kind of fact (slot)? Does one deny what the other
+says? Did a value change (a number, a name, a version, the slot's value), and does the new text say that
+something changed? Nothing here decides; every field is a fact about the pair.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from store.truth.lexicon import ANTONYMS_EN, ANTONYMS_ZH, MONTHS, STOPWORDS, STRONG_QUALIFIERS, ZH_DIGITS
+from store.truth.reading import Reading, SlotHit, stem
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    other_subject: tuple[str, str] | None  # (old's subject, new's) when they are different people or things
+    qualifiers: tuple[str, str] | None  # ("work", "personal") when the same kind of fact is qualified apart
+    flips: tuple[str, ...]  # terms one text denies and the other affirms
+    agrees: bool  # the new text turns down what the old one ranked lower: the same opinion
+    swapped: bool  # "X over Y" / "Y over X"
+    antonym: str | None  # "light/dark"
+    antonym_words: frozenset[str]  # the words of every antonym pair found
+    slot: SlotHit | None  # the old text's hit of a slot both state
+    new_slot: SlotHit | None
+    version: tuple[str, str, str] | None  # (tool, old version, new version)
+    numbers_changed: bool  # each side has a number the other lacks
+    numbers_differ: bool  # either side has one
+    names_changed: bool
+    names_differ: bool
+    frame: bool  # the same sentence with short stretches replaced, nothing inserted or deleted
+    number_only: bool  # ... and only numbers were replaced
+    cues: tuple[str, ...]  # change cues of the new text the old one lacks
+    replaces: bool  # the new text says one value took another's place
+    denies_other: bool  # the new text denies something the old one never said, and the old one says more
+    # ("I play the piano." / "I stopped playing the guitar.": a denial of the guitar, not of the piano)
+    still: bool  # the new text says "still"
+    old_extra: frozenset[str]  # content terms only the old text has
+    new_extra: frozenset[str]
+    overlap: float  # shared terms / the smaller text's terms
+    lexical: float  # Dice coefficient of the terms (CJK: characters)
+    cjk: bool
+    anchors: frozenset[str]  # the names and numbers of both texts: what identifies a value
+    subjects: frozenset[str]  # both texts' subject words (never a slot's value)
+    close: bool = False  # the caller's similarity says the texts mean nearly the same (set by classify)
+    shared_denied: frozenset[str] = frozenset()  # terms both texts deny ("no tabs" / "never uses tabs")
+    shared_anchors: frozenset[str] = frozenset()  # names and numbers both texts hold
+    old_text: str = ""
+    new_text: str = ""
+
+    @property
+    def same_slot(self) -> bool:
+        return self.slot is not None and self.new_slot is not None
+
+    @property
+    def slot_changed(self) -> bool:
+        """Both state the slot with different values: each has a value word the other lacks, and no name
+        or number in common ("Europe/Amsterdam" / "the Amsterdam time zone (CET)" is one value)."""
+        if self.slot is None or self.new_slot is None:
+            return False
+        a, b = self.slot.value - self.subjects, self.new_slot.value - self.subjects
+        if not (a - b and b - a):
+            return False
+        if a & b & self.anchors:
+            return False
+        # Values that share a word ("peanut" / "severe peanut allergy"): the same value when the texts are
+        # close in meaning, another one when not ("Vietnamese food" / "Georgian food").
+        return not (a & b) or not self.close
+
+    @property
+    def contradiction(self) -> bool:
+        return bool(self.flips) or self.swapped or self.antonym is not None
+
+    @property
+    def value_change(self) -> bool:
+        return self.numbers_changed or self.names_changed or self.version is not None or self.slot_changed
+
+
+def _other_subject(a: Reading, b: Reading) -> tuple[str, str] | None:
+    """Different people or things: my son / my daughter, my wife / me, the billing API / the reporting
+    service. A subject named in the other text too is not another subject ("Mia is my daughter")."""
+    if a.subject == b.subject:
+        return None
+    if not a.subject or not b.subject:
+        other = a if a.subject else b
+        rest = b if a.subject else a
+        if not other.person:
+            return None  # a thing next to an unnamed subject: cannot tell
+        if other.subject & (rest.content | set(rest.tokens)):
+            return None
+    elif (a.subject & b.subject) and not (a.subject - b.subject and b.subject - a.subject):
+        return None  # "staging" / "the staging environment"
+    return (" ".join(sorted(a.subject)) or "you", " ".join(sorted(b.subject)) or "you")
+
+
+def _qualifiers(a: Reading, b: Reading) -> tuple[str, str] | None:
+    """Qualified apart: "work email" / "personal email", or a qualifier on one side only when nothing
+    says it changed ("Skip-level manager: Ana" / "Manager: Priya")."""
+    qa, qb = a.qualifiers - b.qualifiers, b.qualifiers - a.qualifiers
+    if (qa and qb) or (((qa | qb) & STRONG_QUALIFIERS) and not b.cues):
+        return (" ".join(sorted(qa)) or "—", " ".join(sorted(qb)) or "—")
+    return None
+
+
+def _antonym_words(a: Reading, b: Reading) -> tuple[str | None, frozenset[str]]:
+    """The first antonym pair the texts hold on opposite sides, and every word of such pairs (stemmed):
+    "short and concise" / "long and detailed" differ by antonyms alone."""
+    first = _antonym(a, b)
+    pairs = ANTONYMS_ZH if (a.cjk or b.cjk) else ANTONYMS_EN
+    words: set[str] = set()
+    for x, y in pairs:
+        for p, q in ((x, y), (y, x)):
+            if (p in a.tokens or p in a.text) and (q in b.tokens or q in b.text):
+                words.update((stem(p), stem(q), p, q, *p, *q) if (a.cjk or b.cjk) else (stem(p), stem(q)))
+    return first, frozenset(words)
+
+
+def _antonym(a: Reading, b: Reading) -> str | None:
+    if a.cjk or b.cjk:
+        for x, y in ANTONYMS_ZH:
+            for p, q in ((x, y), (y, x)):
+                if p in a.text and q in b.text and q not in a.text and p not in b.text:
+                    return f"{p}/{q}"
+        return None
+    ta, tb = set(a.tokens), set(b.tokens)
+    for x, y in ANTONYMS_EN:
+        for p, q in ((x, y), (y, x)):
+            if p in ta and q in tb and q not in ta and p not in tb:
+                return f"{p}/{q}"
+    return None
+
+
+def _swapped(a: Reading, b: Reading) -> bool:
+    for winner, loser in a.preferences:
+        if any(l2 == winner or w2 == loser for w2, l2 in b.preferences):
+            return True
+    # The new text prefers something the old one never named over what the old one preferred
+    # ("Prefers remote work" -> "Prefers working in the office over remote work").
+    return (
+        any(loser in a.content and winner not in a.content for winner, loser in b.preferences)
+        and not a.preferences
+    )
+
+
+def _agrees(a: Reading, b: Reading) -> bool:
+    """b denies what a ranked below something ("pip over uv", then "stopped using uv")."""
+    return any(loser in b.negated and winner not in b.negated for winner, loser in a.preferences)
+
+
+def _frame(a: Reading, b: Reading) -> tuple[bool, bool]:
+    """(the same sentence with one short stretch replaced, only numbers replaced)."""
+    x, y = a.tokens, b.tokens
+    ops = [op for op in SequenceMatcher(None, x, y, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not ops or any(tag != "replace" for tag, *_ in ops):
+        return False, False
+    words = [t for _, i1, i2, j1, j2 in ops for t in (*x[i1:i2], *y[j1:j2])]
+    number_only = all(w[0].isdigit() or w in ZH_DIGITS or w in "十百千万" or w in MONTHS for w in words)
+    if len(ops) > 1 and not number_only:
+        return False, False
+    if any(i2 - i1 > 3 or j2 - j1 > 3 for _, i1, i2, j1, j2 in ops):
+        return False, False
+    changed = sum(i2 - i1 for _, i1, i2, _, _ in ops)
+    if len(x) - changed < max(2, 0.5 * len(x)):  # "faded 3" / "faded 4": too little is the same
+        return False, False
+    if any(w in STOPWORDS for w in words) or ((a.cjk or b.cjk) and not number_only):
+        return False, False
+    if ops[0][1] == 0 and not number_only:  # "Rent 1200" / "Electricity 80": what the value is of changed
+        return False, False
+    return True, number_only
+
+
+def _denies_other(a: Reading, b: Reading, slot: SlotHit | None, new_slot: SlotHit | None) -> bool:
+    """In a slot that holds many values, the new text denies another value than the old one's."""
+    if slot is None or new_slot is None or slot.kind != "many":
+        return False
+    return bool(b.negated - a.content) and not (slot.value & b.negated)
+
+
+def compare(a: Reading, b: Reading) -> Evidence:
+    """How b (the new text) differs from a (the old one)."""
+    num_a, num_b = a.numbers - b.numbers, b.numbers - a.numbers
+    names_a = {n for n in a.names if n not in b.content and n not in b.tokens}
+    names_b = {n for n in b.names if n not in a.content and n not in a.tokens}
+    shared = a.content & b.content
+    agrees = _agrees(a, b) or _agrees(b, a)
+    flips = tuple(sorted(t for t in shared if (t in a.negated) != (t in b.negated))) if not agrees else ()
+    slot = new_slot = None
+    for hit in a.slots:
+        other = b.slot(hit.name)
+        if other is not None:
+            slot, new_slot = hit, other
+            break
+    tools_a, tools_b = dict(a.versions), dict(b.versions)
+    version = next(((t, tools_a[t], v) for t, v in tools_b.items() if t in tools_a and tools_a[t] != v), None)
+    frame, number_only = _frame(a, b)
+    antonym, antonym_words = _antonym_words(a, b)
+    sizes = len(a.content) + len(b.content)
+    return Evidence(
+        other_subject=_other_subject(a, b),
+        qualifiers=_qualifiers(a, b),
+        flips=flips,
+        agrees=agrees,
+        swapped=_swapped(a, b),
+        antonym=antonym,
+        antonym_words=antonym_words,
+        slot=slot,
+        new_slot=new_slot,
+        version=version,
+        numbers_changed=bool(num_a and num_b),
+        numbers_differ=bool(num_a or num_b),
+        names_changed=bool(names_a and names_b),
+        names_differ=bool(names_a or names_b),
+        frame=frame,
+        number_only=number_only,
+        cues=tuple(c for c in b.cues if c not in a.cues),
+        replaces=b.replaces and not a.replaces,
+        denies_other=_denies_other(a, b, slot, new_slot),
+        still=b.still,
+        old_extra=a.content - b.content,
+        new_extra=b.content - a.content,
+        overlap=len(shared) / min(len(a.content), len(b.content)) if a.content and b.content else 0.0,
+        lexical=2 * len(shared) / sizes if sizes else 1.0,
+        cjk=a.cjk or b.cjk,
+        anchors=a.names | b.names | a.numbers | b.numbers,
+        subjects=a.subject | b.subject,
+        shared_denied=frozenset(t for t in shared if t in a.negated and t in b.negated),
+        shared_anchors=(a.names | a.numbers) & (b.names | b.numbers | b.content),
+        old_text=a.text,
+        new_text=b.text,
+    )

@@ -1,0 +1,448 @@
+"""What one memory text says, read from its words alone (no model, no database).
+
+Why rules at all: an embedding says two texts are about the same thing, not whether both can be true.
+"I play the guitar." and "I play the piano." are 0.72 apart, closer than many true paraphrases; "My son
+is 7" and "My daughter is 4" closer still. So each text is read once for what decides that:
+
+- terms: its content words (lightly stemmed, synonyms folded: "television" = "tv"), each marked negated or
+  not, read as a person reads a negation: "no sugar", "without sugar" and "sugar-free" all deny "sugar";
+  "vegetarian" denies "meat"; "I'm not vegetarian" affirms it;
+- subject: who or what it is about: the user ("I", "my", "the user", a bio line with no subject), another
+  person ("my son", "the user's wife", "Sam", 我女儿), or a thing ("the billing API", "Project Falcon");
+- qualifiers that make two like facts different ("work email" / "personal email", weekday / weekend);
+- slots (store.truth.slots): the kinds of fact it states, each with its value;
+- numbers, names, versions ("Python 3.12"), preferences ("X over Y");
+- change cues ("moved", "now", "no longer", 搬到, 现在) and restatement cues ("still", 还).
+
+Each function is pure and cheap (a few regexes over one short string).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from store.truth.lexicon import (
+    CLAUSE_END,
+    COMPARE_EN,
+    COMPARE_ZH,
+    CUE_EN,
+    CUE_ZH,
+    EN_PHRASES,
+    FROM_TO,
+    GIVE_UP,
+    HAS_CJK,
+    IMPLIES,
+    MONTHS,
+    NEG_PREFIX_WORDS,
+    NEG_SCOPE,
+    NEG_ZH,
+    NEGATORS,
+    NOT_NEG_ZH,
+    NOT_NEGATION,
+    NUMBER_WORDS,
+    PERSONS,
+    PERSONS_ZH,
+    PREFER_TO,
+    QUALIFIERS,
+    QUALIFIERS_ZH,
+    REPLACE_EN,
+    REPLACE_ZH,
+    SELF,
+    STILL,
+    STOPWORDS,
+    SYNONYMS,
+    TOKEN,
+    ZH_DIGITS,
+    ZH_NUMBER,
+    ZH_PHRASES,
+    ZH_STOP,
+    words,
+)
+from store.truth.slots import ASK, ONE, ONE_LABELS, SLOTS
+
+# Words that carry a change or a tense, never what the fact is about.
+NOT_TERMS = words(
+    """now nowadays longer anymore again back still just finally recently since new newly these days
+    currently last month week year ago already also too well though turns out after all"""
+)
+VERBISH = words(
+    """is are was were am be been has have had 's do does did will would can could should may might must
+    lives live lived works work worked plays play played runs run uses use used speaks speak loves love
+    likes like prefers prefer eats eat drinks drink goes go moved switched got takes take drives drive
+    commutes turned left joined started stopped quit keeps keep writes write reads read watches watch
+    follows enjoys enjoy hates hate avoids avoid wants want needs need never always doesn't don't isn't
+    aren't didn't hasn't haven't no not targets target requires require allows allow migrated upgraded
+    replaced bought sold cancelled finished completed relocated transferred passed went came broke
+    decided sees see knows know mentors volunteers coaches handles supports subscribes owns own lost
+    bumped increased raised starts changed moves became become got gets manages manage gave give"""
+)
+PREPOSITIONS = words("in on at to for with from by of about into over under as before after")
+LEAD_IN = words("remember note fyi please also")
+SCOPE_ENDS = words("in on at to for before after during unless except")  # not "of": "a fan of horror films"
+VERSION = re.compile(r"\b([A-Za-z][A-Za-z+#-]*)\s+v?(\d+(?:\.\d+)*)\b")
+NOT_SOFTWARE = (
+    words(
+        """year years grade age rent weight salary room line step steps page day days week weeks month months
+    hour hours minute minutes km kg eur usd gbp plan top level"""
+    )
+    | MONTHS
+)
+NEG_FREE = re.compile(r"^([a-z]+)-?(?:free|less)$")
+FREE_STEMS = words("""sugar meat salt fat gluten dairy lactose caffeine alcohol semicolon work nut smoke""")
+LABEL = re.compile(r"^\s*([^:：0-9][^:：]{0,39}?)(?::\s+|：\s*)\S")
+
+
+@dataclass(frozen=True, slots=True)
+class SlotHit:
+    name: str
+    kind: str  # one | many | ask
+    value: frozenset[str]  # the content terms the slot is filled with
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What one text says, as far as these rules read it."""
+
+    text: str
+    cjk: bool
+    tokens: tuple[str, ...]  # casefolded words (and single CJK characters), in order
+    terms: tuple[str, ...]  # content terms in order
+    negated: frozenset[str]  # the terms this text denies
+    subject: frozenset[str]  # who/what it is about; empty: the user
+    person: bool  # the subject is a person other than the user
+    qualifiers: frozenset[str]
+    slots: tuple[SlotHit, ...]
+    numbers: frozenset[str]
+    names: frozenset[str]
+    versions: frozenset[tuple[str, str]]  # (tool, version)
+    preferences: frozenset[tuple[str, str]]  # (preferred, less preferred)
+    cues: tuple[str, ...]  # change cues, casefolded
+    still: bool
+    replaces: bool  # a cue that one value took another's place ("switched to", 改学), even among many
+
+    @property
+    def content(self) -> frozenset[str]:
+        return frozenset(self.terms)
+
+    def slot(self, name: str) -> SlotHit | None:
+        return next((s for s in self.slots if s.name == name), None)
+
+
+def stem(word: str) -> str:
+    """A light, consistent stem: "lives", "lived", "living" -> "liv"; synonyms folded first."""
+    w = word.casefold().strip("'’.-")
+    for suffix in ("'s", "’s", "'"):
+        w = w.removesuffix(suffix)
+    w = SYNONYMS.get(w, w)
+    if len(w) > 4 and w.endswith("ies"):
+        w = w[:-3] + "y"
+    elif len(w) > 5 and w.endswith("ing"):
+        w = w[:-3]
+        if len(w) > 2 and w[-1] == w[-2]:
+            w = w[:-1]
+    elif len(w) > 4 and w.endswith("ed"):
+        w = w[:-2]
+        if len(w) > 2 and w[-1] == w[-2]:
+            w = w[:-1]
+    elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+        w = w[:-1]
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    return SYNONYMS.get(w, w)
+
+
+def _zh_normal(text: str) -> str:
+    for word, same in ZH_PHRASES:
+        text = text.replace(word, same)
+    return text
+
+
+def _self_denying(low: str) -> tuple[tuple[str, bool], ...]:
+    """(term, denied) pairs a word states by itself: "vegetarian" denies meat, "sugar-free" denies sugar,
+    "unhappy" denies happy; () for an ordinary word."""
+    if low in IMPLIES:
+        return IMPLIES[low]
+    free = NEG_FREE.match(low)
+    if free and free.group(1) in FREE_STEMS:
+        return ((stem(free.group(1)), True),)
+    if low in NEG_PREFIX_WORDS:
+        return ((stem(low[2:]), True),)
+    return ()
+
+
+def _terms_en(text: str) -> tuple[list[str], set[str]]:
+    """Content terms in order, and the negated ones: a negator denies the next NEG_SCOPE content terms
+    of its clause; "vegetarian" denies "meat" (and "not vegetarian" affirms it); "sugar-free" denies sugar."""
+    terms: list[str] = []
+    negated: set[str] = set()
+    affirmed: set[str] = set()
+    gone: set[str] = set()
+    for m in FROM_TO.finditer(text):  # "moved the blog from WordPress to Hugo": WordPress is no more
+        gone.update(stem(w) for w in TOKEN.findall(m.group(1)) if w.casefold() not in STOPWORDS)
+    for clause in CLAUSE_END.split(NOT_NEGATION.sub(" ", GIVE_UP.sub("quit", text))):
+        scope = 0
+        for raw in TOKEN.findall(clause):
+            low = raw.casefold()
+            if low in NEGATORS or low.endswith(("n't", "n’t")):
+                scope = NEG_SCOPE
+                continue
+            implied = _self_denying(low)
+            if implied:
+                for term, neg in implied:
+                    terms.append(term)
+                    if neg != (scope > 0):
+                        negated.add(term)
+                continue
+            if low in SCOPE_ENDS and scope and scope < NEG_SCOPE:
+                scope = 0  # "never work on weekends": the weekends are when, not what is denied
+                continue
+            if low in STOPWORDS or low in NOT_TERMS or low in ("longer", "more", "up", "any"):
+                continue
+            term = stem(low)
+            if not term:
+                continue
+            terms.append(term)
+            if scope > 0:
+                negated.add(term)
+                scope -= 1
+            else:
+                affirmed.add(term)
+    # A term the text both affirms and denies ("[red]not markup[/red]") is not a denial of it.
+    return terms, (negated - affirmed) | gone
+
+
+def _terms_zh(text: str) -> tuple[list[str], set[str]]:
+    """Chinese: one term per character (Latin words whole); a negator denies its whole clause ("我一点辣
+    都不能吃" denies 辣 as "我不吃辣" does)."""
+    terms: list[str] = []
+    negated: set[str] = set()
+    for clause in re.split(r"[，,。.；;！!？?]", NOT_NEG_ZH.sub(" ", _zh_normal(text))):
+        denied = NEG_ZH.search(clause) is not None
+        for word in TOKEN.findall(NEG_ZH.sub(" ", clause)):
+            if HAS_CJK.match(word):
+                if word in ZH_STOP:
+                    continue
+                term = word
+            else:
+                low = word.casefold()
+                if low in STOPWORDS:
+                    continue
+                term = stem(low)
+            terms.append(term)
+            if denied:
+                negated.add(term)
+    return terms, negated
+
+
+def _zh_number(text: str) -> str:
+    total, current = 0, 0
+    for ch in text:
+        if ch in ZH_DIGITS:
+            current = ZH_DIGITS[ch]
+        elif ch in "十百千万":
+            unit = {"十": 10, "百": 100, "千": 1000, "万": 10000}[ch]
+            if unit == 10000:
+                total = (total + current) * unit
+            else:
+                total += (current or 1) * unit
+            current = 0
+    return str(total + current)
+
+
+def _numbers(text: str, raw: list[str]) -> frozenset[str]:
+    out = set()
+    for tok in raw:
+        low = tok.casefold()
+        if tok[0].isdigit():
+            digits = re.match(r"[0-9.:,]+", tok)
+            out.add((digits.group() if digits else tok).rstrip(".,").replace(",", ""))
+        elif low in NUMBER_WORDS:
+            out.add(NUMBER_WORDS[low])
+        elif low in MONTHS:
+            out.add(low[:3])
+    out.update(_zh_number(m.group()) for m in ZH_NUMBER.finditer(text))
+    out.discard("1")  # "a", "one", 一只: an article, not a value
+    return frozenset(out)
+
+
+def _names(raw: list[str], cjk: bool) -> frozenset[str]:
+    out = set()
+    for i, tok in enumerate(raw):
+        if HAS_CJK.match(tok) or tok[0].isdigit():
+            continue
+        low = tok.casefold()
+        if low in SELF or low in MONTHS or low in STOPWORDS:
+            continue
+        if cjk or (i > 0 and (tok[0].isupper() or any(c.isdigit() for c in tok[1:]))):
+            out.add(stem(low))
+    return frozenset(out)
+
+
+def _versions(text: str) -> frozenset[tuple[str, str]]:
+    out = set()
+    for m in VERSION.finditer(text):
+        name = m.group(1).casefold()
+        if name in NOT_SOFTWARE or name in STOPWORDS or len(name) < 2:
+            continue
+        if m.group(1)[0].isupper() or name in ("ios", "node", "python", "java", "php", "go", "ruby"):
+            out.add((name, m.group(2)))
+    return frozenset(out)
+
+
+def _preferences(text: str, cjk: bool) -> frozenset[tuple[str, str]]:
+    out = set()
+    spans = [(m.start(), m.end()) for m in (COMPARE_ZH if cjk else COMPARE_EN).finditer(text)]
+    if not cjk and (m := PREFER_TO.search(text)) is not None:
+        spans.append((m.start(1), m.end(1)))
+    for start, end in spans:
+        before = [t for t in _plain_terms(text[:start], cjk) if t not in ("prefer", "lik", "us")]
+        after = _plain_terms(text[end:], cjk)
+        if before and after:
+            out.add((before[-1], after[0]))
+    return frozenset(out)
+
+
+def _plain_terms(text: str, cjk: bool) -> list[str]:
+    return (_terms_zh(text) if cjk else _terms_en(text))[0]
+
+
+def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozenset[str]]:
+    """(subject words, is a person, head words): from a "Label:" or the words before the first verb.
+    Empty subject words: the user."""
+    label = LABEL.match(text)
+    stop = ""
+    if label:
+        words = TOKEN.findall(label.group(1))
+    else:
+        words = []
+        for tok in raw[:8]:
+            low = tok.casefold()
+            if low in NOT_TERMS or (not words and low in LEAD_IN):
+                continue
+            verb = low in VERBISH or (not words and low.endswith(("ing", "ed")) and tok[0].isupper())
+            if verb or low in PREPOSITIONS or tok[0].isdigit() or low.endswith(("n't", "n’t")):
+                stop = low
+                break
+            words.append(tok)
+    lows = [w.casefold() for w in words]
+    bare = [w.removesuffix("'s").removesuffix("’s") for w in lows]
+    # "Ana is my manager", "Mia is my daughter": the name is the value of the user's slot.
+    if (
+        len(words) == 1
+        and words[0][0].isupper()
+        and re.search(r"\bis\s+(?:my|the\s+user'?s|our)\b", text, re.I)
+    ):
+        return frozenset(), False, frozenset()
+    persons = [stem(w) for w in bare if w in PERSONS]
+    if persons:
+        named = [
+            stem(w)
+            for w, orig in zip(bare, words, strict=True)
+            if orig[0].isupper() and w not in PERSONS and w not in SELF and w not in STOPWORDS
+        ]
+        return frozenset(persons + named[:1]), True, frozenset()
+    content = [stem(w) for w in bare if w not in SELF and w not in STOPWORDS]
+    if label:
+        if any(w in ONE_LABELS for w in lows):
+            return frozenset(), False, frozenset(content)
+        return frozenset(content), False, frozenset()
+    if not lows or bare[0] in SELF or (bare[0] in ("the", "a") and len(bare) > 1 and bare[1] in SELF):
+        return frozenset(), False, frozenset(content)
+    owner = [
+        stem(w.removesuffix("'s").removesuffix("’s"))
+        for w, orig in zip(lows, words, strict=True)
+        if orig[0].isupper() and w.endswith(("'s", "’s"))
+    ]
+    if owner:  # "Sam's manager", "Tidy's backend": someone or something named owns the slot
+        return frozenset(owner), True, frozenset(content)
+    if len(words) == 1 and words[0][0].isupper() and stop in VERBISH and stop not in ("is", "are", "was"):
+        return frozenset(content), True, frozenset()  # "Sam works at SAP": another person
+    if len(content) < 2 and lows[0] not in ("the", "our", "their", "his", "her"):
+        return frozenset(), False, frozenset(content)  # "Vegetarian", "Allergic to cats": a bio line
+    return frozenset(content), False, frozenset()
+
+
+def _subject_zh(text: str) -> tuple[frozenset[str], bool]:
+    head = re.sub(r"^(?:我的|我们的|我们|我)", "", _zh_normal(text).strip())
+    for p in PERSONS_ZH:
+        if head.startswith(p):
+            rest = head[len(p) :]
+            nick = rest[:2] if rest[:1] in ("小", "老") else ""
+            return frozenset([p + nick]), True
+    m = re.match(r"^\s*(?:项目\s*)?([A-Za-z][\w.-]*)", head)
+    named = head.startswith("项目") or re.match(r"^\s*[A-Za-z][\w.-]*\s*(?:已经|现在|用|跑|的)", head)
+    if m and named and m.group(1).casefold() not in ("manager", "i"):
+        return frozenset([m.group(1).casefold()]), False
+    return frozenset(), False
+
+
+def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
+    """The slots each clause states (the first that matches, per slot), each with its value: the
+    clause's terms and numbers less the trigger's own words (a pet's trigger holds its value)."""
+    hits = []
+    taken: set[str] = set()
+    for clause in re.split(r"[.;!?。；！？]\s*", text):
+        numbers = _numbers(clause, TOKEN.findall(clause))
+        terms = [t for t in _plain_terms(clause, cjk) if not (cjk and (t in ZH_DIGITS or t in "十百千万"))]
+        for s in SLOTS:
+            pattern = s.zh if cjk and s.zh is not None else s.en
+            if pattern is None or s.name in taken:
+                continue
+            found = list(pattern.finditer(clause))
+            if not found:
+                continue
+            taken.add(s.name)
+            trigger = set() if s.name == "pet" else set(_plain_terms(found[-1].group(), cjk))
+            value = {t for t in terms if t not in trigger} | numbers
+            hits.append(SlotHit(s.name, s.kind, frozenset(value)))
+            break
+    label = LABEL.match(text)
+    if label and not cjk:
+        name = " ".join(
+            stem(w) for w in TOKEN.findall(label.group(1).casefold()) if w not in SELF and w not in NOT_TERMS
+        )
+        kind = ONE if any(w in ONE_LABELS for w in label.group(1).casefold().split()) else ASK
+        rest = text[label.end() - 1 :]
+        label_value = frozenset(_plain_terms(rest, cjk)) | _numbers(rest, TOKEN.findall(rest))
+        hits.insert(0, SlotHit("label:" + name, kind, label_value))
+    return tuple(hits)
+
+
+def _en_normal(text: str) -> str:
+    for pattern, same in EN_PHRASES:
+        text = pattern.sub(same, text)
+    return text
+
+
+def read(text: str) -> Reading:
+    cjk = bool(HAS_CJK.search(text))
+    raw = TOKEN.findall(_zh_normal(text) if cjk else text)
+    terms, negated = _terms_zh(text) if cjk else _terms_en(_en_normal(text))
+    if cjk:
+        subject, person = _subject_zh(text)
+        head: frozenset[str] = frozenset()
+        quals = frozenset(q for q in QUALIFIERS_ZH if q in text)
+    else:
+        subject, person, head = _subject_en(text, raw)
+        lows = {t.casefold() for t in raw}
+        quals = frozenset(q for q in QUALIFIERS if q in lows) | (head & QUALIFIERS)
+    cues = tuple(c.casefold() for c in (CUE_ZH.findall(text) if cjk else []) + CUE_EN.findall(text))
+    return Reading(
+        text=text,
+        cjk=cjk,
+        tokens=tuple(t.casefold() for t in raw),
+        terms=tuple(terms),
+        negated=frozenset(negated),
+        subject=subject,
+        person=person,
+        qualifiers=quals,
+        slots=_slots(text, cjk),
+        numbers=_numbers(text, raw),
+        names=_names(raw, cjk),
+        versions=_versions(text),
+        preferences=_preferences(text, cjk),
+        cues=cues,
+        still=bool(STILL.search(text)) and not cues,
+        replaces=bool(REPLACE_EN.search(text)) or (cjk and bool(REPLACE_ZH.search(text))),
+    )

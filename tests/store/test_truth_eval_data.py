@@ -1,0 +1,64 @@
+"""The truth evaluation's files (bench/eval/truth): well-formed, big and balanced enough, split as documented.
+
+No model: this is about the data the figures in docs/benchmarks/truth.md stand on."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from bench.eval_truth_data import chains, fresh_pairs, half_of, legacy_pairs  # noqa: E402
+
+
+def test_at_least_600_fresh_pairs_balanced_over_the_four_groups() -> None:
+    pairs = fresh_pairs()
+    assert len(pairs) >= 600
+    groups = Counter(p.group for p in pairs)
+    assert set(groups) == {"update", "paraphrase", "distinct", "unrelated"}
+    assert min(groups.values()) >= 0.9 * max(groups.values())
+    assert len({(p.old, p.new) for p in pairs}) == len(pairs)  # no pair twice
+
+
+def test_the_hard_kinds_the_issue_lists_are_all_there() -> None:
+    tags = Counter(t for p in fresh_pairs() for t in p.tags)
+    for tag in (
+        "subject",
+        "many",
+        "one",
+        "number",
+        "negpara",
+        "negrev",
+        "restate",
+        "multi",
+        "zh",
+        "mixed",
+        "issue",
+    ):
+        assert tags[tag] >= 8, tag
+
+
+def test_the_split_is_by_the_pairs_texts_and_both_halves_have_every_group() -> None:
+    pairs = fresh_pairs()
+    assert all(p.half == half_of(p.old, p.new) for p in pairs)
+    for half in ("tune", "test"):
+        groups = Counter(p.group for p in pairs if p.half == half)
+        assert min(groups.values()) >= 70, (half, groups)
+
+
+def test_legacy_pairs_and_chains_load() -> None:
+    assert len(legacy_pairs()) == 295
+    cs = chains()
+    assert len(cs) >= 10
+    assert all(max(c.current) <= len(c.steps) for c in cs)
+
+
+def test_the_blind_set_loads_and_is_balanced() -> None:
+    from bench.eval_truth_data import blind_pairs
+
+    pairs = blind_pairs()
+    assert len(pairs) >= 100 and {p.half for p in pairs} == {"blind"}
+    assert min(Counter(p.group for p in pairs).values()) >= 25
