@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -c constraints.txt -e ".[test,dev]"
+	$(BIN)/pip install -q -c constraints.txt -e ".[test,dev,multilingual]"
 	touch $(STAMP)
 
 run: $(STAMP)

