@@ -49,7 +49,8 @@ from store.search.engine import DEPTH, Filters  # noqa: E402
 
 LONGMEM = ROOT / "bench" / "eval" / "longmem"
 PEOPLE = ROOT / "bench" / "eval" / "people"  # person-to-person conversations, one thread each
-SETS = {"longmem": LONGMEM, "people": PEOPLE}
+LANGS = ROOT / "bench" / "eval" / "langs"  # one short conversation per language: the models compared
+SETS = {"longmem": LONGMEM, "people": PEOPLE, "langs": LANGS}
 CACHE = ROOT / "bench" / ".data"
 BUILD = 1  # bump when the way the databases are built changes
 KS = (5, 10)

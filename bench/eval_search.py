@@ -177,9 +177,9 @@ def main(argv: list[str] | None = None, *, emit: Callable[[str], None] = print) 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--set",
-        choices=("all", "longmem", "people", "small"),
+        choices=("all", "longmem", "people", "langs", "small"),
         default="all",
-        help="which evaluation set (all: longmem and people, each reported and pooled)",
+        help="which evaluation set (all: longmem, people and langs, each reported, and pooled)",
     )
     parser.add_argument("--model", help="longmem/people: all-MiniLM-L6-v2 (default) or multilingual-e5-small")
     parser.add_argument(
@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None, *, emit: Callable[[str], None] = print) 
             rebuild=args.rebuild,
             per_question=args.per_question,
             answer_floor=args.answer_floor,
-            sets=("longmem", "people") if args.set == "all" else (args.set,),
+            sets=("longmem", "people", "langs") if args.set == "all" else (args.set,),
             model=args.model,
         )
     else:

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from _common import load_jsonl  # noqa: E402
-from eval_longmem import SETS, embed_queries, ensure_databases, make_embedder  # noqa: E402
+from eval_longmem import LONGMEM, PEOPLE, embed_queries, ensure_databases, make_embedder  # noqa: E402
 
 from store import Store  # noqa: E402
 from store.search.conversation import Cues  # noqa: E402
@@ -46,6 +46,7 @@ from store.search.rank import Fusion  # noqa: E402
 KINDS = ("message",)
 NOFILTER = Filters()
 OFF = 1e-9
+SETS = {"longmem": LONGMEM, "people": PEOPLE}  # the sets with a tune half (langs is scored, never tuned on)
 # Before issue 30: the fused lists with neighbour smoothing and the boost (then of the whole thread).
 BEFORE = Fusion(floor=OFF, keyword_floor=OFF)
 GRID: dict[str, list[Any]] = {

@@ -2,6 +2,7 @@
 
     python3 bench/eval/people/make.py          # writes conversations.jsonl and questions.jsonl, validates
     python3 bench/eval/people/make.py --check  # validates the committed files only (no rewrite)
+    python3 bench/eval/people/make.py --dir bench/eval/langs   # the same for the per-language set
 
 Every turn, question and answer label is written by hand in material/*.txt; this script only gives each
 turn its id and time, and each question the ids of the turns its labels mark. A conversation is ONE
@@ -144,9 +145,9 @@ def assemble(conv: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]
     return thread, questions
 
 
-def build() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def build(material: Path = MATERIAL) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     threads, questions = [], []
-    for path in sorted(MATERIAL.glob("*.txt")):
+    for path in sorted(material.glob("*.txt")):
         thread, qs = assemble(parse(path))
         threads.append(thread)
         questions += qs
@@ -163,7 +164,7 @@ def validate(threads: list[dict[str, Any]], questions: list[dict[str, Any]]) -> 
         assert (q["kind"] == "no-answer") == (not q["answers"]), q["id"]
     for split in ("tune", "test"):
         kinds = {q["kind"] for q in questions if q["split"] == split and q["lang"] == "en"}
-        missing = set(KINDS) - kinds
+        missing = set(KINDS) - kinds if any(q["lang"] == "en" for q in questions) else set()
         assert not missing, f"{split} half lacks {sorted(missing)}"
     per = ", ".join(f"{t['id']} {len(t['messages'])}" for t in threads)
     return f"{len(threads)} conversations ({per}), {len(ids)} turns, {len(questions)} questions"
@@ -172,9 +173,11 @@ def validate(threads: list[dict[str, Any]], questions: list[dict[str, Any]]) -> 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="validate the committed files, write nothing")
+    parser.add_argument("--dir", default=str(HERE), help="the set's folder (material/ inside it)")
     args = parser.parse_args(argv)
-    threads, questions = build()
-    conv_file, q_file = HERE / "conversations.jsonl", HERE / "questions.jsonl"
+    folder = Path(args.dir)
+    threads, questions = build(folder / "material")
+    conv_file, q_file = folder / "conversations.jsonl", folder / "questions.jsonl"
     lines_c = "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in threads)
     lines_q = "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in questions)
     if args.check:
