@@ -38,7 +38,9 @@ FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.IGN
 SECOND_PERSON = re.compile(r"\b(you|you're|you've|you'd|your|yours|yourself|the assistant)\b", re.IGNORECASE)
 LIST_CUE = re.compile(
     r"\b(how many|how often|what are all|which are all|list|all the|all of|every time|each time|times|"
-    r"what (?:kinds?|sorts?|types?) of|so far|ever)\b",
+    r"what (?:kinds?|sorts?|types?) of|so far|ever)\b"
+    # a plural asked for: "which books did Jonas recommend", "what activities does Mel do"
+    r"|\b(?:what|which)\s+(?:\w+\s+)?\w{3,}s\s+(?:has|have|had|did|does|do|were|are)\b",
     re.IGNORECASE,
 )
 _NAME_WORD = re.compile(r"[^\W\d_][\w'\u2019-]*")
