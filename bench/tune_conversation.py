@@ -50,18 +50,18 @@ SETS = {"longmem": LONGMEM, "people": PEOPLE}  # the sets with a tune half (lang
 # Before issue 30: the fused lists with neighbour smoothing and the boost (then of the whole thread).
 BEFORE = Fusion(floor=OFF, keyword_floor=OFF)
 GRID: dict[str, list[Any]] = {
-    "thread": [0.0, 0.2, 0.4, 0.6, 0.8],
+    "thread": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
     "session_gap": [1.0, 3.0, 6.0, 12.0],
-    "neighbours": [0.0, 0.15, 0.3, 0.5],
+    "neighbours": [0.0, 0.15, 0.3, 0.5, 0.75],
     "window": [1, 2, 3],
     "reply": [0.0, 0.3, 0.6, 1.0],
     "reply_plain": [0.0, 0.3, 0.6, 1.0],
     "join_replies": [False, True],
     "role": [0.0, 0.25, 0.5, 1.0],
-    "author": [0.0, 0.25, 0.5, 1.0, 2.0],
-    "date": [0.0, 0.5, 1.0, 2.0, 3.0],
+    "author": [0.0, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0],
+    "date": [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0],
     "diverse": [0.0, 0.05, 0.1, 0.2, 0.3],
-    "semantic_weight": [0.75, 1.0, 1.25],
+    "semantic_weight": [0.5, 0.6, 0.75, 1.0, 1.25],
 }
 
 
@@ -170,6 +170,9 @@ def report(bench: Bench, fusion: Fusion, floor_fusion: Fusion) -> dict[str, Any]
                 "hybrid_before": [q.ranked(BEFORE) for q in qs],
                 "hybrid": [q.ranked(fusion) for q in qs],
                 "hybrid_with_floor": [q.ranked(floor_fusion, floor=True) for q in qs],
+                "hybrid_query_floor": [
+                    q.ranked(replace(floor_fusion, per_hit_floor=False), floor=True) for q in qs
+                ],
             }
             block: dict[str, Any] = {}
             for kind in ["all", *sorted({q.q["kind"] for q in qs})]:
@@ -184,6 +187,14 @@ def report(bench: Bench, fusion: Fusion, floor_fusion: Fusion) -> dict[str, Any]
                 "keyword": round(statistics.fmean(bool(q.keyword()) for q in none), 4) if none else 0.0,
                 "hybrid_with_floor": round(
                     statistics.fmean(bool(q.ranked(floor_fusion, floor=True)) for q in none), 4
+                )
+                if none
+                else 0.0,
+                "hybrid_query_floor": round(
+                    statistics.fmean(
+                        bool(q.ranked(replace(floor_fusion, per_hit_floor=False), floor=True)) for q in none
+                    ),
+                    4,
                 )
                 if none
                 else 0.0,
@@ -224,11 +235,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out")
     parser.add_argument("--passes", type=int, default=2)
+    parser.add_argument("--start", help="JSON of Fusion fields to start the descent from (default: before)")
     args = parser.parse_args(argv)
     t0 = time.monotonic()
     bench = Bench()
     load_seconds = time.monotonic() - t0
-    chosen, log = descend(bench, BEFORE, args.passes)
+    start = BEFORE if not args.start else replace(BEFORE, **json.loads(args.start))
+    chosen, log = descend(bench, start, args.passes)
     shipped = Fusion()
     floor_fusion = replace(chosen, floor=shipped.floor, keyword_floor=shipped.keyword_floor)
     out = {

@@ -180,7 +180,8 @@ class SearchMixin(StoreCore):
             ranked = smooth(ranked, context, fusion, parsed, cues)
         if filters.as_of is None and "memory" in kinds:
             self._rank_down_superseded(ranked)
-        return arrange(order(ranked, floor=floor), context, fusion, cues), context
+        kept = order(ranked, floor=floor, per_hit=fusion.per_hit_floor)
+        return arrange(kept, context, fusion, cues), context
 
     def fusion(self) -> Fusion:
         """The ranking settings from the configuration's [search] table."""

@@ -62,9 +62,8 @@ class Fusion:
     role: float = 0.0  # added to the user's turns for an "I/my" query, the assistant's for a "you" query
     author: float = 0.0  # added to the turns of a speaker the query names (imports that keep authors)
     date: float = 0.0  # added to the turns written inside a date the query names (store.search.dates)
-    diverse: float = (
-        0.0  # list/count questions: each better result from a session costs this share of the top
-    )
+    diverse: float = 0.0  # list/count questions: a better result from its session costs this share of the top
+    per_hit_floor: bool = True  # when a search answers, a semantic-only hit below the floor is still dropped
     floor: float = 0.3  # cosine a hit needs when its keywords do not carry it
     keyword_floor: float = 0.6  # keyword coverage a hit needs when its meaning does not carry it
     cjk_smoothing: bool = False  # False: smoothing and thread boost shrink with the query's CJK share
@@ -281,12 +280,13 @@ def arrange(kept: Sequence[Ranked], context: Context, fusion: Fusion, cues: Cues
     return [by_id[i] for i in ids] + list(kept[SMOOTH_DEPTH:])
 
 
-def order(ranked: Mapping[Key, Ranked], *, floor: bool = True) -> list[Ranked]:
+def order(ranked: Mapping[Key, Ranked], *, floor: bool = True, per_hit: bool = True) -> list[Ranked]:
     """Best first (ties by key, so the order is stable). With `floor`: nothing at all unless some result
-    has strong evidence, and then only what passes (semantic-only hits below the floor never do)."""
+    has strong evidence, and then (`per_hit`) only what passes (semantic-only hits below the floor never
+    do)."""
     if floor and not any(r.strong for r in ranked.values()):
         return []
-    kept = [r for r in ranked.values() if r.passes or not floor]
+    kept = [r for r in ranked.values() if r.passes or not floor or not per_hit]
     return sorted(kept, key=lambda r: (-r.score, r.key))
 
 
