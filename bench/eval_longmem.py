@@ -54,7 +54,7 @@ SETS = {"longmem": LONGMEM, "people": PEOPLE, "langs": LANGS}
 CACHE = ROOT / "bench" / ".data"
 BUILD = 1  # bump when the way the databases are built changes
 KS = (5, 10)
-RETRIEVERS = ("hybrid", "hybrid_with_weak", "hybrid_no_floor", "keyword", "vector", "bm25")
+RETRIEVERS = ("hybrid", "hybrid_with_weak", "hybrid_no_floor", "keyword", "keyword_only", "vector", "bm25")
 SPLITS = ("tune", "test")
 WORD = re.compile(r"\w+")
 OFF = 1e-9  # a per-hit floor everything passes
@@ -195,6 +195,14 @@ def summarise(results: Sequence[dict[str, Any]], kinds: Sequence[str]) -> dict[s
                 if answerable
                 else 0.0,
             },
+            # `--keyword-only` (and the TUI while the model loads): questions with a word the archive uses
+            # for which that search returned nothing (the target is none)
+            "keyword_only_empty": {
+                "questions_with_a_word_in_the_archive": sum(1 for r in rows if r["words_occur"]),
+                "returning_nothing": sum(
+                    1 for r in rows if r["words_occur"] and not r["returned"]["keyword_only"]
+                ),
+            },
         }
     return out
 
@@ -261,6 +269,12 @@ def evaluate(
                     q["query"], scope="messages", k=10, touch=False, query_vector=qvec, fusion=no_floor
                 )
                 lists["hybrid_no_floor"] = [ext[r.id] for r in nofloor.results if r.kind == "message"]
+                lists["keyword_only"] = [
+                    ext[r.id]
+                    for r in store.search(
+                        q["query"], scope="messages", k=10, touch=False, keyword_only=True
+                    ).results
+                ]
                 t = time.perf_counter()
                 kw = store.keyword_candidates(q["query"], kinds, nofilter, DEPTH)
                 ms["keyword"].append(1000 * (time.perf_counter() - t))
@@ -283,6 +297,7 @@ def evaluate(
                     if q["answers"]
                     else {},
                     "returned": {name: bool(lists[name]) for name in RETRIEVERS},
+                    "words_occur": bool(kw),  # some query word (not a stop word) is in the archive
                     "top": {name: lists[name][:10] for name in RETRIEVERS},
                 }
         finally:

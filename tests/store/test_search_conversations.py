@@ -6,7 +6,9 @@ point of these rules: what is, is how the ranking reads a conversation's structu
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 
 from store import MessageIn, Store, ThreadIn
 from store.search.engine import Filters
@@ -162,3 +164,42 @@ def test_a_list_question_spreads_over_sessions(store: Store) -> None:
     first = _ids(store, query, replace(PLAIN, thread=0.8), k=3)
     spread = _ids(store, query, replace(PLAIN, thread=0.8, diverse=1.0), k=3)
     assert len({session[i] for i in first}) < 3 and {session[i] for i in spread} == {0, 1, 2}
+
+
+def test_the_generic_format_keeps_who_said_each_message(store: Store, tmp_path: Path) -> None:
+    """A chat export's speaker ("speaker", "author", "sender" or "name") becomes the message's author,
+    which a query naming that person prefers."""
+    from store.importing.pipeline import import_paths
+
+    src = tmp_path / "chat.jsonl"
+    msgs = [
+        {
+            "id": "a",
+            "role": "user",
+            "speaker": "Ruth",
+            "content": "My allotment pumpkin weighs 41 kilos",
+            "created_at": T0,
+        },
+        {
+            "id": "b",
+            "role": "assistant",
+            "author": "Noor",
+            "content": "My pumpkin soup recipe uses 2 kilos",
+            "created_at": T0 + 60,
+        },
+        {
+            "id": "c",
+            "role": "assistant",
+            "sender": "Eli",
+            "content": "Pumpkins everywhere this week",
+            "created_at": T0 + 120,
+        },
+    ]
+    src.write_text(json.dumps({"id": "t", "title": "group", "messages": msgs}) + "\n", encoding="utf-8")
+    import_paths(store, [src])
+    names = [
+        json.loads(m).get("name") for (m,) in store.con.execute("SELECT metadata FROM messages ORDER BY seq")
+    ]
+    assert names == ["Ruth", "Noor", "Eli"]
+    fusion = replace(PLAIN, author=2.0)
+    assert _ids(store, "what did Noor say about pumpkin kilos", fusion)[0] == "b"
