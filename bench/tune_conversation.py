@@ -48,7 +48,21 @@ NOFILTER = Filters()
 OFF = 1e-9
 SETS = {"longmem": LONGMEM, "people": PEOPLE}  # the sets with a tune half (langs is scored, never tuned on)
 # Before issue 30: the fused lists with neighbour smoothing and the boost (then of the whole thread).
-BEFORE = Fusion(floor=OFF, keyword_floor=OFF)
+BEFORE = Fusion(
+    semantic_weight=1.0,
+    neighbours=0.3,
+    thread=0.4,
+    window=1,
+    reply=0.0,
+    join_replies=False,
+    role=0.0,
+    author=0.0,
+    date=0.0,
+    diverse=0.0,
+    per_hit_floor=True,
+    floor=OFF,
+    keyword_floor=OFF,
+)
 GRID: dict[str, list[Any]] = {
     "thread": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
     "session_gap": [1.0, 3.0, 6.0, 12.0],
@@ -169,7 +183,9 @@ def report(bench: Bench, fusion: Fusion, floor_fusion: Fusion) -> dict[str, Any]
                 "vector": [q.vector() for q in qs],
                 "hybrid_before": [q.ranked(BEFORE) for q in qs],
                 "hybrid": [q.ranked(fusion) for q in qs],
-                "hybrid_with_floor": [q.ranked(floor_fusion, floor=True) for q in qs],
+                "hybrid_with_floor": [
+                    q.ranked(replace(floor_fusion, per_hit_floor=True), floor=True) for q in qs
+                ],
                 "hybrid_query_floor": [
                     q.ranked(replace(floor_fusion, per_hit_floor=False), floor=True) for q in qs
                 ],
@@ -186,7 +202,10 @@ def report(bench: Bench, fusion: Fusion, floor_fusion: Fusion) -> dict[str, Any]
                 "n": len(none),
                 "keyword": round(statistics.fmean(bool(q.keyword()) for q in none), 4) if none else 0.0,
                 "hybrid_with_floor": round(
-                    statistics.fmean(bool(q.ranked(floor_fusion, floor=True)) for q in none), 4
+                    statistics.fmean(
+                        bool(q.ranked(replace(floor_fusion, per_hit_floor=True), floor=True)) for q in none
+                    ),
+                    4,
                 )
                 if none
                 else 0.0,
@@ -243,7 +262,9 @@ def main(argv: list[str] | None = None) -> int:
     start = BEFORE if not args.start else replace(BEFORE, **json.loads(args.start))
     chosen, log = descend(bench, start, args.passes)
     shipped = Fusion()
-    floor_fusion = replace(chosen, floor=shipped.floor, keyword_floor=shipped.keyword_floor)
+    floor_fusion = replace(
+        chosen, floor=shipped.floor, keyword_floor=shipped.keyword_floor, per_hit_floor=shipped.per_hit_floor
+    )
     out = {
         "chosen": {k: v for k, v in asdict(chosen).items() if k in GRID},
         "objective_tune": round(bench.objective(chosen), 4),

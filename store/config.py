@@ -72,11 +72,21 @@ class SearchConfig:
     """Ranking knobs (README "Search"); the defaults were chosen on the evaluation's tuning half."""
 
     keyword_weight: float = 1.0  # weight of the keyword (BM25) list in the z-score fusion
-    semantic_weight: float = 1.0  # weight of the semantic (cosine) list
+    semantic_weight: float = 0.6  # weight of the semantic (cosine) list
     bm25_k1: float = 1.2
     bm25_b: float = 0.1  # length normalisation: 0 none, 1 full (FTS5's own bm25 uses 0.75)
-    neighbours: float = 0.3  # share of the neighbouring turns' score a message gains
-    thread_boost: float = 0.4  # share of its thread's best score a message gains
+    neighbours: float = 0.75  # share of the neighbouring turns' score a message gains
+    thread_boost: float = 0.4  # share of its session's best score a message gains
+    # How search reads a conversation (docs/guide/search.md, "Conversations between people")
+    window: int = 3  # neighbouring turns counted on each side (same session)
+    session_gap: float = 3.0  # hours between two messages that start a new session
+    reply: float = 0.3  # share of the matching turn right before it that a reply inherits
+    join_replies: bool = True  # the reply to a matching question joins the results
+    role: float = 1.0  # lift for the user's / assistant's turns on an "I" / "you" question
+    author: float = 4.0  # lift for a named speaker's own turns
+    date: float = 4.0  # lift for the turns inside a date the question names
+    diverse: float = 0.05  # list questions: how hard the top is spread over sessions
+    per_hit_floor: bool = False  # also drop semantic-only hits below the floor once a search answers
     floor: float = 0.3  # cosine a result needs unless its keywords carry it
     keyword_floor: float = 0.6  # share of the query's (IDF-weighted) words a keyword-only result needs
     answer_floor: float = 0.0  # how sure the answer model must be that the results answer the query (0: off)
@@ -124,6 +134,13 @@ RANGES: dict[str, tuple[float, float]] = {
     "search.bm25_b": (0.0, 1.0),
     "search.neighbours": (0.0, 10.0),
     "search.thread_boost": (0.0, 10.0),
+    "search.window": (1, 10),
+    "search.session_gap": (0.0, 10_000.0),
+    "search.reply": (0.0, 10.0),
+    "search.role": (0.0, 100.0),
+    "search.author": (0.0, 100.0),
+    "search.date": (0.0, 100.0),
+    "search.diverse": (0.0, 10.0),
     "search.floor": (0.0, 1.0),
     "search.keyword_floor": (0.0, 1.0),
     "search.answer_floor": (0.0, 1.0),

@@ -48,22 +48,24 @@ class Fusion:
     """How candidates become one ranked list (defaults: chosen on the evaluation's tuning half)."""
 
     keyword_weight: float = 1.0
-    semantic_weight: float = 1.0
+    semantic_weight: float = 0.6
     cjk_adaptive: bool = True  # the semantic weight shrinks with the query's CJK share (English-only model)
     k1: float = 1.2  # BM25 term-frequency saturation
     b: float = 0.1  # BM25 length normalisation (FTS5's built-in is 0.75)
-    neighbours: float = 0.3  # a message gains this share of its neighbouring turns' (weighted) mean score
+    neighbours: float = 0.75  # a message gains this share of its neighbouring turns' (weighted) mean score
     thread: float = 0.4  # a message gains this share of its session's best score (store.search.conversation)
-    window: int = 1  # neighbouring turns counted on each side (same session)
+    window: int = 3  # neighbouring turns counted on each side (same session)
     session_gap: float = 3.0  # hours between two turns that start a new session inside a thread
-    reply: float = 0.0  # share of the matching turn right before it that a reply by someone else inherits
+    reply: float = 0.3  # share of the matching turn right before it that a reply by someone else inherits
     reply_plain: float = 0.0  # ... scaled by this when that turn asks nothing (no question mark)
-    join_replies: bool = False  # the reply to a matching question joins the list though no retriever found it
-    role: float = 0.0  # added to the user's turns for an "I/my" query, the assistant's for a "you" query
-    author: float = 0.0  # added to the turns of a speaker the query names (imports that keep authors)
-    date: float = 0.0  # added to the turns written inside a date the query names (store.search.dates)
-    diverse: float = 0.0  # list/count questions: a better result from its session costs this share of the top
-    per_hit_floor: bool = True  # when a search answers, a semantic-only hit below the floor is still dropped
+    join_replies: bool = True  # the reply to a matching question joins the list though no retriever found it
+    role: float = 1.0  # added to the user's turns for an "I/my" query, the assistant's for a "you" query
+    author: float = 4.0  # added to the turns of a speaker the query names (imports that keep authors)
+    date: float = 4.0  # added to the turns written inside a date the query names (store.search.dates)
+    diverse: float = (
+        0.05  # list/count questions: a better result from its session costs this share of the top
+    )
+    per_hit_floor: bool = False  # when a search answers, a semantic-only hit below the floor is still dropped
     floor: float = 0.3  # cosine a hit needs when its keywords do not carry it
     keyword_floor: float = 0.6  # keyword coverage a hit needs when its meaning does not carry it
     cjk_smoothing: bool = False  # False: smoothing and thread boost shrink with the query's CJK share

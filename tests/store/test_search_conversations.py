@@ -58,7 +58,21 @@ def _ids(store: Store, query: str, fusion: Fusion, k: int = 10) -> list[str]:
     return [r.external_id or "" for r in resp.results]
 
 
-PLAIN = Fusion(neighbours=0.0, thread=0.0, floor=1e-9, keyword_floor=1e-9)
+# Every conversation rule off (each test turns on the one it is about); no floor.
+PLAIN = Fusion(
+    semantic_weight=1.0,
+    neighbours=0.0,
+    thread=0.0,
+    window=1,
+    reply=0.0,
+    join_replies=False,
+    role=0.0,
+    author=0.0,
+    date=0.0,
+    diverse=0.0,
+    floor=1e-9,
+    keyword_floor=1e-9,
+)
 
 
 def test_the_reply_to_a_matching_question_inherits_its_match(store: Store) -> None:
