@@ -69,7 +69,7 @@ class ContextConfig:
 
 @dataclass
 class SearchConfig:
-    """Ranking knobs (README "Search"); the defaults were chosen on the evaluation's tuning half."""
+    """Ranking knobs (docs/guide/search.md); the defaults were chosen on the evaluation's tuning half."""
 
     keyword_weight: float = 1.0  # weight of the keyword (BM25) list in the z-score fusion
     semantic_weight: float = 0.6  # weight of the semantic (cosine) list

@@ -11,7 +11,7 @@ logistic model over them, fitted on the evaluation's tuning half by bench/fit_an
 it is that the list holds an answer. Below `answer_floor` the results are not answers: the search returns
 them under a separate "weak" label (CLI and TUI show them as weak; MCP never sends them) or not at all.
 
-Measured (README "Search" has the curve on both halves): together the signals barely separate near-topic
+Measured (docs/guide/search.md has the curve on both halves): together the signals barely separate near-topic
 no-answer questions from answerable ones (AUC about 0.60, leave-one-archive-out on tune); no threshold
 gets the no-answer false-hit rate near 10% without losing half the recall. So `answer_floor` ships at 0
 (off); the machinery is there for a user who prefers "no good match" (with the weak list) more often.
@@ -52,7 +52,7 @@ class Model:
 # Fitted on the tuning half by bench/fit_answer.py (`--set "+agreement+uncovered"`, the set with the best
 # leave-one-archive-out AUC on tune; `absent` and the query's CJK share added nothing). Its AUC is only
 # about 0.60: on near-topic no-answer questions it is barely better than chance, so the shipped
-# `answer_floor` is 0 (off) and this model only acts when a user raises it (README "Search": the curve).
+# `answer_floor` is 0 (off) and this model only acts when a user raises it (docs/guide/search.md: the curve).
 MODEL = Model(
     bias=-2.700627,
     weights={

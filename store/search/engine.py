@@ -8,7 +8,7 @@
   with a filter still returns 10 when 10 exist. Trashed memories are never candidates.
 - A long message is searched through its chunks and scores as its best chunk; results are messages.
 - The lists are fused, smoothed over neighbouring turns and threads, and (hybrid only) floored by store.search.rank
-  (why: see there, and README "Search"); what passes no floor is never returned, and an empty answer
+  (why: see there, and docs/guide/search.md); what passes no floor is never returned, and an empty answer
   carries a notice that says so. A hybrid search whose results pass the per-hit floor is then asked
   whether they answer the query at all (store.search.answer); when not, they are no results: with
   `weak=True` (the CLI and TUI) they come back apart, marked weak; MCP never asks for them.
@@ -271,7 +271,7 @@ class SearchMixin(StoreCore):
         long message's chunks crowd that list. For an exact search both give the same n best (the
         messages whose best chunk is among the first m chunks are exactly the m' best messages); the
         approximate KNN of big tables may pick slightly different deep candidates (the evaluation's
-        recall is unchanged, README "Search"). The first costs what a top-10 search costs at 200k
+        recall is unchanged, docs/guide/search.md). The first costs what a top-10 search costs at 200k
         chunks (bench/search.py), the second twice that."""
         out: list[tuple[Key, float, int | None]] = []
         if "message" in kinds:

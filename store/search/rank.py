@@ -7,7 +7,7 @@ Why z-score fusion with about equal weights: BM25 and cosine live on different s
 to query (a rare word gives BM25 20, a common one 3; MiniLM's cosines sit between 0.1 and 0.7). The old
 fixed `0.9 x cosine + 0.1 x BM25/best` was tuned on 86 questions and overfit: on long multi-session
 archives it ranked below keyword search alone. Standardising each list over its own candidates (mean 0,
-spread 1) and adding them lets whichever retriever is sure of a hit carry it (README "Search" has the
+spread 1) and adding them lets whichever retriever is sure of a hit carry it (docs/guide/search.md has the
 figures from the evaluation's tuning and test halves).
 
 Why neighbour smoothing and a thread boost: an answer often spans two or three turns (a question and its
