@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from store.search.dates import Window
+from store.search.query import STOPWORDS
 
 FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.IGNORECASE)
 SECOND_PERSON = re.compile(r"\b(you|you're|you've|you'd|your|yours|yourself|the assistant)\b", re.IGNORECASE)
@@ -74,8 +75,13 @@ class Cues:
 
 
 def read_cues(query: str, window: Window | None = None) -> Cues:
+    # A speaker called Will or May must not be "named" by "when will…" or "in May": stop words and the
+    # query's date words are no names.
+    dated = set(window.text.split()) if window is not None else set()
     words = frozenset(
-        w.casefold().removesuffix("'s").removesuffix("\u2019s") for w in _NAME_WORD.findall(query)
+        w
+        for w in (w.casefold().removesuffix("'s").removesuffix("\u2019s") for w in _NAME_WORD.findall(query))
+        if w not in STOPWORDS and w not in dated
     )
     return Cues(
         first_person=bool(FIRST_PERSON.search(query)),

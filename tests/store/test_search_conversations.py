@@ -217,3 +217,13 @@ def test_the_generic_format_keeps_who_said_each_message(store: Store, tmp_path: 
     assert names == ["Ruth", "Noor", "Eli"]
     fusion = replace(PLAIN, author=2.0)
     assert _ids(store, "what did Noor say about pumpkin kilos", fusion)[0] == "b"
+
+
+def test_common_words_and_date_words_are_never_a_speakers_name() -> None:
+    from store.search.conversation import read_cues
+    from store.search.dates import date_window
+
+    query = "When will Tariq see the flat in May 2024?"
+    cues = read_cues(query, date_window(query, None))
+    assert "tariq" in cues.names and "will" not in cues.names and "may" not in cues.names
+    assert cues.window is not None
