@@ -198,9 +198,9 @@ def summarise(results: Sequence[dict[str, Any]], kinds: Sequence[str]) -> dict[s
             # `--keyword-only` (and the TUI while the model loads): questions with a word the archive uses
             # for which that search returned nothing (the target is none)
             "keyword_only_empty": {
-                "questions_with_a_word_in_the_archive": sum(1 for r in rows if r["words_occur"]),
+                "questions_with_a_word_in_the_archive": sum(1 for r in rows if r.get("words_occur")),
                 "returning_nothing": sum(
-                    1 for r in rows if r["words_occur"] and not r["returned"]["keyword_only"]
+                    1 for r in rows if r.get("words_occur") and not r["returned"].get("keyword_only")
                 ),
             },
         }

@@ -35,32 +35,39 @@ def message_context(
     where, args = message_where(filters, "n")
     listed, param = id_table(message_ids)
     width = max(1, int(window))
+    # The window's turns once each (neighbouring candidates share most of theirs), then what is read of
+    # them: half the rows, and the metadata and text looked at once per turn.
+    near_ids = [
+        int(i)
+        for (i,) in con.execute(
+            "SELECT DISTINCT n.id FROM messages m JOIN messages n ON n.thread_id = m.thread_id "
+            f"AND n.seq BETWEEN m.seq - {width} AND m.seq + {width} AND {' AND '.join(where)} "
+            f"WHERE m.id IN (SELECT value FROM {listed})",
+            [*args, param],
+        )
+    ]
+    every, param = id_table(near_ids)
     rows = con.execute(
-        "SELECT m.id, n.id, n.thread_id, n.seq, n.role, n.created_at, "
+        "SELECT n.id, n.thread_id, n.seq, n.role, n.created_at, "
         "CASE WHEN json_valid(n.metadata) THEN json_extract(n.metadata, '$.name') END, "
         "instr(n.content, '?') + instr(n.content, '\uff1f') > 0 "
-        "FROM messages m JOIN messages n ON n.thread_id = m.thread_id "
-        f"AND n.seq BETWEEN m.seq - {width} AND m.seq + {width} AND {' AND '.join(where)} "
-        f"WHERE m.id IN (SELECT value FROM {listed})",
-        [*args, param],
+        f"FROM {every} AS j CROSS JOIN messages n ON n.id = j.value",
+        (param,),
     )
     thread_of: dict[int, int] = {}
     near: dict[int, list[int]] = {}
     turns: dict[int, Turn] = {}
-    centres: list[int] = []
-    for mid, nid, tid, seq, role, at, name, asks in rows:
-        mid, nid = int(mid), int(nid)
+    for nid, tid, seq, role, at, name, asks in rows:
         turns[nid] = Turn(
-            int(tid),
-            int(seq),
-            str(role),
+            tid,
+            seq,
+            role,
             name.strip() if isinstance(name, str) and name.strip() else None,
             None if at is None else float(at),
             bool(asks),
         )
-        thread_of[nid] = int(tid)
-        if mid == nid:
-            centres.append(mid)
+        thread_of[nid] = tid
+    centres = [mid for mid in message_ids if mid in turns]
     hood = build(turns, centres, width, gap_hours)
     for mid in centres:
         listed_near = [n for n, d in hood.window_of.get(mid, ()) if abs(d) == 1]

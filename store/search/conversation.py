@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from store.search.dates import Window
 from store.search.query import STOPWORDS
+from store.text import MAX_QUERY_CHARS
 
 FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.IGNORECASE)
 SECOND_PERSON = re.compile(r"\b(you|you're|you've|you'd|your|yours|yourself|the assistant)\b", re.IGNORECASE)
@@ -75,6 +76,7 @@ class Cues:
 
 
 def read_cues(query: str, window: Window | None = None) -> Cues:
+    query = query[:MAX_QUERY_CHARS]  # a pasted 10 MB query: its start is what it asks
     # A speaker called Will or May must not be "named" by "when will…" or "in May": stop words and the
     # query's date words are no names.
     dated = set(window.text.split()) if window is not None else set()
@@ -100,6 +102,17 @@ class Neighbourhood:
     turns: Mapping[int, Turn] = field(default_factory=dict)
     session_of: Mapping[int, tuple[int, int]] = field(default_factory=dict)
     window_of: Mapping[int, Sequence[tuple[int, int]]] = field(default_factory=dict)  # id -> [(id, ±d)]
+    after: Mapping[int, int] = field(default_factory=dict)  # a turn -> the candidate right before it
+
+    @classmethod
+    def of(
+        cls,
+        turns: Mapping[int, Turn],
+        session_of: Mapping[int, tuple[int, int]],
+        window_of: Mapping[int, Sequence[tuple[int, int]]],
+    ) -> Neighbourhood:
+        after = {n: mid for mid, near in window_of.items() for n, d in near if d == 1}
+        return cls(turns, session_of, window_of, after)
 
 
 def build(turns: Mapping[int, Turn], centres: Sequence[int], window: int, gap_hours: float) -> Neighbourhood:
@@ -139,7 +152,7 @@ def build(turns: Mapping[int, Turn], centres: Sequence[int], window: int, gap_ho
                 if other is not None and session_of.get(other) == session_of.get(mid):
                     near.append((other, sign * d))
         window_of[mid] = near
-    return Neighbourhood(turns, session_of, window_of)
+    return Neighbourhood.of(turns, session_of, window_of)
 
 
 def _split(prev: Turn, t: Turn, gap: float) -> bool:
@@ -213,10 +226,9 @@ def _reply(mid: int, turn: Turn, base: Mapping[int, float], hood: Neighbourhood,
             if prev.speaker == turn.speaker:
                 return 0.0
             return w.reply * (1.0 if prev.asks else w.reply_plain) * base.get(other, 0.0)
-    if mid not in hood.window_of:  # a joined reply: find the question it answers
-        for cand, near in hood.window_of.items():
-            if any(n == mid and d == 1 for n, d in near) and hood.turns[cand].speaker != turn.speaker:
-                return w.reply * base.get(cand, 0.0)
+    cand = hood.after.get(mid) if mid not in hood.window_of else None  # a joined reply: its question
+    if cand is not None and hood.turns[cand].speaker != turn.speaker:
+        return w.reply * base.get(cand, 0.0)
     return 0.0
 
 

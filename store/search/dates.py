@@ -21,6 +21,8 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from store.text import MAX_QUERY_CHARS
+
 MONTHS = {
     name: i for i in range(1, 13) for name in (calendar.month_name[i].lower(), calendar.month_abbr[i].lower())
 }
@@ -173,7 +175,7 @@ def _relative(q: str, ref: dt.date) -> Window | None:
 def date_window(query: str, now: float | None) -> Window | None:
     """The time window a query's date cue names, or None. `now`: what relative dates count back from
     (epoch seconds); without it only absolute dates are read."""
-    q = query.casefold()
+    q = query[:MAX_QUERY_CHARS].casefold()  # a pasted 10 MB query: its start is what it asks
     ref = dt.datetime.fromtimestamp(now, dt.UTC).date() if now is not None else None
     found = _absolute(q, ref or dt.date.today())
     if found is None and ref is not None:

@@ -104,7 +104,7 @@ class Context:
         if self.hood is not None:
             windows = {i: list(self.hood.window_of.get(i, ())) for i in ids if i in self.hood.turns}
             seen = set(windows) | {n for ns in windows.values() for n, _ in ns}
-            hood = Neighbourhood(
+            hood = Neighbourhood.of(
                 {i: self.hood.turns[i] for i in seen},
                 {i: k for i, k in self.hood.session_of.items() if i in seen},
                 windows,
@@ -261,9 +261,7 @@ def _converse(
         r.score = score
         r.passes = r.passes or any(n in passing and abs(d) == 1 for n, d in hood.window_of.get(mid, ()))
         if not r.passes and r.matched == (NEIGHBOUR,):  # a joined reply passes with the question it answers
-            r.passes = any(
-                mid in {n for n, d in near if d == 1} and c in passing for c, near in hood.window_of.items()
-            )
+            r.passes = hood.after.get(mid) in passing
         out[key] = r
     return out
 
