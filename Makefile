@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	! $(BIN)/pip show -q apsw 2>/dev/null || $(BIN)/pip uninstall -q -y apsw apsw-sqlite3mc
-	$(BIN)/pip install -q -c constraints.txt -e ".[test,dev]"
+	$(BIN)/pip install -q -c constraints.txt -e ".[test,dev,multilingual]"
 	touch $(STAMP)
 
 run: $(STAMP)

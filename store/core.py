@@ -85,6 +85,12 @@ class StoreCore:
             self.embedder_problem = "semantic search is disabled in config (embedding.enabled = false)"
             return None
         try:
+            if cfg.model == "multilingual-e5-small":
+                from embeddings.e5 import E5Embedder
+
+                return E5Embedder(
+                    batch_size=cfg.batch_size, chunk_tokens=cfg.chunk_tokens, chunk_overlap=cfg.chunk_overlap
+                )
             return make_embedder(
                 cfg.model_path or None,
                 backend=cfg.backend,

@@ -74,7 +74,7 @@ def retrieve_memories(
     """(id, category, content) of up to k active memories relevant to `text`, best first.
 
     Keyword and semantic candidates come from the search engine and are fused and floored the same way
-    as a search: a memory is pulled in only with evidence (README "Search"), never just because
+    as a search: a memory is pulled in only with evidence (docs/guide/search.md), never just because
     something has to be nearest.
     """
     from store.search.filters import Filters

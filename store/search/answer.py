@@ -11,7 +11,7 @@ logistic model over them, fitted on the evaluation's tuning half by bench/fit_an
 it is that the list holds an answer. Below `answer_floor` the results are not answers: the search returns
 them under a separate "weak" label (CLI and TUI show them as weak; MCP never sends them) or not at all.
 
-Measured (README "Search" has the curve on both halves): together the signals barely separate near-topic
+Measured (docs/guide/search.md has the curve on both halves): together the signals barely separate near-topic
 no-answer questions from answerable ones (AUC about 0.60, leave-one-archive-out on tune); no threshold
 gets the no-answer false-hit rate near 10% without losing half the recall. So `answer_floor` ships at 0
 (off); the machinery is there for a user who prefers "no good match" (with the weak list) more often.
@@ -24,7 +24,7 @@ stopping at the first row) run only when the answer floor is on and the model us
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import apsw
@@ -52,7 +52,7 @@ class Model:
 # Fitted on the tuning half by bench/fit_answer.py (`--set "+agreement+uncovered"`, the set with the best
 # leave-one-archive-out AUC on tune; `absent` and the query's CJK share added nothing). Its AUC is only
 # about 0.60: on near-topic no-answer questions it is barely better than chance, so the shipped
-# `answer_floor` is 0 (off) and this model only acts when a user raises it (README "Search": the curve).
+# `answer_floor` is 0 (off) and this model only acts when a user raises it (docs/guide/search.md: the curve).
 MODEL = Model(
     bias=-2.700627,
     weights={
@@ -122,11 +122,18 @@ def uncovered_share(con: apsw.Connection, parsed: ParsedQuery, top: Sequence[Ran
     return uncovered / used if used else 0.0
 
 
+def sessions(context: Context) -> Mapping[int, Hashable]:
+    """Each message's session (store.search.conversation), or its thread when the context has no sessions:
+    the concentration signal counts the top results that share the best one's session. Per thread, it
+    was 1.0 for every question in an archive that is one long thread (issue 30)."""
+    return context.hood.session_of if context.hood is not None else context.thread_of
+
+
 def signals(
     keyword: Sequence[KeywordHit],
     semantic: Sequence[tuple[Key, float]],
     top: Sequence[Ranked],
-    thread_of: Mapping[int, int],
+    thread_of: Mapping[int, Hashable],
     *,
     absent: float,
     lean: float,
@@ -177,7 +184,7 @@ def answers(
         keyword,
         [(key, cos) for key, cos, _ in semantic],
         kept,
-        context.thread_of,
+        sessions(context),
         absent=absent_share(con, parsed, kinds) if "absent" in MODEL.weights else 0.0,
         lean=cjk_lean(parsed, fusion),
         uncovered=uncovered_share(con, parsed, kept) if "uncovered" in MODEL.weights else 0.0,
@@ -185,4 +192,4 @@ def answers(
     return MODEL.probability(found) >= fusion.answer_floor
 
 
-__all__ = ["MODEL", "TOP", "Model", "absent_share", "answers", "signals", "uncovered_share"]
+__all__ = ["MODEL", "TOP", "Model", "absent_share", "answers", "sessions", "signals", "uncovered_share"]

@@ -7,8 +7,8 @@
   query (vec0 metadata columns in the KNN; a join to the canonical rows before LIMIT in FTS), so `k=10`
   with a filter still returns 10 when 10 exist. Trashed memories are never candidates.
 - A long message is searched through its chunks and scores as its best chunk; results are messages.
-- The lists are fused, smoothed over neighbouring turns and threads, and floored by store.search.rank
-  (why: see there, and README "Search"); what passes no floor is never returned, and an empty answer
+- The lists are fused, smoothed over neighbouring turns and threads, and (hybrid only) floored by store.search.rank
+  (why: see there, and docs/guide/search.md); what passes no floor is never returned, and an empty answer
   carries a notice that says so. A hybrid search whose results pass the per-hit floor is then asked
   whether they answer the query at all (store.search.answer); when not, they are no results: with
   `weak=True` (the CLI and TUI) they come back apart, marked weak; MCP never asks for them.
@@ -30,11 +30,15 @@ import numpy as np
 
 from store.core import StoreCore
 from store.db import id_table
+from store.search import around
 from store.search.answer import answers
-from store.search.filters import KINDS, SCOPES, Filters
-from store.search.keyword import Key, KeywordHit, keyword_hits, memory_where, message_where
+from store.search.conversation import Cues, read_cues
+from store.search.dates import Window, date_window
+from store.search.filters import SCOPES, Filters
+from store.search.hydrate import hydrate
+from store.search.keyword import Key, KeywordHit, keyword_hits, memory_where
 from store.search.query import ParsedQuery, parse_query
-from store.search.rank import SMOOTH_DEPTH, Context, Fusion, Ranked, fuse, order, smooth, snippet
+from store.search.rank import SMOOTH_DEPTH, Context, Fusion, Ranked, arrange, fuse, order, smooth
 from store.search.results import SearchResponse, SearchResult
 from store.search.succession import after_successors
 from store.vectors import rows as vectors
@@ -107,6 +111,7 @@ class SearchMixin(StoreCore):
         keyword = self._keyword_soon(parsed, kinds, filters, fusion, parallel=semantic)
         mode = "keyword"
         sem: list[tuple[Key, float, int | None]] = []
+        qvec: np.ndarray | None = None
         if semantic:
             problem = self._semantic_problem()
             if problem is None:
@@ -119,26 +124,23 @@ class SearchMixin(StoreCore):
             if problem is not None:
                 notice = f"semantic search unavailable: {problem}; keyword results only"
         kw = keyword()
+        cues = self.query_cues(query, kinds, fusion)
+        if cues.window is not None:
+            kw, sem = self.window_candidates(kw, sem, parsed, cues.window, filters, fusion, qvec)
         if not filters.include_archived or filters.source is not None:
             kw, sem = _thread_scoped(self.con, kw, filters), _thread_scoped(self.con, sem, filters)
-        ranked = fuse(kw, [(key, s) for key, s, _ in sem], fusion, parsed)
-        context = Context()
-        if "message" in kinds and (fusion.neighbours > 0 or fusion.thread > 0):
-            best = sorted((r for r in ranked.values() if r.key[0] == "message"), key=lambda r: -r.score)
-            context = self.message_context([r.key[1] for r in best[:SMOOTH_DEPTH]], filters)
-            ranked = smooth(ranked, context, fusion, parsed)
-        if filters.as_of is None and "memory" in kinds:
-            self._rank_down_superseded(ranked)
+        kept, context = self.rank_candidates(
+            kw, sem, parsed, kinds, filters, fusion, cues, floor=mode == "hybrid"
+        )
         chunk_of = {key: chunk for key, _, chunk in sem if chunk is not None}
-        kept = order(ranked)
         unsure = (
             bool(kept)
             and mode == "hybrid"
             and not answers(self.con, kw, sem, kept, context, parsed, kinds, fusion)
         )
-        results = [] if unsure else after_successors(self._hydrate(kept[:k], parsed, chunk_of))
+        results = [] if unsure else after_successors(hydrate(self.con, kept[:k], parsed, chunk_of))
         below = (
-            [replace(r, weak=True) for r in after_successors(self._hydrate(kept[:k], parsed, chunk_of))]
+            [replace(r, weak=True) for r in after_successors(hydrate(self.con, kept[:k], parsed, chunk_of))]
             if unsure and weak
             else []
         )
@@ -151,6 +153,37 @@ class SearchMixin(StoreCore):
             self.touch_memories([r.id for r in results if r.kind == "memory"])
         return SearchResponse(query, mode, results, notice, below)
 
+    def rank_candidates(
+        self,
+        kw: Sequence[KeywordHit],
+        sem: Sequence[tuple[Key, float, int | None]],
+        parsed: ParsedQuery,
+        kinds: Sequence[str],
+        filters: Filters,
+        fusion: Fusion,
+        cues: Cues,
+        *,
+        floor: bool,
+    ) -> tuple[list[Ranked], Context]:
+        """The retrievers' lists -> the ranked results (and the context read for them): fused, re-scored
+        by the conversation rules, superseded memories down, floored (`floor`: the hybrid's relevance
+        floor; the keyword half alone ranks every row sharing a word and never judges: its floor used to
+        empty 39-45 % of real questions whose answers were there, docs/benchmarks/search.md), and spread
+        over sessions for a list question. Public so the tuning (bench/tune_conversation.py) re-ranks
+        cached lists with exactly this code."""
+        ranked = fuse(kw, [(key, s) for key, s, _ in sem], fusion, parsed)
+        context = Context()
+        if "message" in kinds:
+            best = sorted((r for r in ranked.values() if r.key[0] == "message"), key=lambda r: -r.score)
+            context = self.message_context(
+                [r.key[1] for r in best[:SMOOTH_DEPTH]], filters, fusion.window, fusion.session_gap
+            )
+            ranked = smooth(ranked, context, fusion, parsed, cues)
+        if filters.as_of is None and "memory" in kinds:
+            self._rank_down_superseded(ranked)
+        kept = order(ranked, floor=floor, per_hit=fusion.per_hit_floor)
+        return arrange(kept, context, fusion, cues), context
+
     def fusion(self) -> Fusion:
         """The ranking settings from the configuration's [search] table."""
         c = self.config.search
@@ -161,9 +194,22 @@ class SearchMixin(StoreCore):
             b=c.bm25_b,
             neighbours=c.neighbours,
             thread=c.thread_boost,
+            window=c.window,
+            session_gap=c.session_gap,
+            reply=c.reply,
+            join_replies=c.join_replies,
+            role=c.role,
+            author=c.author,
+            date=c.date,
+            diverse=c.diverse,
+            per_hit_floor=c.per_hit_floor,
             floor=c.floor,
             keyword_floor=c.keyword_floor,
             answer_floor=c.answer_floor,
+            # The semantic side fades for CJK queries because MiniLM reads English only; a multilingual
+            # model's vectors are as good there as anywhere (docs/benchmarks/search.md, per language).
+            cjk_adaptive=not getattr(self.embedder, "multilingual", False),
+            cjk_smoothing=bool(getattr(self.embedder, "multilingual", False)),
         )
 
     def _keyword_soon(
@@ -226,7 +272,7 @@ class SearchMixin(StoreCore):
         long message's chunks crowd that list. For an exact search both give the same n best (the
         messages whose best chunk is among the first m chunks are exactly the m' best messages); the
         approximate KNN of big tables may pick slightly different deep candidates (the evaluation's
-        recall is unchanged, README "Search"). The first costs what a top-10 search costs at 200k
+        recall is unchanged, docs/guide/search.md). The first costs what a top-10 search costs at 200k
         chunks (bench/search.py), the second twice that."""
         out: list[tuple[Key, float, int | None]] = []
         if "message" in kinds:
@@ -317,101 +363,58 @@ class SearchMixin(StoreCore):
             r = ranked[("memory", int(mid))]
             r.score *= SUPERSEDED_WEIGHT
 
-    def message_context(self, message_ids: Sequence[int], filters: Filters) -> Context:
-        """Each message's thread, and the turns right before and after it that pass the filters (one
-        query; a neighbour is in its message's thread by definition)."""
-        if not message_ids:
-            return Context()
-        where, args = message_where(filters, "n")
-        listed, param = id_table(message_ids)
-        rows = self.con.execute(
-            "SELECT m.id, m.thread_id, n.id FROM messages m LEFT JOIN messages n ON n.thread_id = m.thread_id "
-            f"AND n.seq IN (m.seq - 1, m.seq + 1) AND {' AND '.join(where)} "
-            f"WHERE m.id IN (SELECT value FROM {listed})",
-            [*args, param],
-        )
-        thread_of: dict[int, int] = {}
-        near: dict[int, list[int]] = {}
-        for mid, tid, nid in rows:
-            thread_of[int(mid)] = int(tid)
-            if nid is not None:
-                thread_of[int(nid)] = int(tid)
-                near.setdefault(int(mid), []).append(int(nid))
-        return Context(thread_of, near)
+    def message_context(
+        self, message_ids: Sequence[int], filters: Filters, window: int = 1, gap_hours: float = 3.0
+    ) -> Context:
+        """Each message's thread and the turns around it (store.search.around)."""
+        return around.message_context(self.con, message_ids, filters, window, gap_hours)
 
-    def _hydrate(
-        self, ranked: Sequence[Ranked], parsed: ParsedQuery, chunk_of: dict[Key, int]
-    ) -> list[SearchResult]:
-        """The rows behind the ranked keys, with their thread's title, in one query per kind; a message
-        found by meaning has its snippet around its best chunk (read for the results only)."""
-        ids: dict[str, list[int]] = {kind: [] for kind in KINDS}
-        for r in ranked:
-            ids[r.key[0]].append(r.key[1])
-        rows: dict[Key, tuple[Any, ...]] = {}
-        for kind, sql in _HYDRATE.items():
-            if ids[kind]:
-                listed, param = id_table(ids[kind])
-                for row in self.con.execute(sql.format(ids=listed), (param,)):
-                    rows[(kind, int(row[0]))] = row
-        extras: dict[int, tuple[Any, ...]] = {}
-        if ids["memory"]:
-            listed, param = id_table(ids["memory"])
-            for row in self.con.execute(
-                "SELECT id, superseded_by, valid_until, source_message_id, origin FROM long_term_memories "
-                f"WHERE id IN (SELECT value FROM {listed})",
-                (param,),
-            ):
-                extras[int(row[0])] = tuple(row[1:])
-        chunks = {chunk_of[r.key]: r.key for r in ranked if r.key in chunk_of}
-        spans: dict[Key, tuple[int, int]] = {}
-        if chunks:
-            listed, param = id_table(list(chunks))
-            for cid, a, b in self.con.execute(
-                f"SELECT id, start_char, end_char FROM message_chunks WHERE id IN (SELECT value FROM {listed})",
-                (param,),
-            ):
-                spans[chunks[int(cid)]] = (int(a), int(b))
-        out = []
-        for r in ranked:
-            row = rows.get(r.key)
-            if row is None:
-                continue
-            tid, ext, role, category, content, title, at = row[1:]
-            extra = extras.get(r.key[1], (None, None, None, None)) if r.key[0] == "memory" else (None,) * 4
-            out.append(
-                SearchResult(
-                    r.key[0],
-                    r.key[1],
-                    tid,
-                    ext,
-                    role,
-                    category,
-                    snippet(content, parsed, spans.get(r.key)),
-                    r.score,
-                    r.matched,
-                    title,
-                    at,
-                    *extra,
-                )
-            )
-        return out
+    def _newest_message_time(self) -> float | None:
+        """What relative dates in a query count back from (store.search.dates): the newest message's time
+        (the messages_created index: one seek)."""
+        at = self.scalar("SELECT max(created_at) FROM messages")
+        return None if at is None else float(at)
+
+    def query_cues(self, query: str, kinds: Sequence[str], fusion: Fusion) -> Cues:
+        """What the query says about who and when (store.search.conversation), for message searches."""
+        if "message" not in kinds:
+            return Cues()
+        window = date_window(query, self._newest_message_time()) if fusion.date > 0 else None
+        return read_cues(query, window)
+
+    def window_candidates(
+        self,
+        kw: list[KeywordHit],
+        sem: list[tuple[Key, float, int | None]],
+        parsed: ParsedQuery,
+        window: Window,
+        filters: Filters,
+        fusion: Fusion,
+        qvec: np.ndarray | None,
+    ) -> tuple[list[KeywordHit], list[tuple[Key, float, int | None]]]:
+        """Each retriever's best messages inside the query's date window, added to its list: an answer from
+        that day that ranked below `DEPTH` in the whole archive still becomes a candidate."""
+        since = window.since if filters.since is None else max(window.since, filters.since)
+        until = window.until if filters.until is None else min(window.until, filters.until)
+        if since >= until:
+            return kw, sem
+        inside = replace(filters, since=since, until=until)
+        seen = {h.key for h in kw}
+        kw = kw + [
+            h
+            for h in self.keyword_hits(parsed, ("message",), inside, DEPTH // 2, fusion)
+            if h.key not in seen
+        ]
+        if qvec is not None:
+            have = {key for key, _, _ in sem}
+            extra = self.semantic_candidates(qvec, ("message",), inside, DEPTH // 2)
+            sem = sem + [h for h in extra if h[0] not in have]
+        return kw, sem
 
 
 # -- SQL ----------------------------------------------------------------------------------------------
 
 _Hit = TypeVar("_Hit")
-
-# (id, thread_id, external_id, role, category, content, thread title, time) of each kind; {ids}: the
-# table store.db.id_table names.
-_HYDRATE = {
-    "message": "SELECT m.id, m.thread_id, m.external_id, m.role, NULL, m.content, t.title, m.created_at "
-    "FROM messages m JOIN threads t ON t.id = m.thread_id WHERE m.id IN (SELECT value FROM {ids})",
-    "memory": "SELECT m.id, m.source_thread_id, NULL, NULL, m.category, m.content, t.title, m.created_at "
-    "FROM long_term_memories m LEFT JOIN threads t ON t.id = m.source_thread_id "
-    "WHERE m.id IN (SELECT value FROM {ids})",
-    "summary": "SELECT s.thread_id, s.thread_id, NULL, NULL, NULL, s.content, t.title, s.updated_at "
-    "FROM thread_summaries s JOIN threads t ON t.id = s.thread_id WHERE s.thread_id IN (SELECT value FROM {ids})",
-}
 
 
 def _thread_scoped(con: Any, hits: list[_Hit], f: Filters) -> list[_Hit]:

@@ -2,7 +2,7 @@
 
 Why our own BM25: FTS5's bm25() has k1 = 1.2 and b = 0.75 built in, and b = 0.75 punishes long turns
 hard; conversation turns vary from "ok" to pages, and the long ones are often the answers. Measured on the
-evaluation's tuning half (README "Search"), a low b ranks better. FTS5 still does the heavy part, in C:
+evaluation's tuning half (docs/guide/search.md), a low b ranks better. FTS5 still does the heavy part, in C:
 it keeps the best `RESCORE_DEPTH` rows by its own BM25 (store.search.candidates finds exactly those rows
 without scoring every row of a common word); for those rows only, the `memapp_tf` auxiliary function
 (Python, registered on every connection) reads each phrase's count and the row's length from the index,

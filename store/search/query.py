@@ -12,7 +12,7 @@ without spaces: the query 熊猫基地几点去 then finds a message that contai
 
 Why stop words are always dropped (even when nothing else is left): a word like "should" or "what" is in
 half of any archive, so a match on it is no evidence at all; a query made only of them has nothing to
-search for and says so (README "Search"). The same holds for a CJK pair made of two function characters
+search for and says so (docs/guide/search.md). The same holds for a CJK pair made of two function characters
 (我们, 什么, 怎么).
 """
 

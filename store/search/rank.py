@@ -7,7 +7,7 @@ Why z-score fusion with about equal weights: BM25 and cosine live on different s
 to query (a rare word gives BM25 20, a common one 3; MiniLM's cosines sit between 0.1 and 0.7). The old
 fixed `0.9 x cosine + 0.1 x BM25/best` was tuned on 86 questions and overfit: on long multi-session
 archives it ranked below keyword search alone. Standardising each list over its own candidates (mean 0,
-spread 1) and adding them lets whichever retriever is sure of a hit carry it (README "Search" has the
+spread 1) and adding them lets whichever retriever is sure of a hit carry it (docs/guide/search.md has the
 figures from the evaluation's tuning and test halves).
 
 Why neighbour smoothing and a thread boost: an answer often spans two or three turns (a question and its
@@ -30,6 +30,7 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from store.search.conversation import Cues, Neighbourhood, Weights, diversify, rescore
 from store.search.keyword import Key, KeywordHit
 from store.search.query import ParsedQuery
 
@@ -47,12 +48,24 @@ class Fusion:
     """How candidates become one ranked list (defaults: chosen on the evaluation's tuning half)."""
 
     keyword_weight: float = 1.0
-    semantic_weight: float = 1.0
+    semantic_weight: float = 0.6
     cjk_adaptive: bool = True  # the semantic weight shrinks with the query's CJK share (English-only model)
     k1: float = 1.2  # BM25 term-frequency saturation
     b: float = 0.1  # BM25 length normalisation (FTS5's built-in is 0.75)
-    neighbours: float = 0.3  # a message gains this share of its neighbouring turns' mean score
-    thread: float = 0.4  # a message gains this share of its thread's best score
+    neighbours: float = 0.75  # a message gains this share of its neighbouring turns' (weighted) mean score
+    thread: float = 0.4  # a message gains this share of its session's best score (store.search.conversation)
+    window: int = 3  # neighbouring turns counted on each side (same session)
+    session_gap: float = 3.0  # hours between two turns that start a new session inside a thread
+    reply: float = 0.3  # share of the matching turn right before it that a reply by someone else inherits
+    reply_plain: float = 0.0  # ... scaled by this when that turn asks nothing (no question mark)
+    join_replies: bool = True  # the reply to a matching question joins the list though no retriever found it
+    role: float = 1.0  # added to the user's turns for an "I/my" query, the assistant's for a "you" query
+    author: float = 4.0  # added to the turns of a speaker the query names (imports that keep authors)
+    date: float = 4.0  # added to the turns written inside a date the query names (store.search.dates)
+    diverse: float = (
+        0.05  # list/count questions: a better result from its session costs this share of the top
+    )
+    per_hit_floor: bool = False  # when a search answers, a semantic-only hit below the floor is still dropped
     floor: float = 0.3  # cosine a hit needs when its keywords do not carry it
     keyword_floor: float = 0.6  # keyword coverage a hit needs when its meaning does not carry it
     cjk_smoothing: bool = False  # False: smoothing and thread boost shrink with the query's CJK share
@@ -81,13 +94,23 @@ class Context:
 
     thread_of: Mapping[int, int] = field(default_factory=dict)
     neighbours_of: Mapping[int, Sequence[int]] = field(default_factory=dict)
+    hood: Neighbourhood | None = None  # sessions, windows, speakers and times (store.search.conversation)
 
     def subset(self, ids: Sequence[int]) -> Context:
         """The context a search builds for `ids` alone (message_context(ids)), from a bigger one."""
         near = {i: list(self.neighbours_of.get(i, ())) for i in ids}
         keep = set(ids) | {n for ns in near.values() for n in ns}
+        hood = None
+        if self.hood is not None:
+            windows = {i: list(self.hood.window_of.get(i, ())) for i in ids if i in self.hood.turns}
+            seen = set(windows) | {n for ns in windows.values() for n, _ in ns}
+            hood = Neighbourhood.of(
+                {i: self.hood.turns[i] for i in seen},
+                {i: k for i, k in self.hood.session_of.items() if i in seen},
+                windows,
+            )
         return Context(
-            {i: t for i, t in self.thread_of.items() if i in keep}, {i: n for i, n in near.items() if n}
+            {i: t for i, t in self.thread_of.items() if i in keep}, {i: n for i, n in near.items() if n}, hood
         )
 
 
@@ -153,14 +176,42 @@ def evidence(r: Ranked, fusion: Fusion) -> float:
     return sem + kw
 
 
+def weights(fusion: Fusion) -> Weights:
+    return Weights(
+        neighbours=fusion.neighbours,
+        window=fusion.window,
+        session=fusion.thread,
+        reply=fusion.reply,
+        reply_plain=fusion.reply_plain,
+        join_replies=fusion.join_replies,
+        role=fusion.role,
+        author=fusion.author,
+        date=fusion.date,
+        diverse=fusion.diverse,
+    )
+
+
 def smooth(
-    ranked: dict[Key, Ranked], context: Context, fusion: Fusion, parsed: ParsedQuery | None = None
+    ranked: dict[Key, Ranked],
+    context: Context,
+    fusion: Fusion,
+    parsed: ParsedQuery | None = None,
+    cues: Cues | None = None,
 ) -> dict[Key, Ranked]:
-    """Neighbour smoothing and the thread boost, for messages. A neighbour that neither retriever found
-    joins the list (matched "neighbour"), and any turn next to a message that passes the floor passes."""
+    """The conversation rules (store.search.conversation) when the context has the turns around the
+    candidates, else neighbour smoothing and the thread boost; for messages only. A turn that neither
+    retriever found may join the list (matched "neighbour"), and any turn next to a message that passes
+    the floor passes."""
     lean = 0.0 if fusion.cjk_smoothing or parsed is None else min(1.0, fusion.cjk_smooth_gain * parsed.cjk)
     if lean:
-        fusion = replace(fusion, neighbours=fusion.neighbours * (1 - lean), thread=fusion.thread * (1 - lean))
+        fusion = replace(
+            fusion,
+            neighbours=fusion.neighbours * (1 - lean),
+            thread=fusion.thread * (1 - lean),
+            reply=fusion.reply * (1 - lean),
+        )
+    if context.hood is not None:
+        return _converse(ranked, context.hood, fusion, cues or Cues())
     if fusion.neighbours <= 0 and fusion.thread <= 0:
         return ranked
     base = {k[1]: r.score for k, r in ranked.items() if k[0] == "message" and k[1] in context.thread_of}
@@ -197,12 +248,45 @@ def smooth(
     return out
 
 
-def order(ranked: Mapping[Key, Ranked], *, floor: bool = True) -> list[Ranked]:
+def _converse(
+    ranked: dict[Key, Ranked], hood: Neighbourhood, fusion: Fusion, cues: Cues
+) -> dict[Key, Ranked]:
+    base = {k[1]: r.score for k, r in ranked.items() if k[0] == "message" and k[1] in hood.turns}
+    scores = rescore(base, hood, cues, weights(fusion))
+    passing = {k[1] for k, r in ranked.items() if k[0] == "message" and r.passes}
+    out = {k: r for k, r in ranked.items() if k[0] != "message" or k[1] not in base}
+    for mid, score in scores.items():
+        key = ("message", mid)
+        r = ranked.get(key) or Ranked(key, 0.0, (NEIGHBOUR,))
+        r.score = score
+        r.passes = r.passes or any(n in passing and abs(d) == 1 for n, d in hood.window_of.get(mid, ()))
+        if not r.passes and r.matched == (NEIGHBOUR,):  # a joined reply passes with the question it answers
+            r.passes = hood.after.get(mid) in passing
+        out[key] = r
+    return out
+
+
+def arrange(kept: Sequence[Ranked], context: Context, fusion: Fusion, cues: Cues | None) -> list[Ranked]:
+    """The ranked list, re-ordered for variety across sessions when the query asks for a list or a count
+    (store.search.conversation `diversify`); as it is otherwise."""
+    hood = context.hood
+    if hood is None or cues is None or not cues.listing or fusion.diverse <= 0 or not kept:
+        return list(kept)
+    head = list(kept[:SMOOTH_DEPTH])
+    by_id = {r.key[1]: r for r in head if r.key[0] == "message"}
+    if len(by_id) != len(head):  # other kinds in the list: leave it alone
+        return list(kept)
+    ids = diversify([r.key[1] for r in head], {i: r.score for i, r in by_id.items()}, hood, fusion.diverse)
+    return [by_id[i] for i in ids] + list(kept[SMOOTH_DEPTH:])
+
+
+def order(ranked: Mapping[Key, Ranked], *, floor: bool = True, per_hit: bool = True) -> list[Ranked]:
     """Best first (ties by key, so the order is stable). With `floor`: nothing at all unless some result
-    has strong evidence, and then only what passes (semantic-only hits below the floor never do)."""
+    has strong evidence, and then (`per_hit`) only what passes (semantic-only hits below the floor never
+    do)."""
     if floor and not any(r.strong for r in ranked.values()):
         return []
-    kept = [r for r in ranked.values() if r.passes or not floor]
+    kept = [r for r in ranked.values() if r.passes or not floor or not per_hit]
     return sorted(kept, key=lambda r: (-r.score, r.key))
 
 

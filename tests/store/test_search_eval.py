@@ -11,6 +11,7 @@ make.py writes from material/, and check the evaluation's plain-BM25 baseline an
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -223,3 +224,20 @@ def test_batch_cli_loads_the_model_once_and_answers_each_line(
     assert lines[0]["mode"] == "hybrid" and lines[0]["notice"] is None
     assert len(lines[1]["results"]) == 5
     assert "熊猫基地" in lines[2]["results"][0]["content"]
+
+
+# -- the person-to-person and per-language sets (issue 30): well-formed and what make.py writes ---------
+
+
+@pytest.mark.parametrize("folder", ["people", "langs"])
+def test_people_and_langs_sets_are_what_make_py_writes(folder: str) -> None:
+    people_make = _load("people_make", ROOT / "bench" / "eval" / "people" / "make.py")
+    data = ROOT / "bench" / "eval" / folder
+    threads, questions = people_make.build(data / "material")
+    summary = people_make.validate(threads, questions)  # ids, answers in their conversation, kinds
+    assert [json.loads(line) for line in (data / "conversations.jsonl").open(encoding="utf-8")] == threads
+    assert [json.loads(line) for line in (data / "questions.jsonl").open(encoding="utf-8")] == questions
+    if folder == "people":
+        assert all(len(t["messages"]) >= 400 for t in threads), summary
+        assert all(m.get("name") for t in threads for m in t["messages"])  # every turn names its speaker
+        assert len(questions) >= 290 and {q["split"] for q in questions} == {"tune", "test"}

@@ -1,7 +1,8 @@
 """The documented generic format (JSON or JSONL), which is also what `memapp export` writes.
 
 A thread is `{"id", "title", "created_at", "updated_at"?, "source"?, "metadata"?, "messages": [{"id",
-"role", "content", "created_at", "name"?, "metadata"?}]}`. A file is one of:
+"role", "content", "created_at", "name"?, "metadata"?}]}`; a message's `name` is who said it (also read from
+`author`, `speaker` or `sender`) and is kept in its metadata. A file is one of:
 
 - JSONL (`.jsonl`/`.ndjson`): one thread per line; a bad line is reported by line number, the rest imports;
 - a JSON list of threads;
@@ -226,6 +227,11 @@ def _message(obj: Any, index: int) -> MessageIn:
     for key in ("name", "tool_calls", "tool_call_id", "function_call"):
         if obj.get(key) is not None:
             metadata[key] = obj[key]
+    # Who said it, in a chat between people: "name" (OpenAI's field), or "author"/"speaker"/"sender" as
+    # chat exports call it. Search prefers a named speaker's own turns (docs/guide/search.md).
+    for key in ("author", "speaker", "sender"):
+        if "name" not in metadata and isinstance(obj.get(key), str) and obj[key].strip():
+            metadata["name"] = obj[key].strip()
     return MessageIn(
         role=role,
         content=content,
