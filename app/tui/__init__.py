@@ -16,6 +16,7 @@ import threading
 import time
 
 from app.cli.common import EXIT_FAILED, Context
+from store import checkpoints
 from store.errors import StoreError
 
 
@@ -48,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     # SQLite recovers an unclosed connection's WAL like a killed process's).
     sys.stdout.flush()
     sys.stderr.flush()
+    checkpoints.flush_all()  # os._exit skips atexit: chat.db itself gets the last writes (store.checkpoints)
     os._exit(code)
 
 
@@ -71,6 +73,7 @@ def exit_when_the_terminal_goes(interval: float = TERMINAL_CHECK_SECONDS) -> Non
     def watch() -> None:
         while os.isatty(fd):
             time.sleep(interval)
+        checkpoints.flush_all()
         os._exit(EXIT_HANGUP)
 
     threading.Thread(target=watch, name="memapp-terminal", daemon=True).start()
