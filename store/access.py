@@ -80,6 +80,7 @@ class AccessCounts:
         with self._mutex:
             counts, at = dict(self._pending), self._at
             self._pending.clear()
+            self._at = 0.0
             return counts, at
 
     def _put_back(self, counts: dict[int, int], at: float) -> None:

@@ -298,7 +298,7 @@ class MemoriesMixin(TimelineMixin):
                 return old
             if refuse_pinned and old.pinned:
                 raise PinnedMemoryError(memory_id)
-            t = now()
+            t = self.event_time()  # never dated before the last event: a clock set back purges nothing
             self.con.execute("UPDATE long_term_memories SET deleted_at = ? WHERE id = ?", (t, memory_id))
             self.vectors.update_memory_meta(memory_id, category=old.category, deleted=True)
             new: dict[str, Any] = {"deleted_at": t}
