@@ -199,6 +199,16 @@ def storage_error(exc: apsw.Error, db: Path | None) -> str:
     return f"SQLite error while using {where}: {exc}"
 
 
+def check_folder(path: Path, parents: bool) -> None:
+    """UsageError when the folder `path` would be written into does not exist and `--parents` was not
+    given: a mistyped folder must not be created silently (issue 28, 13: `backup /nonexistent/dir/x`
+    made /nonexistent/dir)."""
+    folder = path.expanduser().absolute().parent
+    if not parents and not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise UsageError(f"{folder} {what}; create it first, or add --parents to create it")
+
+
 def one_line(text: str, width: int = 80) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
