@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import io
 import json
 import os
@@ -149,6 +150,9 @@ def run_command(handler: Callable[[Context], int | None], args: argparse.Namespa
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # a file written beside chat.db (an export, a backup): one line, no traceback
+        fail(file_error(exc))
+        return EXIT_FAILED
     finally:
         if ctx is not None:
             ctx.close()
@@ -197,6 +201,15 @@ def storage_error(exc: apsw.Error, db: Path | None) -> str:
     if isinstance(exc, apsw.IOError):
         return f"a disk error while using {where} ({exc}); {kept}"
     return f"SQLite error while using {where}: {exc}"
+
+
+def file_error(exc: OSError) -> str:
+    """A failed file write in words. Files are written whole or not at all (store.files), so nothing
+    half-written is left whatever the cause; a full disk says what to do."""
+    where = exc.filename or "the output"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"the disk holding {where} is full; nothing half-written was kept: free some space and run it again"
+    return f"cannot write {where}: {exc.strerror or exc}; nothing half-written was kept"
 
 
 def check_folder(path: Path, parents: bool) -> None:
