@@ -122,10 +122,12 @@ class AccessCounts:
                     log.warning("access counts not written yet: %s", exc)
                 time.sleep(RETRY)
 
-    def flush(self) -> None:
-        """Write everything pending now, waiting as long as any write may (at close)."""
-        if self.pending():
-            self._write(wait_ms=self._busy_ms())
+    def flush(self, wait_ms: int | None = None) -> bool:
+        """Write everything pending now, waiting up to `wait_ms` for the lock (default: as long as any
+        write may, as at close). False when the lock did not come (the counts stay pending)."""
+        if not self.pending():
+            return True
+        return self._write(wait_ms=self._busy_ms() if wait_ms is None else wait_ms)
 
     def close(self) -> None:
         """Flush, and stop the background writer (before the Store closes its connections)."""

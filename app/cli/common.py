@@ -94,6 +94,12 @@ class Context:
         if self._store is not None:
             self._store.close()
 
+    def flush(self) -> None:
+        """Write what the store still holds in memory (access counts) without closing it: for a process
+        that leaves with os._exit while a worker thread still uses the store (the TUI)."""
+        if self._store is not None:
+            self._store.access_counts.flush(wait_ms=1000)  # leaving is not held up for long
+
     def emit(self, data: Any, human: Callable[[], None] | None = None) -> None:
         """Print `data` as JSON with --json, else call the human renderer.
 

@@ -39,7 +39,9 @@ def run(args: argparse.Namespace) -> int:
         app.run()
     finally:
         loading = app.model_loading
-        if not loading:
+        if loading:
+            ctx.flush()  # the store stays open for the loading thread; its access counts are written
+        else:
             ctx.close()
     code = int(app.return_code or 0)
     # Leave at once. Quit while the model loads: its worker thread cannot be stopped, and Python would

@@ -15,6 +15,7 @@ What it proves:
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import threading
@@ -22,6 +23,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import apsw
 import pytest
 
 from app.mcp.memory_tools import add_memory, search_memory
@@ -38,6 +40,16 @@ pytestmark = [pytest.mark.serial, pytest.mark.soak]
 WORKER = Path(__file__).resolve().parent / "rmw_worker.py"
 IN_PROCESS, PROCESSES, THREADS_EACH = 3, 2, 2
 BOUND_S = 5.0  # the longest any one call may take (busy timeout 15 s; a turn comes within milliseconds)
+
+
+def _rows(db: Path) -> tuple[int, ...]:
+    """Row counts of the canonical tables, read from `db` alone (a copy has no -wal beside it)."""
+    con = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        tables = ("long_term_memories", "memory_history", "threads", "messages")
+        return tuple(int(str(con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0])) for t in tables)
+    finally:
+        con.close()
 
 
 class Timed:
@@ -96,6 +108,7 @@ def test_threads_and_processes_write_at_once_with_no_lost_update(
     spec = conversation_texts(31, 60 if soak else 20, 20)
     export = write_generic(tmp_path / "export.json", spec)
 
+    idle = apsw.Connection(str(db))  # open elsewhere all along (an idle TUI): no last-close checkpoint
     procs = [
         subprocess.Popen(
             [sys.executable, str(WORKER), str(db), str(seconds), str(p), str(THREADS_EACH)]
@@ -164,6 +177,12 @@ def test_threads_and_processes_write_at_once_with_no_lost_update(
         assert thread_contents(check, "generic") == spec.by_id()
         contents = {m.content for m in check.list_memories(limit=10**6)}
         assert set(added) <= contents, "an acknowledged MCP add is missing"
+    # 2 s after the load ended, a plain copy of chat.db alone (no -wal) holds every row (store.checkpoints).
+    time.sleep(2.0)
+    copy = tmp_path / "plain-copy.db"
+    shutil.copyfile(db, copy)
+    idle.close()
+    assert _rows(copy) == _rows(db), "a plain copy taken 2 s after the load missed recent writes"
     counted = total.importance_changes + total.toggles + sum(total.accesses.values())
     figures["read-modify-writes counted under mixed load"] = (
         figures.get("read-modify-writes counted under mixed load", 0) + counted
@@ -172,6 +191,9 @@ def test_threads_and_processes_write_at_once_with_no_lost_update(
         figures.get("writer threads and processes at once", 0), IN_PROCESS + 3 + PROCESSES * THREADS_EACH
     )
     figures["lost updates"] = figures.get("lost updates", 0) + lost  # asserted 0 above
+    figures["plain-copy backups checked 2 s after load"] = (
+        figures.get("plain-copy backups checked 2 s after load", 0) + 1
+    )
     figures["longest write call under mixed load (ms)"] = max(
         figures.get("longest write call under mixed load (ms)", 0), int(slowest * 1000)
     )
