@@ -24,7 +24,7 @@ BOUND_S = 10.0  # for all 24 to be written after the last press (each is a milli
 
 async def test_importance_presses_during_an_import_all_apply(tui_store: Store, tmp_path: Path) -> None:
     m = tui_store.add_memory("Prefers tea over coffee", "preference", importance=5).memory
-    spec = conversation_texts(3131, 600, 12)
+    spec = conversation_texts(3131, 400, 8)
     export = write_generic(tmp_path / "big.json", spec)
     app = make_app(tui_store, greet=False)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -63,7 +63,7 @@ async def test_importance_presses_during_an_import_all_apply(tui_store: Store, t
         applied = time.monotonic() - t0
         threads_during = tui_store.count_threads() - threads_before
         assert tui_store.get_memory(m.id).importance == 5  # 12 up, 12 down: nothing lost or doubled
-        assert threads_during > 0 or tui_store.count_threads() == len(spec.threads)
+        assert threads_during > 0, "the presses did not happen while the import was writing"
         # The screen kept taking keys (each press waits for the app to be idle; at load ~10 on two shared
         # cores that is ~0.2 s a press alone and ~1 s beside the import).
         assert pressed < 3 * PRESSES, f"pressing {PRESSES} keys took {pressed:.1f} s: the screen froze"
