@@ -226,7 +226,14 @@ def replaceable(folder: Path, names: set[str], suffix: str) -> str | None:
         if path.name not in names:
             return path.name
         if path.is_dir():
-            stray = next((p for p in path.rglob("*") if not p.name.endswith(suffix)), None)
+            stray = next(
+                (
+                    p
+                    for p in path.rglob("*")
+                    if not p.name.endswith(suffix) and not p.name.startswith(PARTIAL_PREFIX)
+                ),
+                None,
+            )
             if stray is not None:
                 return str(stray.relative_to(folder))
     return None

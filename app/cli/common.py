@@ -215,7 +215,7 @@ def file_error(exc: OSError) -> str:
     where = exc.filename or "the output"
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return f"the disk holding {where} is full; nothing half-written was kept: free some space and run it again"
-    return f"cannot write {where}: {exc.strerror or exc}; nothing half-written was kept"
+    return f"cannot use {where}: {exc.strerror or exc}"
 
 
 def check_folder(path: Path, parents: bool) -> None:

@@ -74,6 +74,22 @@ def test_a_folder_of_other_files_is_never_replaced(
     assert [p.name for p in out.iterdir()] == ["taxes-2025.pdf"]
 
 
+def test_an_earlier_export_with_a_killed_writers_leftovers_is_replaced(
+    tmp_path: Path, no_model_config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An export folder of an older memapp, written file by file, where a killed export left a temporary
+    file inside threads/: it is still recognised as an export, and replaced whole."""
+    db, out = tmp_path / "chat.db", tmp_path / "md"
+    _fill(db, 2)
+    (out / "threads").mkdir(parents=True)
+    (out / "threads" / "00009-gone.md").write_text("# a thread deleted since\n")
+    (out / "threads" / f"{files.PARTIAL_PREFIX}99999999-x.tmp").write_text("half")
+    (out / "memories.md").write_text("# Memories\n")
+    assert _run(capsys, "--db", str(db), "export", "--format", "markdown", "-o", str(out))[0] == 0
+    assert sorted(_tree(out)) == ["memories.md", "threads/00001-thread-0.md", "threads/00002-thread-1.md"]
+    assert not list((out / "threads").glob(files.PARTIAL_PREFIX + "*"))
+
+
 KILLED_EXPORT = """
 import os, signal, sys
 import store.export as export
