@@ -56,12 +56,15 @@ bench: $(STAMP)
 	$(BIN)/python bench/eval_search.py --out bench/out/eval_search.json
 	$(BIN)/python bench/report.py
 
-# The long reliability run (kills, disk full, fuzzing, concurrency at full size), then memory and file
-# descriptors over time (bench/resources.py), then the table of both into README "Reliability". Runs serially: the kill and concurrency tests own the machine.
+# The long reliability run (kills, disk full, fuzzing, concurrency, write bursts, lost updates, plain
+# copies after load, restores, at full size), then memory and file descriptors over time
+# (bench/resources.py), then the table of both into docs/benchmarks/reliability.md. Runs serially: the
+# kill and concurrency tests own the machine.
 soak: $(STAMP)
 	start=$$(date +%s); MEMAPP_SOAK=1 $(BIN)/pytest -q -p no:cacheprovider -p no:xdist tests/reliability tests/store/test_files.py \
+		tests/store/test_checkpoints.py tests/store/test_writelock.py tests/app/tui/test_tui_write_queue.py \
 		&& $(BIN)/python bench/resources.py \
-		&& $(BIN)/python tests/reliability/soak_table.py --readme --seconds $$(( $$(date +%s) - start ))
+		&& $(BIN)/python tests/reliability/soak_table.py --write --seconds $$(( $$(date +%s) - start ))
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache

@@ -29,6 +29,7 @@ import numpy as np
 from embeddings import Embedder, TokenCounter
 from embeddings.onnx_embedder import make_embedder
 from store import db
+from store.access import AccessCounts
 from store.config import Config
 from store.records import ThreadIn
 from store.search.held import HeldKeywords
@@ -77,6 +78,10 @@ class StoreCore:
         self._held_keywords = HeldKeywords()
         self._code_tables: dict[str, CodeTable] = {}
         self._code_lock = threading.Lock()
+        # Access counts are written without making an answer wait (store.access); off in a read-only
+        # server (`memapp mcp --read-only`), which must never write chat.db.
+        self.track_access = True
+        self.access_counts = AccessCounts(lambda: self.con, lambda: db.BUSY_TIMEOUT_MS)
         _ = self.con  # open now: a bad path or newer schema fails here, with a clear message
 
     def _default_embedder(self) -> Embedder | None:
@@ -106,8 +111,8 @@ class StoreCore:
     # -- connections ---------------------------------------------------------------------------------
 
     @property
-    def con(self) -> apsw.Connection:
-        con: apsw.Connection | None = getattr(self._local, "con", None)
+    def con(self) -> db.Connection:
+        con: db.Connection | None = getattr(self._local, "con", None)
         if con is None:
             con = db.connect(self.path, create=self._create)
             self._local.con = con
@@ -184,6 +189,7 @@ class StoreCore:
         return index
 
     def close(self) -> None:
+        self.access_counts.close()  # what is still counted in memory is written before the connections go
         with self._all_lock:
             for _, con in self._all:
                 with contextlib.suppress(apsw.Error):  # closing is best effort

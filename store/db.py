@@ -2,10 +2,11 @@
 
 Every connection gets the same treatment: sqlite-vec loaded, WAL, foreign keys, a busy timeout of
 seconds (apsw's best-practice default of 100 ms turns ordinary contention between the TUI, an import
-and a CLI edit into "database is locked"), IMMEDIATE write transactions (the write lock is taken up
-front, so the busy timeout applies instead of failing on a lock upgrade), no double-quoted string
-literals, and SQLite's own log routed to the `memapp.sqlite` logger instead of stderr, where it would
-garble the TUI.
+and a CLI edit into "database is locked"), no double-quoted string literals, and SQLite's own log routed
+to the `memapp.sqlite` logger instead of stderr, where it would garble the TUI. Its write transactions
+(`with con:`) queue for the process's write lock and then take SQLite's up front (store.writelock), and
+its commits schedule a checkpoint that keeps chat.db itself whole (store.checkpoints): `_writes` wires
+both.
 
 Opening never modifies a file it then refuses: the file is checked to be a database and not of a newer
 schema before WAL is switched on or any migration runs.
@@ -25,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from store import migrations
+from store import checkpoints, migrations, writelock
 from store.errors import NotADatabaseError, StoreError
+from store.writelock import Connection
 
 if TYPE_CHECKING:
     import numpy as np
@@ -137,7 +139,7 @@ def _unlock(con: apsw.Connection, path: Path) -> None:
         keys.apply(con, path)
 
 
-def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> apsw.Connection:
+def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> Connection:
     """Open (creating if allowed) and migrate chat.db. Raises StoreError subclasses with clear text."""
     _route_sqlite_log()
     path = Path(path)
@@ -159,18 +161,18 @@ def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> a
     read_only = _read_only(path)
     try:
         if read_only:
-            con = apsw.Connection(
+            con = Connection(
                 f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro&immutable=1",
                 flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
             )
         else:
             flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
-            con = apsw.Connection(str(path), flags=flags)
+            con = Connection(str(path), flags=flags)
     except apsw.CantOpenError as exc:
         raise StoreError(f"cannot open {path}: {exc}") from exc
     try:
         _unlock(con, path)
-        con.set_busy_timeout(BUSY_TIMEOUT_MS)
+        _writes(con, path)
         con.enable_load_extension(True)
         con.load_extension(vec0_path())
         con.enable_load_extension(False)
@@ -194,19 +196,38 @@ def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> a
                 )
             return con
         if str(path) != ":memory:":
-            con.execute("PRAGMA journal_mode = WAL").fetchall()
+            if str(scalar(con, "PRAGMA journal_mode")).lower() != "wal":
+                with con.locked():  # a new file's switch to WAL is a write; opening a WAL file never waits
+                    con.execute("PRAGMA journal_mode = WAL").fetchall()
             con.execute("PRAGMA synchronous = NORMAL")
             # A reader holding a snapshot (the TUI, an MCP search) during a big import lets the WAL grow
             # past any checkpoint (1.39 GB once), and SQLite keeps the file that big for as long as any
             # connection is open; with a limit, the next checkpoint that completes shrinks it again.
             con.execute(f"PRAGMA journal_size_limit = {int(WAL_SIZE_LIMIT)}").fetchall()
-        con.transaction_mode = "IMMEDIATE"
         if migrate:
             migrations.migrate(con, str(path))
         return con
     except BaseException:
         con.close()
         raise
+
+
+def _writes(con: Connection, path: Path) -> None:
+    """The busy timeout, this process's write lock for the file, and the delayed checkpoint its commits
+    schedule (a connection to ":memory:" is a database of its own: a lock of its own, no checkpoint)."""
+    con.set_busy_timeout(BUSY_TIMEOUT_MS)
+    if str(path) == ":memory:":
+        con.attach(writelock.WriteLock(), BUSY_TIMEOUT_MS)
+        return
+    st = path.stat()
+    key = (st.st_dev, st.st_ino)
+    later = checkpoints.checkpointer(key, str(path), functools.partial(_reopen, path))
+    con.attach(writelock.lock_for(key), BUSY_TIMEOUT_MS, later.wrote)
+
+
+def _reopen(path: Path) -> apsw.Connection:
+    """A connection for the checkpoint thread: the file as it is, never created or migrated."""
+    return connect(path, create=False, migrate=False)
 
 
 def scalar(con: apsw.Connection, sql: str, args: Sequence[Any] = ()) -> Any:

@@ -23,7 +23,7 @@ import numpy as np
 
 from store.db import read_snapshot
 from store.errors import StoreError
-from store.files import atomic_write, private_dir
+from store.files import atomic_write, partial_dir, private_dir, replaceable, swap_in, write_private
 from store.memory_rows import content_hash
 from store.migrations import LATEST, current_version
 from store.records import CATEGORIES, iso
@@ -405,14 +405,31 @@ def markdown_files(
         yield "memories.md", redact_text("\n".join(lines))
 
 
-def write_markdown(store: Store, out_dir: Path, **scope: Any) -> list[Path]:
-    """One file per thread plus memories.md; files 0600 and the folders made here 0700, each file written
-    whole (a rerun over an interrupted export replaces every file it wrote)."""
-    written = []
-    for rel, text in markdown_files(store, **scope):
-        path = out_dir / rel
-        private_dir(path.parent)
-        with atomic_write(path) as fh:
-            fh.write(text)
-        written.append(path)
-    return written
+MARKDOWN_NAMES = {"threads", "memories.md"}
+
+
+def write_markdown(store: Store, out_dir: Path, *, parents: bool = True, **scope: Any) -> list[Path]:
+    """One file per thread plus memories.md; files 0600 and folders 0700. The folder is written whole:
+    built beside `out_dir` and swapped in (store.files), so a kill leaves the previous export or the new
+    one, and a re-export holds no file of a thread deleted since (issue 31, 8). A folder holding anything
+    an export does not write is refused, never replaced; `parents=False` refuses a missing parent."""
+    out_dir = out_dir.expanduser().absolute()
+    stray = replaceable(out_dir, MARKDOWN_NAMES, ".md")
+    if stray is not None:
+        raise StoreError(
+            f"{out_dir} holds {stray}, which a Markdown export does not write; the export replaces the "
+            "whole folder, so choose a new or empty folder"
+        )
+    if not out_dir.parent.is_dir():
+        if not parents:
+            raise StoreError(f"{out_dir.parent} does not exist; create it first")
+        private_dir(out_dir.parent)
+    names = []
+    with partial_dir(out_dir) as tmp:
+        for rel, text in markdown_files(store, **scope):
+            path = tmp / rel
+            private_dir(path.parent)
+            write_private(path, text)
+            names.append(rel)
+        swap_in(tmp, out_dir)
+    return [out_dir / rel for rel in names]

@@ -12,12 +12,17 @@ Why a module of its own: the same three promises hold for every file we write, a
   killed 250 MB export would otherwise stay there, hidden, for good).
 - Never over the database: an output path that is chat.db itself or one of its -wal/-shm/-journal
   sidecars is refused before anything is opened (writing an export there destroyed both).
+- A folder written whole (the Markdown export) is built in a temporary folder beside it and swapped in,
+  so a kill leaves the previous folder or the new one, and nothing of an earlier export lingers.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
+import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -73,15 +78,18 @@ def _writer_alive(pid: int) -> bool:
 
 
 def sweep_partials(folder: Path) -> list[Path]:
-    """Remove the temporary files in `folder` whose writing process has ended (killed before it could
-    remove them); returns what was removed. A file of a live writer is never touched."""
+    """Remove the temporary files and folders in `folder` whose writing process has ended (killed before
+    it could remove them); returns what was removed. Nothing of a live writer is ever touched."""
     removed = []
     with contextlib.suppress(OSError):
         for path in folder.glob(PARTIAL_PREFIX + "*"):  # the file, and a backup's -journal beside it
             pid_text = path.name[len(PARTIAL_PREFIX) :].split("-", 1)[0]
             if pid_text.isdigit() and not _writer_alive(int(pid_text)):
                 with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
+                    if path.is_dir() and not path.is_symlink():
+                        shutil.rmtree(path)
+                    else:
+                        path.unlink()
                     removed.append(path)
     return removed
 
@@ -101,9 +109,21 @@ def partial_file(dest: Path, *, binary: bool = False) -> Iterator[tuple[Path, IO
             yield tmp_path, fh
             fh.flush()
             os.fsync(fh.fileno())
+    except OSError as exc:
+        tmp_path.unlink(missing_ok=True)
+        raise _named(exc, dest, tmp_path) from exc
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
+
+
+def _named(exc: OSError, dest: Path, tmp: Path) -> OSError:
+    """`exc` about `dest`, not the hidden temporary file (or no file at all, as a failed write says):
+    the one line the user reads names what they asked to write."""
+    name = exc.filename
+    if name is None or str(name).startswith(str(tmp)):
+        return OSError(exc.errno, exc.strerror or str(exc), str(dest))
+    return exc
 
 
 def commit_partial(tmp: Path, dest: Path, *, replace: bool = True) -> None:
@@ -130,3 +150,90 @@ def atomic_write(dest: Path, *, binary: bool = False) -> Iterator[IO[Any]]:
     with partial_file(dest, binary=binary) as (tmp, fh):
         yield fh
     commit_partial(tmp, dest)
+
+
+# -- whole folders (the Markdown export) -----------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def partial_dir(dest: Path) -> Iterator[Path]:
+    """A private temporary folder beside `dest` to build a whole folder in; `swap_in` then puts it in
+    place of `dest`. Removed again if the block raises (a kill leaves it to `sweep_partials`)."""
+    sweep_partials(dest.parent)
+    tmp = Path(tempfile.mkdtemp(prefix=f"{PARTIAL_PREFIX}{os.getpid()}-", suffix=".dir", dir=dest.parent))
+    os.chmod(tmp, 0o700)
+    try:
+        yield tmp
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise _named(exc, dest, tmp) from exc
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one atomic step (Linux renameat2 RENAME_EXCHANGE, macOS renamex_np RENAME_SWAP);
+    False where the system or the filesystem cannot."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if sys.platform == "darwin":
+            return int(libc.renamex_np(os.fsencode(a), os.fsencode(b), 2)) == 0
+        at_fdcwd, rename_exchange = -100, 2
+        return int(libc.renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)) == 0
+    except (OSError, AttributeError):  # no such function in this C library
+        return False
+
+
+def swap_in(tmp: Path, dest: Path) -> None:
+    """Put the finished folder `tmp` where `dest` is, replacing what was there: atomically where the
+    system can exchange two paths, so a kill leaves the old folder or the new one, never a mix or a
+    partial one (an interrupted Markdown export left a partial folder, and re-exporting kept files of
+    threads deleted since). The old folder is removed afterwards."""
+    for d in (*tmp.rglob("*"), tmp):  # the files are synced as written; their folders' entries here
+        if d.is_dir():
+            _fsync_dir(d)
+    if not dest.exists():
+        os.rename(tmp, dest)
+    elif _exchange(tmp, dest):
+        shutil.rmtree(tmp, ignore_errors=True)  # now the old folder, under the partial name
+    else:
+        old = dest.with_name(f"{PARTIAL_PREFIX}{os.getpid()}-{dest.name}.old")
+        os.rename(dest, old)
+        os.rename(tmp, dest)
+        shutil.rmtree(old, ignore_errors=True)
+    _fsync_dir(dest.parent)
+
+
+def write_private(path: Path, text: str) -> None:
+    """A new 0600 file with `text` (inside a partial folder: the folder is what is swapped in whole)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def replaceable(folder: Path, names: set[str], suffix: str) -> str | None:
+    """None when `folder` may be replaced whole: missing, empty, or holding only what an earlier export
+    wrote (`names` at its top, files ending in `suffix` below them); else a name found there that
+    is not ours (a folder of the user's own files must never be replaced)."""
+    if not folder.exists():
+        return None
+    for path in folder.iterdir():
+        if path.name.startswith(PARTIAL_PREFIX):
+            continue
+        if path.name not in names:
+            return path.name
+        if path.is_dir():
+            stray = next(
+                (
+                    p
+                    for p in path.rglob("*")
+                    if not p.name.endswith(suffix) and not p.name.startswith(PARTIAL_PREFIX)
+                ),
+                None,
+            )
+            if stray is not None:
+                return str(stray.relative_to(folder))
+    return None

@@ -129,17 +129,37 @@ def reindex(store: Store, *, vectors: bool = True, progress: Progress = None) ->
     return {**result, "keyword_index": "rebuilt"}
 
 
-def backup(store: Store, dest: str | Path) -> Path:
+def backup(store: Store, dest: str | Path, *, parents: bool = True) -> Path:
     """A consistent copy of the database at `dest` (0600; refuses to overwrite).
 
+    The database is checked first (`PRAGMA integrity_check`): a damaged one is refused with the reason,
+    and nothing is written (issue 31, 9: a backup of a damaged file "succeeded" with a damaged copy).
     VACUUM INTO writes a temporary file beside `dest`, which takes the name only once it is complete and
     synced: an interrupted backup used to leave a partial file under the name, which memapp then opened as
-    a valid, empty database, and a re-run refused the name."""
+    a valid, empty database, and a re-run refused the name. `parents=False` refuses a missing folder."""
     dest = Path(dest).expanduser().resolve()
     if dest.exists():
         raise StoreError(f"{dest} already exists; choose a new file name")
+    if not parents and not dest.parent.is_dir():
+        raise StoreError(f"{dest.parent} does not exist; create it first")
     refuse_database_paths(dest, store.path)
+    _check_whole(store)
     with partial_file(dest, binary=True) as (tmp, _fh):  # synced (the same inode) when the block ends
         store.con.execute("VACUUM INTO ?", (str(tmp),))
     commit_partial(tmp, dest, replace=False)
     return dest
+
+
+def _check_whole(store: Store) -> None:
+    """StoreError naming what is wrong when the database fails its integrity check."""
+    try:
+        problems = store.integrity_check()
+    except apsw.Error as exc:  # a page too damaged to be read at all
+        problems = str(exc)
+    if problems != "ok":
+        flat = " ".join(problems.replace("*** in database main ***", "").split())  # one line
+        shown = flat if len(flat) <= 300 else flat[:299] + "…"
+        raise StoreError(
+            f"{store.path} is damaged ({shown}); no backup was written, since it would copy the damage. "
+            "Run `memapp doctor`, or restore an earlier backup (`memapp restore FILE`)"
+        )

@@ -294,9 +294,28 @@ class MemoriesMixin(TimelineMixin):
     def pin_memory(self, memory_id: int, pinned: bool = True) -> Memory:
         return self.edit_memory(memory_id, pinned=pinned)
 
+    # Read-modify-writes: the value is read inside the write transaction that changes it, so a change
+    # another process or thread made meanwhile is built on, never overwritten (issue 31, 5: the TUI's
+    # `+`/`-` read the importance outside it, and two memories drifted from 5 to 2 under load).
+
     def change_importance(self, memory_id: int, delta: int) -> Memory:
-        m = self.get_memory(memory_id)
-        return self.edit_memory(memory_id, importance=max(1, min(10, m.importance + delta)))
+        """Importance moved by `delta` from its stored value (kept within 1-10)."""
+        with self.con:
+            m = self.get_memory(memory_id)
+            return self.edit_memory(memory_id, importance=max(1, min(10, m.importance + delta)))
+
+    def raise_importance(self, memory_id: int, at_least: int) -> Memory:
+        """Importance at least `at_least` (cleanup's keep); a higher stored value is left as it is."""
+        with self.con:
+            m = self.get_memory(memory_id)
+            if m.importance >= at_least:
+                return m
+            return self.edit_memory(memory_id, importance=max(1, min(10, at_least)))
+
+    def toggle_pin(self, memory_id: int) -> Memory:
+        """Pinned becomes unpinned and the other way round, from the stored state."""
+        with self.con:
+            return self.edit_memory(memory_id, pinned=not self.get_memory(memory_id).pinned)
 
     # -- trash ---------------------------------------------------------------------------------------
 
@@ -311,7 +330,7 @@ class MemoriesMixin(TimelineMixin):
                 return old
             if refuse_pinned and old.pinned:
                 raise PinnedMemoryError(memory_id)
-            t = now()
+            t = self.event_time()  # never dated before the last event: a clock set back purges nothing
             self.con.execute("UPDATE long_term_memories SET deleted_at = ? WHERE id = ?", (t, memory_id))
             self.vectors.update_memory_meta(memory_id, category=old.category, deleted=True)
             new: dict[str, Any] = {"deleted_at": t}
@@ -364,15 +383,13 @@ class MemoriesMixin(TimelineMixin):
     # -- access tracking -----------------------------------------------------------------------------
 
     def touch_memories(self, memory_ids: Iterable[int]) -> None:
-        """Count one access for each memory returned to the user: one statement, whatever the count."""
+        """Count one access for each memory returned to the user: one statement, whatever the count,
+        written now if the write lock is free, else soon after without making the caller wait
+        (store.access). Nothing is written for a read-only chat.db or a read-only server."""
         ids = sorted({int(i) for i in memory_ids})
-        if not ids or self.con.readonly("main"):  # a read-only chat.db is read, its counts stay as they are
+        if not ids or not self.track_access or self.con.readonly("main"):
             return
-        self.con.execute(
-            "UPDATE long_term_memories SET access_count = access_count + 1, last_accessed = ? "
-            "WHERE id IN (SELECT value FROM json_each(?))",
-            (now(), json_dumps(ids)),
-        )
+        self.access_counts.add(ids)
 
     # -- vectors after the fact ---------------------------------------------------------------------
 

@@ -157,6 +157,14 @@ class MemoryRowsMixin(StoreCore):
 
     # -- inside a transaction ------------------------------------------------------------------------
 
+    def event_time(self) -> float:
+        """Now, but never before the latest recorded event: a clock set back (a wrong date after a dead
+        CMOS battery, a VM restored from a snapshot) must not date a change into the past, where it
+        would look old at once (a memory trashed "a year ago" is purged by the next `trash purge`)."""
+        last = self.con.execute("SELECT at FROM memory_history ORDER BY id DESC LIMIT 1").fetchone()
+        t = now()
+        return t if last is None or last[0] is None else max(t, float(last[0]))  # type: ignore[arg-type]
+
     def record_history(
         self,
         memory_id: int,

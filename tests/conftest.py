@@ -10,10 +10,15 @@ from pathlib import Path
 import pytest
 
 from embeddings import FakeEmbedder, SentenceTransformerEmbedder
-from store import Store
+from store import Store, writelock
 from store.crypto import keys
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Every write to chat.db in the suite must go through the write lock (store/writelock.py): a commit made
+# without it fails the test that made it, instead of only being logged.
+writelock.STRICT = True
+os.environ["MEMAPP_STRICT_WRITES"] = "1"  # and in the memapp processes the tests start
 
 # The ONNX copy of the model (embeddings.onnx_export) is made once and kept beside the test run, not in
 # the user's cache; it survives between runs, as it would for a user.

@@ -1,4 +1,4 @@
-"""`memapp stats|doctor|embed|reindex|backup`: the database as a whole."""
+"""`memapp stats|doctor|embed|reindex|backup|restore`: the database as a whole."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError
+from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError, check_folder
 from store import maintenance
 from store.migrations import LATEST
 
@@ -130,12 +130,34 @@ def cmd_reindex(ctx: Context) -> int | None:
 
 
 def cmd_backup(ctx: Context) -> None:
-    if Path(ctx.args.path).expanduser().exists():
+    path = Path(ctx.args.path).expanduser()
+    if path.exists():
         raise UsageError(
             f"{ctx.args.path} already exists; choose a new file name (a backup never overwrites)"
         )
-    dest = maintenance.backup(ctx.store, ctx.args.path)
+    check_folder(path, ctx.args.parents)
+    dest = maintenance.backup(ctx.store, path, parents=ctx.args.parents)
     ctx.emit({"backup": str(dest)}, lambda: print(f"backed up to {dest}"))
+
+
+def cmd_restore(ctx: Context) -> None:
+    from store import db
+    from store.restore import restore
+
+    done = restore(ctx.store, Path(ctx.args.backup), busy_ms=db.BUSY_TIMEOUT_MS)
+    ctx.emit(
+        {
+            "restored": str(done.backup),
+            "previous_kept_at": None if done.previous is None else str(done.previous),
+            "backup_schema_version": done.schema_version,
+            "memories": done.memories,
+            "threads": done.threads,
+        },
+        lambda: print(
+            f"restored {done.backup} into {ctx.db_path}: {done.threads} threads, {done.memories} memories"
+            + (f"\nthe database as it was is kept at {done.previous}" if done.previous else "")
+        ),
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -164,5 +186,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("backup", help="write a consistent copy of chat.db (safe while other writers run)")
     p.add_argument("path", help="file to write (must not exist)")
+    p.add_argument("--parents", action="store_true", help="create the file's folder if it does not exist")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_backup)
+
+    p = sub.add_parser(
+        "restore",
+        help="put a backup back into chat.db (safe while memapp runs; the current state is kept beside it)",
+        description="Checks the backup (whole, a memapp database, a schema this memapp knows), keeps the "
+        "current chat.db as chat.db.before-restore-TIME.db, then writes the backup into the live database "
+        "in one transaction: running memapp processes (the TUI, an MCP server) see the restored data.",
+    )
+    p.add_argument("backup", help="a file written by `memapp backup` (or a copy of chat.db)")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.set_defaults(handler=cmd_restore, creates=True)

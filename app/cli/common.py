@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import io
 import json
 import os
@@ -99,6 +100,12 @@ class Context:
         if self._store is not None:
             self._store.close()
 
+    def flush(self) -> None:
+        """Write what the store still holds in memory (access counts) without closing it: for a process
+        that leaves with os._exit while a worker thread still uses the store (the TUI)."""
+        if self._store is not None:
+            self._store.access_counts.flush(wait_ms=1000)  # leaving is not held up for long
+
     def emit(self, data: Any, human: Callable[[], None] | None = None) -> None:
         """Print `data` as JSON with --json, else call the human renderer.
 
@@ -158,6 +165,9 @@ def run_command(handler: Callable[[Context], int | None], args: argparse.Namespa
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # a file written beside chat.db (an export, a backup): one line, no traceback
+        fail(file_error(exc))
+        return EXIT_FAILED
     finally:
         if ctx is not None:
             ctx.close()
@@ -206,6 +216,25 @@ def storage_error(exc: apsw.Error, db: Path | None) -> str:
     if isinstance(exc, apsw.IOError):
         return f"a disk error while using {where} ({exc}); {kept}"
     return f"SQLite error while using {where}: {exc}"
+
+
+def file_error(exc: OSError) -> str:
+    """A failed file write in words. Files are written whole or not at all (store.files), so nothing
+    half-written is left whatever the cause; a full disk says what to do."""
+    where = exc.filename or "the output"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"the disk holding {where} is full; nothing half-written was kept: free some space and run it again"
+    return f"cannot use {where}: {exc.strerror or exc}"
+
+
+def check_folder(path: Path, parents: bool) -> None:
+    """UsageError when the folder `path` would be written into does not exist and `--parents` was not
+    given: a mistyped folder must not be created silently (issue 28, 13: `backup /nonexistent/dir/x`
+    made /nonexistent/dir)."""
+    folder = path.expanduser().absolute().parent
+    if not parents and not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise UsageError(f"{folder} {what}; create it first, or add --parents to create it")
 
 
 def one_line(text: str, width: int = 80) -> str:

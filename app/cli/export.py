@@ -7,7 +7,7 @@ import io
 import sys
 from pathlib import Path
 
-from app.cli.common import Context, UsageError
+from app.cli.common import Context, UsageError, check_folder
 from store import CATEGORIES
 from store.crypto import keys
 from store.errors import StoreError
@@ -26,6 +26,7 @@ def _export_prompt(ctx: Context) -> None:
     if a.output not in (None, "-"):
         path = Path(a.output).expanduser()
         _refuse_database(path, ctx)
+        check_folder(path, a.parents)
         with atomic_write(path) as fh:  # private (0600), whole or absent, never over chat.db
             fh.write(block.text)
     note = (
@@ -117,7 +118,8 @@ def cmd_export(ctx: Context) -> None:
         if out_dir.exists() and not out_dir.is_dir():
             raise UsageError(f"{out_dir} is a file; Markdown export writes a folder")
         _refuse_database(out_dir, ctx)
-        files = write_markdown(ctx.store, out_dir, **scope)
+        check_folder(out_dir, a.parents)
+        files = write_markdown(ctx.store, out_dir, parents=a.parents, **scope)
         ctx.emit(
             {"files": [str(f) for f in files]}, lambda: print(f"wrote {len(files)} files under {out_dir}")
         )
@@ -131,6 +133,7 @@ def cmd_export(ctx: Context) -> None:
             f"{path} is a folder; JSON export writes a file (e.g. {path / 'memapp-export.json'})"
         )
     _refuse_database(path, ctx)
+    check_folder(path, a.parents)
     counts = save_export(ctx.store, path, include_embeddings=a.include_embeddings, **scope)
     ctx.emit(
         {"file": str(path), "rows": counts},
@@ -169,8 +172,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "-o",
         "--output",
         metavar="PATH",
-        help="JSON: file (default: stdout); Markdown: folder (default: ./memapp-markdown)",
+        help="JSON: file (default: stdout); Markdown: folder (default: ./memapp-markdown), written whole: "
+        "it replaces an earlier export there",
     )
+    p.add_argument("--parents", action="store_true", help="create the output's folder if it does not exist")
     p.add_argument("--include-embeddings", action="store_true", help="JSON: include vectors (base64 float32)")
     p.add_argument("--thread", type=int, metavar="ID", help="only this thread")
     p.add_argument("--category", choices=CATEGORIES, help="only memories of this category")

@@ -29,6 +29,9 @@ def cmd_mcp(ctx: Context) -> None:
         s = ctx.store
         s.hold_vectors(load=False)  # a long-lived server: vectors held in process from its first search
         s.hold_keywords()  # ... and keyword matches ranked in process
+        # A read-only server never writes chat.db, access counts included (issue 28, 20); otherwise they
+        # are written without making an answer wait (store.access).
+        s.track_access = not ctx.args.read_only
         return s
 
     run_stdio(store, read_only=ctx.args.read_only)

@@ -16,6 +16,7 @@ import threading
 import time
 
 from app.cli.common import EXIT_FAILED, Context
+from store import checkpoints
 from store.errors import StoreError
 
 
@@ -40,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
         app.run()
     finally:
         loading = app.model_loading
-        if not loading:
+        if loading:
+            ctx.flush()  # the store stays open for the loading thread; its access counts are written
+        else:
             ctx.close()
     code = int(app.return_code or 0)
     # Leave at once. Quit while the model loads: its worker thread cannot be stopped, and Python would
@@ -50,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     # SQLite recovers an unclosed connection's WAL like a killed process's).
     sys.stdout.flush()
     sys.stderr.flush()
+    checkpoints.flush_all()  # os._exit skips atexit: chat.db itself gets the last writes (store.checkpoints)
     os._exit(code)
 
 
@@ -82,6 +86,7 @@ def exit_when_the_terminal_goes(interval: float = TERMINAL_CHECK_SECONDS) -> Non
     def watch() -> None:
         while os.isatty(fd):
             time.sleep(interval)
+        checkpoints.flush_all()
         os._exit(EXIT_HANGUP)
 
     threading.Thread(target=watch, name="memapp-terminal", daemon=True).start()

@@ -347,9 +347,10 @@ def accept_suggestion(
         source_message_id=s.message_id,
         force=force,
     )
-    with store.con:
+    with store.con:  # only while still pending: a rejection made meanwhile elsewhere stands
         store.con.execute(
-            "UPDATE memory_suggestions SET status = 'accepted', memory_id = ?, decided_at = ? WHERE id = ?",
+            "UPDATE memory_suggestions SET status = 'accepted', memory_id = ?, decided_at = ? "
+            "WHERE id = ? AND status = 'pending'",
             (res.memory.id, now(), s.id),
         )
     return AcceptResult(get_suggestion(store, s.id), res.memory, res.action, res.similarity)

@@ -2,6 +2,7 @@
 
     python cli_runner.py [--fake-embedder] [--out FILE] -- ARGV...     # app.cli.main(ARGV), once
     python cli_runner.py [--fake-embedder] -- @edit-loop DB CONFIG JOURNAL SEED [SECONDS [IDS]]
+    python cli_runner.py -- @tui-edits DB JOURNAL SEED   # the TUI's +, - and p keys, headless
     python cli_runner.py --zygote          # fork one child per JSON request line on stdin
 
 A single run prints "ready" once its imports are done and starts on a "go" line from stdin, so a test
@@ -146,7 +147,53 @@ def _edit_loop(
     return 0
 
 
+def _tui_edits(db: str, journal: str, seed: int) -> int:
+    """The TUI's own edits until killed: the real app, run headless, on its Memories screen, pressing
+    `+`, `-` and `p` on a memory picked with the arrow keys. Each press is journalled as {"begin": …}
+    before and {"done": …} once its write (a worker) has finished and the screen has shown it."""
+    import asyncio
+
+    from app.tui.app import MemApp
+    from app.tui.screens.memories import MemoriesScreen
+    from store import Store
+
+    rng = random.Random(seed)
+    fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    store = Store(db, embedder=None)
+
+    async def run() -> None:
+        app = MemApp(store, greet=False)
+        async with app.run_test(size=(100, 30)) as pilot:
+            app.action_go("memories")
+            while not (isinstance(app.screen, MemoriesScreen) and app.screen.query("#memories-table")):
+                await pilot.pause(0.02)
+            screen = app.screen
+            await app.workers.wait_for_complete()
+            step = 0
+            while True:
+                for _ in range(rng.randint(0, 3)):
+                    await pilot.press(rng.choice(["down", "up"]))
+                mid = screen.current_id()
+                if mid is None:
+                    await pilot.pause(0.02)
+                    continue
+                op = rng.choice(["plus", "minus", "p"])
+                record = {"step": step, "seed": seed, "id": mid, "op": op}
+                os.write(fd, (json.dumps({"begin": record}) + "\n").encode())
+                await pilot.press(op)
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+                os.write(fd, (json.dumps({"done": record}) + "\n").encode())
+                step += 1
+
+    asyncio.run(run())
+    return 0
+
+
 def _run(main: Any, argv: list[str]) -> int:
+    if argv[:1] == ["@tui-edits"]:
+        db, journal, seed = argv[1:4]
+        return _tui_edits(db, journal, int(seed))
     if argv[:1] == ["@edit-loop"]:
         db, config, journal, seed, *rest = argv[1:]
         seconds = float(rest[0]) if rest else float("inf")

@@ -2,7 +2,7 @@
 
 Tests add what they survived to the session's `figures` (kills landed, fuzz cases, concurrent seconds,
 lost updates...); the run ends with them as a table, and with MEMAPP_SOAK=1 also as JSON in
-bench/out/soak.json, from which `make soak` writes the README's "Reliability" table
+bench/out/soak.json, from which `make soak` writes the table in docs/benchmarks/reliability.md
 (tests/reliability/soak_table.py)."""
 
 from __future__ import annotations

@@ -57,6 +57,7 @@ def runner_env(tmp: Path) -> dict[str, str]:
     env["MEMAPP_CONFIG"] = str(tmp / "absent-config.toml")
     env["MEMAPP_DB"] = str(tmp / "absent-chat.db")
     env["HF_HUB_OFFLINE"] = "1"
+    env["MEMAPP_STRICT_WRITES"] = "1"  # a write that skips the write lock fails (store/writelock.py)
     return env
 
 

@@ -1,12 +1,16 @@
-"""Print (or write into README.md) the table of what the last soak run survived.
+"""Print (or write into docs/benchmarks/reliability.md) the table of what the last soak run survived.
 
-    .venv/bin/python tests/reliability/soak_table.py [--readme] [--seconds N]
+    .venv/bin/python tests/reliability/soak_table.py [--write] [--seconds N]
 
 Reads bench/out/soak.json, which the reliability suite writes at the end of a passing run with
 MEMAPP_SOAK=1 (tests/reliability/conftest.py), and bench/out/resources.json (bench/resources.py: memory
 and file descriptors over time) when it was written after it; `make soak` runs all three. The table
-leads with the totals, then each series. `--readme` replaces the text between `<!-- soak:start -->` and
-`<!-- soak:end -->` in README.md.
+leads with the figures issue 31 asks for (kills per writer, writers at once with no lost update, the
+MCP burst, plain copies checked after load), then every series. `--write` replaces the text between
+`<!-- soak:start -->` and `<!-- soak:end -->` in docs/benchmarks/reliability.md.
+
+A new kill series (tests/reliability/processes.py: Zygote, kill_at_a_write, count_kills) appears here by
+itself: `count_kills(figures, "what", n)` adds a "kills survived (what)" row and counts it in the total.
 """
 
 from __future__ import annotations
@@ -21,7 +25,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 SOAK_JSON = ROOT / "bench" / "out" / "soak.json"
 RESOURCES_JSON = ROOT / "bench" / "out" / "resources.json"
+DOC = ROOT / "docs" / "benchmarks" / "reliability.md"
 START, END = "<!-- soak:start -->", "<!-- soak:end -->"
+HEADLINE = (  # issue 31's figures, in this order, right after the totals
+    "writer threads and processes at once",
+    "read-modify-writes counted under mixed load",
+    "longest write call under mixed load (ms)",
+    "MCP calls of one burst, all answered",
+    "plain-copy backups checked 2 s after load",
+    "restores under a running MCP server",
+)
 
 
 def _total(figures: dict[str, int], prefix: str) -> int:
@@ -63,7 +76,16 @@ def rows(data: dict[str, Any], resources: dict[str, Any] | None) -> list[tuple[s
                 f"({resources['import_peak_rss_ratio_big_vs_small']}x)",
             ),
         ]
-    out += [(name, f"{value:,}") for name, value in figures.items() if name != "lost updates"]
+    kills_by_writer = ", ".join(
+        f"{k[len('kills survived (') : -1]} {v:,}" for k, v in sorted(figures.items()) if k in kills
+    )
+    out.append(("kills per writer", kills_by_writer or "none"))
+    out += [(name, f"{figures[name]:,}") for name in HEADLINE if name in figures]
+    out += [
+        (name, f"{value:,}")
+        for name, value in figures.items()
+        if name != "lost updates" and name not in HEADLINE and name not in kills
+    ]
     return out
 
 
@@ -80,7 +102,7 @@ def table(data: dict[str, Any], resources: dict[str, Any] | None = None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--readme", action="store_true", help="write the table into README.md")
+    parser.add_argument("--write", action="store_true", help=f"write the table into {DOC.relative_to(ROOT)}")
     parser.add_argument("--seconds", type=float, help="how long the soak run took (make soak passes it)")
     args = parser.parse_args(argv)
     if not SOAK_JSON.exists():
@@ -95,16 +117,15 @@ def main(argv: list[str] | None = None) -> int:
         resources = json.loads(RESOURCES_JSON.read_text())  # measured with this run (or within its hour)
     text = table(data, resources)
     print(text)
-    if args.readme:
-        readme = ROOT / "README.md"
-        body = readme.read_text(encoding="utf-8")
+    if args.write:
+        body = DOC.read_text(encoding="utf-8")
         if START not in body:
-            print("README.md has no soak markers", file=sys.stderr)
+            print(f"{DOC} has no soak markers", file=sys.stderr)
             return 1
         body = re.sub(
             re.escape(START) + ".*?" + re.escape(END), lambda _: f"{START}\n{text}\n{END}", body, flags=re.S
         )
-        readme.write_text(body, encoding="utf-8")
+        DOC.write_text(body, encoding="utf-8")
     return 0
 
 

@@ -175,7 +175,8 @@ def test_cli_preview_apply_restore_purge(tmp_path: Path) -> None:
         ).memory.id
         store.add_memory("important", "fact", importance=9, created_at=old)
         store.delete_memory(kept)  # a pinned memory can be trashed by hand; purge must still keep it
-        store.con.execute("UPDATE long_term_memories SET deleted_at = ? WHERE id = ?", (old, kept))
+        with store.con:
+            store.con.execute("UPDATE long_term_memories SET deleted_at = ? WHERE id = ?", (old, kept))
         before = {i: store.get_memory(i) for i in faded}
 
     preview = _cli(db, config, "cleanup")

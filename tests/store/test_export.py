@@ -129,7 +129,8 @@ def test_scoped_export(tmp_path: Path) -> None:
     prefs = export_json(src, category="preference")["tables"]
     assert [m["category"] for m in prefs["long_term_memories"]] == ["preference"]
     assert prefs["threads"] == [] and prefs["messages"] == []
-    src.con.execute("UPDATE long_term_memories SET source_thread_id = 1")
+    with src.con:
+        src.con.execute("UPDATE long_term_memories SET source_thread_id = 1")
     restored = Store(tmp_path / "prefs.db", embedder=None)
     restore_json(restored, export_json(src, category="preference"))
     assert [m.source_thread_id for m in restored.list_memories()] == [None]

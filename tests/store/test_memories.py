@@ -159,10 +159,11 @@ def test_purge_respects_retention_and_pins(store: Store) -> None:
     pinned = store.add_memory("pinned but trashed", "fact", pinned=True).memory
     for m in (old, fresh, pinned):
         store.delete_memory(m.id)
-    store.con.execute(
-        "UPDATE long_term_memories SET deleted_at = deleted_at - 40 * 86400 WHERE id IN (?, ?)",
-        (old.id, pinned.id),
-    )
+    with store.con:
+        store.con.execute(
+            "UPDATE long_term_memories SET deleted_at = deleted_at - 40 * 86400 WHERE id IN (?, ?)",
+            (old.id, pinned.id),
+        )
     assert store.purge_trash() == [old.id]
     with pytest.raises(NotFoundError):
         store.get_memory(old.id)

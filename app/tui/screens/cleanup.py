@@ -334,7 +334,7 @@ class CleanupScreen(MemappScreen):
             self.memapp.data_changed()
 
         self.in_thread(
-            lambda: store.change_importance(m.id, target - m.importance),
+            lambda: store.raise_importance(m.id, target),
             done,
             group="cleanup-write",
             description="keeping the memory",

@@ -210,15 +210,7 @@ class MemoriesScreen(MemoryListScreen):
         self.in_thread(lambda: change(mid), done, group="memory-write", description="saving the memory")
 
     def action_pin(self) -> None:
-        mid = self.current_id()
-        if mid is None:
-            return
-        store = self.store
-
-        def toggle(memory_id: int) -> Memory:
-            return store.pin_memory(memory_id, not store.get_memory(memory_id).pinned)
-
-        self._write(toggle)
+        self._write(self.store.toggle_pin)
 
     def action_importance(self, delta: int) -> None:
         store = self.store

@@ -322,12 +322,14 @@ def _edit(app: MemApp, memory: Memory, draft: MemoryDraft, on_saved: Callable[[M
     store = app.store
 
     def work() -> Memory:
+        # Only what was changed in the editor: a field another process changed while it was open (a CLI
+        # edit, an MCP update) keeps that change instead of being written back with its old value.
         return store.edit_memory(
             memory.id,
-            content=draft.content,
-            category=draft.category,
-            importance=draft.importance,
-            pinned=draft.pinned,
+            content=draft.content if draft.content != memory.content else None,
+            category=draft.category if draft.category != memory.category else None,
+            importance=draft.importance if draft.importance != memory.importance else None,
+            pinned=draft.pinned if draft.pinned != memory.pinned else None,
         )
 
     def done(m: Memory) -> None:

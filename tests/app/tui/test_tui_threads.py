@@ -83,16 +83,17 @@ async def test_threads_page_in_and_filter_and_sort(tui_store: Store) -> None:
 @pytest.mark.serial  # a time limit
 async def test_a_5000_message_thread_opens_at_once_and_pages_in(tui_store: Store) -> None:
     tid = _long_thread(tui_store, 5000)
-    tui_store.con.execute(
-        "INSERT INTO thread_summaries(thread_id, content, last_message_seq, token_count, "
-        "created_at, updated_at) VALUES (?, ?, 99, 321, 0, 0)",
-        (tid, "- user: wants [b]literal[/b] text"),
-    )
-    tui_store.con.execute(
-        "INSERT INTO memory_topics(thread_id, topic, mention_count, last_seen_at) "
-        "VALUES (?, 'parsers', 7, 0)",
-        (tid,),
-    )
+    with tui_store.con:
+        tui_store.con.execute(
+            "INSERT INTO thread_summaries(thread_id, content, last_message_seq, token_count, "
+            "created_at, updated_at) VALUES (?, ?, 99, 321, 0, 0)",
+            (tid, "- user: wants [b]literal[/b] text"),
+        )
+        tui_store.con.execute(
+            "INSERT INTO memory_topics(thread_id, topic, mention_count, last_seen_at) "
+            "VALUES (?, 'parsers', 7, 0)",
+            (tid,),
+        )
     app = make_app(tui_store)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
