@@ -252,7 +252,7 @@ class MemoriesScreen(MemoryListScreen):
         self.app.copy_to_clipboard(facts.memory.content)
         self.notify(f"Copied memory {facts.memory.id} to the clipboard.", title="Copy", markup=False)
 
-    def action_source(self) -> None:
+    async def action_source(self) -> None:
         facts = self.query_one(MemoryDetail).facts
         if facts is None or facts.memory.source_thread_id is None:
             self.notify("This memory was not taken from a thread.", markup=False)
@@ -263,6 +263,6 @@ class MemoriesScreen(MemoryListScreen):
         from app.tui.screens.thread_view import ThreadViewScreen
 
         m = facts.memory  # at the message it came from, when known (store.truth provenance)
-        self.app.push_screen(
+        await self.memapp.open_screen(
             ThreadViewScreen(facts.memory.source_thread_id, message_id=m.source_message_id, nav=self.nav)
         )

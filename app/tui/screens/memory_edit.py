@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual import on
 from textual.app import App, ComposeResult, SuspendNotSupported
@@ -194,7 +194,7 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
         area.text = edited.rstrip("\n")
         area.focus()
 
-    def action_open_source(self) -> None:
+    async def action_open_source(self) -> None:
         """Leave the editor (nothing saved) for the thread, scrolled to the source message."""
         src = self.source
         if src is None or src.thread_id is None:
@@ -202,9 +202,9 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
             return
         from app.tui.screens.thread_view import ThreadViewScreen  # the thread view imports editors itself
 
-        app = self.app
+        app = cast("MemApp", self.app)
         self.dismiss(None)
-        app.push_screen(ThreadViewScreen(src.thread_id, message_id=src.message_id, nav="memories"))
+        await app.open_screen(ThreadViewScreen(src.thread_id, message_id=src.message_id, nav="memories"))
 
 
 def editor_command() -> list[str]:

@@ -394,7 +394,7 @@ class SearchScreen(MemappScreen):
         self.start_search()
 
     @on(DataTable.RowSelected, "#search-results")
-    def action_open(self) -> None:
+    async def action_open(self) -> None:
         table = self.table
         if not self.results or table.cursor_row >= len(self.results):
             return
@@ -415,7 +415,7 @@ class SearchScreen(MemappScreen):
             )
         elif r.thread_id is not None:
             message_id = r.id if r.kind == "message" else None
-            self.app.push_screen(ThreadViewScreen(r.thread_id, message_id=message_id, nav=self.nav))
+            await self.memapp.open_screen(ThreadViewScreen(r.thread_id, message_id=message_id, nav=self.nav))
 
     def action_filters(self) -> None:
         bar = self.query_one("#search-filter-bar")

@@ -242,7 +242,7 @@ class ThreadsScreen(MemappScreen):
     # -- actions -------------------------------------------------------------------------------------
 
     @on(DataTable.RowSelected, "#threads-table")
-    def action_open(self) -> None:
+    async def action_open(self) -> None:
         table = self.table
         if not table.row_count:
             return
@@ -252,7 +252,7 @@ class ThreadsScreen(MemappScreen):
                 ThreadViewScreen,  # Markdown and all: not for the first frame
             )
 
-            self.app.push_screen(ThreadViewScreen(int(key), nav=self.nav))
+            await self.memapp.open_screen(ThreadViewScreen(int(key), nav=self.nav))
 
     def current_thread_id(self) -> int | None:
         table = self.table
