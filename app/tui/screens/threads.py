@@ -112,6 +112,7 @@ class ThreadsScreen(MemappScreen):
         self.generation = 0
         self.title_width = 30
         self._reselect: int | None = None
+        self._reselect_row = 0  # where the cursor was: the row to land on when that thread is gone
         self._filter_timer: Timer | None = None
 
     def compose_body(self) -> list[Widget]:
@@ -138,6 +139,7 @@ class ThreadsScreen(MemappScreen):
         if table.row_count and self._reselect is None:
             key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
             self._reselect = int(key) if key is not None else None
+            self._reselect_row = table.cursor_row
         self.generation += 1
         self.loaded = 0
         self.exhausted = False
@@ -201,10 +203,14 @@ class ThreadsScreen(MemappScreen):
         ]
 
     def _move_to(self, thread_id: int) -> None:
+        """Back on the thread the cursor was on; if it left the list (archived, deleted, filtered out),
+        on the row it was at, so the next thread moves up under the cursor instead of the list jumping
+        back to the top (issue 28.9)."""
+        table = self.table
         try:
-            self.table.move_cursor(row=self.table.get_row_index(str(thread_id)))
-        except Exception:  # not in the first page any more: stay at the top
-            self.table.move_cursor(row=0)
+            table.move_cursor(row=table.get_row_index(str(thread_id)))
+        except Exception:  # not in the first page any more
+            table.move_cursor(row=min(self._reselect_row, max(0, table.row_count - 1)))
 
     def _show_info(self) -> None:
         label = dict(SORTS)[self.sort]
