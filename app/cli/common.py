@@ -199,11 +199,6 @@ def storage_error(exc: apsw.Error, db: Path | None) -> str:
     return f"SQLite error while using {where}: {exc}"
 
 
-def one_line(text: str, width: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
 def report_duplicate(ctx: Context, exc: DuplicateMemoryError) -> int:
     """A merge into a pinned or hand-edited memory was refused: say which one, exit 1."""
     if ctx.json:

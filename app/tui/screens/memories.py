@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from store.truth.timeline import Source
 
 
+IMPORTANCE = Binding.Group("Importance")
+
+
 class MemoriesScreen(MemoryListScreen):
     """The memory table; n new, e/Enter edit, p pin, +/- importance, d delete (u undoes)."""
 
@@ -50,13 +53,16 @@ class MemoriesScreen(MemoryListScreen):
             id="memories-pin",
             tooltip="Pin or unpin (pinned memories are never cleaned up)",
         ),
+        # One footer entry ("+/- Importance": the minus key is not shown on its own) and, by the group,
+        # one row in the help for both keys.
         Binding(
             "plus,equals_sign",
             "importance(1)",
             "Importance",
             key_display="+/-",
             id="memories-more",
-            tooltip="Raise importance by one (- lowers it)",
+            tooltip="Raise (+) or lower (-) the importance by one",
+            group=IMPORTANCE,
         ),
         Binding(
             "minus",
@@ -64,24 +70,27 @@ class MemoriesScreen(MemoryListScreen):
             "Less important",
             show=False,
             id="memories-less",
-            tooltip="Lower importance by one",
+            tooltip="Raise (+) or lower (-) the importance by one",
+            group=IMPORTANCE,
         ),
         Binding("d,delete", "delete", "Delete", id="memories-delete", tooltip="Move to the trash (u undoes)"),
         Binding("u", "undo", "Undo", id="memories-undo", tooltip="Bring back the memory you deleted last"),
         Binding(
             "slash", "filter", "Filter", show=False, id="memories-filter", tooltip="Filter memories by text"
         ),
-        Binding(
+        Binding(  # the footer leaves it out at 80 columns: the toolbar's selector shows the category
             "c",
             "category",
             "Category",
+            show=False,
             id="memories-category",
             tooltip="Cycle the category shown: all, preference, project, skill, fact",
         ),
-        Binding(
+        Binding(  # ... and this one's selector what is shown
             "f",
             "state",
             "Show",
+            show=False,
             id="memories-state",
             tooltip="Cycle what is shown: all, current, superseded, conflicts to review",
         ),

@@ -81,10 +81,10 @@ class SearchScreen(MemappScreen):
         Binding("slash", "focus_input", "Search box", id="search-box", tooltip="Back to the search box"),
         Binding(
             "escape",
-            "toggle_focus",
-            "Results/box",
+            "leave_box",
+            "Leave box",
             id="search-toggle",
-            tooltip="Move between the search box and the results",
+            tooltip="Leave the text box for the results (/ goes back to the box)",
         ),
         Binding(
             "ctrl+o",
@@ -446,12 +446,15 @@ class SearchScreen(MemappScreen):
     def action_focus_input(self) -> None:
         self.query_one("#search-input", Input).focus()
 
-    def action_toggle_focus(self) -> None:
-        """Box -> results (or, with none, away from the box so the screen keys work) -> box."""
-        box = self.query_one("#search-input", Input)
-        if not box.has_focus:
-            box.focus()
-        elif self.results:
+    def action_leave_box(self) -> None:
+        """Out of the box (or a filter): to the results, or with none, away from it so the digits switch
+        screen.
+
+        Only out, never back in (issue 28.8): it used to toggle, so a second Esc put the focus back in
+        the search box and the next digit was typed into the query. `/` goes back to the box."""
+        if self.focused is None or self.focused is self.table:
+            return
+        if self.results:
             self.table.focus()
         else:
             self.set_focus(None)

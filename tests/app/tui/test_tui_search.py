@@ -178,3 +178,35 @@ async def test_weak_results_are_shown_as_weak_and_settling_counts_none(tui_store
         await pilot.pause(0.3)
         await settle(pilot)
         assert tui_store.get_memory(m.id).access_count == 0
+
+
+async def test_escape_twice_leaves_the_box_for_good_so_a_digit_switches(tui_store: Store) -> None:
+    """Issue 28.8: Esc moved between the box and the results, so a second Esc put the focus back in the
+    box and the next digit was typed into the query instead of switching screen. Esc only leaves the
+    box; `/` goes back to it."""
+    from app.tui.screens.memories import MemoriesScreen
+
+    _thread(tui_store)
+    app = make_app(tui_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _type(pilot, "restic")
+        box = screen.query_one("#search-input", Input)
+        assert screen.results and box.has_focus
+        await pilot.press("escape", "escape")
+        assert not box.has_focus
+        await pilot.press("/")
+        assert box.has_focus  # `/` is the way back
+        await pilot.press("escape", "escape", "2")
+        await settle(pilot)
+        assert isinstance(app.screen, MemoriesScreen)
+        assert box.value == "restic"
+        await pilot.press("3")
+        await settle(pilot)
+        box.value = "zzzz nothing matches this"  # no results: Esc leaves the box for nowhere
+        await pilot.pause(0.35)
+        await settle(pilot)
+        box.focus()
+        await pilot.press("escape", "escape", "2")
+        await settle(pilot)
+        assert isinstance(app.screen, MemoriesScreen)
+        assert box.value == "zzzz nothing matches this"
