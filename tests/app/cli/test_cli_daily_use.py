@@ -136,7 +136,13 @@ def test_threads_list_columns_line_up_with_cjk_and_long_titles(capsys, no_model_
     pushed its row's columns to the right. Titles are measured in terminal cells, as in the TUI."""
     from rich.cells import cell_len
 
-    titles = ["京都五日游计划", "学做红烧肉" * 12, "Home-lab backup strategy", "x" * 80, "Café ünïcode tab\there"]
+    titles = [
+        "京都五日游计划",
+        "学做红烧肉" * 12,
+        "Home-lab backup strategy",
+        "x" * 80,
+        "Café ünïcode tab\there",
+    ]
     with Store(db_path, embedder=None) as s:
         for i, title in enumerate(titles):
             msgs = [MessageIn(role="user", content=f"hello {i}", external_id=f"m{i}")]
