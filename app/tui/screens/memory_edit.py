@@ -30,6 +30,7 @@ from textual.widgets import Button, Input, Label, Select, Static, Switch, TextAr
 
 from app.text import one_line, when
 from app.tui.screens.confirm import ConfirmScreen
+from app.tui.widgets.on_off import OnOffSwitch
 from app.tui.work import run_in_thread
 from store import CATEGORIES, Memory
 from store.errors import DuplicateMemoryError
@@ -135,7 +136,7 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
             yield Static("", id="memory-errors", markup=False)
             with Horizontal(id="memory-bottom"):
                 yield Label("Pinned", classes="field-label")
-                yield Switch(self.draft.pinned, id="memory-pinned")
+                yield OnOffSwitch(self.draft.pinned, switch_id="memory-pinned", on="yes", off="no")
                 yield Static("", classes="spacer")
                 # Short labels: the three fit beside the switch in an 80-column terminal (footer and help
                 # spell the keys out).

@@ -190,16 +190,21 @@ class ThreadsScreen(MemappScreen):
         self._show_info()
 
     def _columns(self) -> list[Column]:
-        # Title sorts A→Z (ascending); every other column largest/newest first.
-        arrow = {
-            key: (" ▲" if key == "title" else " ▼") if key == self.sort else "" for key in SORT_BY_COLUMN
-        }
+        """Every sortable column says so (issue 28.12: only the sorted one had an arrow, so nothing told a
+        newcomer a header could be clicked): the sorted one ▲ (title, A→Z) or ▼ (largest/newest first),
+        the others a dim ↕."""
+
+        def label(name: str, key: str) -> Text:
+            if SORT_BY_COLUMN[key] != self.sort:
+                return Text.assemble(name, (" ↕", "dim"))
+            return Text(f"{name} {'▲' if key == 'title' else '▼'}")
+
         return [
-            (f"Title{arrow['title']}", "title", self.title_width),
-            (f"Source{arrow['source']}", "source", 9),
-            (f"Msgs{arrow['messages']}", "messages", 6),
-            (f"Tokens{arrow['tokens']}", "tokens", 8),
-            (f"Last active{arrow['updated']}", "updated", 16),
+            (label("Title", "title"), "title", self.title_width),
+            (label("Source", "source"), "source", 9),
+            (label("Msgs", "messages"), "messages", 6),
+            (label("Tokens", "tokens"), "tokens", 8),
+            (label("Last active", "updated"), "updated", 16),
         ]
 
     def _move_to(self, thread_id: int) -> None:
