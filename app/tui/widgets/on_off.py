@@ -31,14 +31,14 @@ class OnOffSwitch(Horizontal):
         self, value: bool, *, switch_id: str, on: str = "on", off: str = "off", tooltip: str | None = None
     ) -> None:
         super().__init__()
-        self._value = value
+        self._initial = value
         self._switch_id = switch_id
         self._words = {True: on, False: off}
-        self._tooltip = tooltip
+        self._switch_tooltip = tooltip
 
     def compose(self) -> ComposeResult:
-        yield Switch(self._value, id=self._switch_id, tooltip=self._tooltip)
-        yield Static(self._words[self._value], classes="switch-state", markup=False)
+        yield Switch(self._initial, id=self._switch_id, tooltip=self._switch_tooltip)
+        yield Static(self._words[self._initial], classes="switch-state", markup=False)
 
     @on(Switch.Changed)
     def _flipped(self, event: Switch.Changed) -> None:
