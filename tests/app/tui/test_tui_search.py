@@ -210,3 +210,60 @@ async def test_escape_twice_leaves_the_box_for_good_so_a_digit_switches(tui_stor
         await settle(pilot)
         assert isinstance(app.screen, MemoriesScreen)
         assert box.value == "zzzz nothing matches this"
+
+
+async def test_a_newer_search_for_the_same_query_keeps_the_highlighted_result(tui_store: Store) -> None:
+    """Issue 28.6: the first search after start runs keyword-only while the model loads, and runs again,
+    hybrid, when it is in. The new results replaced the old ones under the cursor by row number, so Enter
+    opened whatever came first now (a thread summary opens the thread at the top) instead of the hit the
+    user had highlighted. The cursor now stays on the same result."""
+    from app.tui.screens.search import Found
+    from store.search.engine import SearchResponse
+
+    thread_id, message_id = _thread(tui_store)
+    app = make_app(tui_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _type(pilot, "restic timer")
+        await pilot.press("enter")  # to the results
+        await settle(pilot)
+        hit = screen.results[0]
+        assert hit.kind == "message" and hit.id == message_id and screen.table.has_focus
+        summary = replace(hit, kind="summary", id=thread_id, role=None, content="A summary of the thread")
+        newer = SearchResponse("restic timer", "hybrid", [summary, hit])  # the model is in: a new order
+        screen.post_message(
+            SearchScreen.Finished(Found("restic timer", "all", newer, False, screen.filters()))
+        )
+        await pilot.pause()
+        await settle(pilot)
+        assert screen.results == [summary, hit] and screen.table.cursor_row == 1  # still on the hit
+        await pilot.press("enter")
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, ThreadViewScreen) and view.message_id == message_id
+
+
+async def test_enter_twice_in_the_box_opens_the_top_result(
+    tui_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Enter in the box goes to the results; a second Enter typed before they arrive opens the first one
+    (it used to start the same search again and do nothing else)."""
+    import time
+
+    thread_id, message_id = _thread(tui_store)
+    search = tui_store.search
+
+    def slow_search(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.3)  # a search under load: the second Enter arrives before its results
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(tui_store, "search", slow_search)
+    app = make_app(tui_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        await pilot.press(*"restic timer", "enter", "enter")  # no pause: the search is still running
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, ThreadViewScreen), view
+        assert view.thread_id == thread_id and view.message_id == message_id
