@@ -230,7 +230,13 @@ class MemoriesScreen(MemoryListScreen):
 
         def done(m: Memory) -> None:
             self.deleted.append(m.id)
-            self.notify(f"Memory {m.id} moved to the trash. Press u to undo.", title="Deleted", markup=False)
+            # Ten seconds, not Textual's five: it says what to press, and the reader may be slower than that.
+            self.notify(
+                f"Memory {m.id} moved to the trash. Press u to undo.",
+                title="Deleted",
+                markup=False,
+                timeout=10,
+            )
             self.memapp.data_changed()
 
         self.in_thread(

@@ -267,3 +267,28 @@ async def test_enter_twice_in_the_box_opens_the_top_result(
         view = app.screen
         assert isinstance(view, ThreadViewScreen), view
         assert view.thread_id == thread_id and view.message_id == message_id
+
+
+async def test_a_hit_opens_at_the_hit_when_the_layout_comes_late(tui_store: Store) -> None:
+    """Issue 28.6, the other half: the thread view scrolled to the hit in an after-refresh callback, which
+    Textual may run before the layout that was due (under load, or while updates are batched); the new
+    messages had no position yet and the view stayed at the top of the window. Here the layout is held
+    back with a batch update while the thread opens."""
+    _, message_id = _thread(tui_store)
+    app = make_app(tui_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _type(pilot, "restic timer")
+        await pilot.press("enter")  # to the results
+        await settle(pilot)
+        with app.batch_update():
+            await pilot.press("enter")  # open the hit
+            for _ in range(5):
+                await app.workers.wait_for_complete()
+                await pilot.pause(0.05)
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, ThreadViewScreen)
+        messages = view.query_one(MessageList)
+        [target] = [v for v in messages.views if v.has_class("-target")]
+        assert target.message.id == message_id
+        assert target.region.y - messages.region.y <= 2, (target.region, messages.region)
