@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from app.mcp.args import MAX_K
+from app.mcp.args import MAX_ID, MAX_K
 from app.mcp.results import MemoryOut
 
 if TYPE_CHECKING:
     from store.store import Store
     from store.truth.conflicts import Conflict
 
-ConflictId = Annotated[int, Field(ge=1, description="The conflict's id (from list_conflicts).")]
+ConflictId = Annotated[int, Field(ge=1, le=MAX_ID, description="The conflict's id (from list_conflicts).")]
 Keep = Annotated[
     Literal["new", "old", "both", "merge"],
     Field(

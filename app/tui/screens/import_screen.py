@@ -28,6 +28,7 @@ from textual.worker import Worker, WorkerState
 from app.text import literal, number
 from app.tui.import_progress import DEFAULT_RATE, RATE_SETTING, ImportPhases
 from app.tui.screens.base import MemappScreen
+from app.tui.widgets.on_off import OnOffSwitch
 from store.importing.formats import FORMATS
 from store.importing.pipeline import (
     ImportProgress,
@@ -143,7 +144,13 @@ class ImportScreen(MemappScreen):
                     id="import-format",
                 ),
                 Label("Embed now", classes="field-label"),
-                Switch(True, id="import-embed", tooltip="Off: faster import; run `memapp embed` later"),
+                OnOffSwitch(
+                    True,
+                    switch_id="import-embed",
+                    on="on",
+                    off="off: embed later",
+                    tooltip="Off: faster import; run `memapp embed` later",
+                ),
                 classes="toolbar",
             ),
             ProgressBar(id="import-progress", show_eta=False),
