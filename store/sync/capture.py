@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,30 +36,37 @@ def _placeholders(n: int) -> str:
     return ", ".join("?" * n)
 
 
-def _changed_rows(con: apsw.Connection, spec: Spec, limit: int) -> list[tuple[Any, ...]]:
+# `only`: a JSON array of uids (memory uids for pins and access rows) to limit a capture to, or None.
+_ONLY = "(?2 IS NULL OR {col} IN (SELECT value FROM json_each(?2)))"
+
+
+def _changed_rows(
+    con: apsw.Connection, spec: Spec, limit: int, only: str | None = None
+) -> list[tuple[Any, ...]]:
     """(projected row..., mirror row...) for rows new or different since the last capture."""
     cols = spec.columns
     differ = " OR ".join(f"p.{c} IS NOT s.{c}" for c in cols)
     mirror = ", ".join(f"s.{c}" for c in spec.all_columns)
     sql = (
         f"SELECT p.uid, {', '.join('p.' + c for c in cols)}, {mirror} FROM ({spec.projection}) p "
-        f"LEFT JOIN {spec.name} s ON s.uid = p.uid WHERE s.uid IS NULL OR {differ} LIMIT ?"
+        f"LEFT JOIN {spec.name} s ON s.uid = p.uid WHERE (s.uid IS NULL OR {differ}) "
+        f"AND {_ONLY.format(col='p.uid')} LIMIT ?1"
     )
-    return [tuple(r) for r in con.execute(sql, (limit,))]
+    return [tuple(r) for r in con.execute(sql, (limit, only))]
 
 
-def _gone_rows(con: apsw.Connection, spec: Spec, limit: int) -> list[str]:
+def _gone_rows(con: apsw.Connection, spec: Spec, limit: int, only: str | None = None) -> list[str]:
     sql = (
         f"SELECT s.uid FROM {spec.name} s WHERE NOT EXISTS "
-        f"(SELECT 1 FROM ({spec.projection}) p WHERE p.uid = s.uid) LIMIT ?"
+        f"(SELECT 1 FROM ({spec.projection}) p WHERE p.uid = s.uid) AND {_ONLY.format(col='s.uid')} LIMIT ?1"
     )
-    return [str(r[0]) for r in con.execute(sql, (limit,))]
+    return [str(r[0]) for r in con.execute(sql, (limit, only))]
 
 
-def _capture_rows(con: apsw.Connection, spec: Spec, stamp: str, budget: int) -> int:
+def _capture_rows(con: apsw.Connection, spec: Spec, stamp: str, budget: int, only: str | None) -> int:
     n = len(spec.columns)
     done = 0
-    for row in _changed_rows(con, spec, budget):
+    for row in _changed_rows(con, spec, budget, only):
         uid, new, mirror = row[0], row[1 : 1 + n], row[1 + n :]
         if mirror[0] is None:  # a row the mirror has never seen
             stamps = {c: stamp for c in spec.lww}
@@ -76,44 +84,47 @@ def _capture_rows(con: apsw.Connection, spec: Spec, stamp: str, budget: int) -> 
                 args.append(json.dumps(stamps, sort_keys=True))
             con.execute(f"UPDATE {spec.name} SET {', '.join(sets)} WHERE uid = ?", [*args, uid])
         done += 1
-    for uid in _gone_rows(con, spec, max(0, budget - done)):
+    for uid in _gone_rows(con, spec, max(0, budget - done), only):
         con.execute(f"DELETE FROM {spec.name} WHERE uid = ?", (uid,))
         done += 1
     return done
 
 
-def _capture_pins(con: apsw.Connection, budget: int) -> int:
+def _capture_pins(con: apsw.Connection, budget: int, only: str | None) -> int:
     """A pinned memory with no pin in the mirror gets a new pin; an unpinned (or gone) one loses the pins
     the mirror has, and only those (a pin that arrives later from elsewhere stays)."""
     done = 0
     for (uid,) in con.execute(
         "SELECT m.uid FROM long_term_memories m WHERE m.pinned AND m.uid IS NOT NULL "
-        f"AND NOT EXISTS (SELECT 1 FROM {PINS} p WHERE p.memory_uid = m.uid) LIMIT ?",
-        (budget,),
+        f"AND NOT EXISTS (SELECT 1 FROM {PINS} p WHERE p.memory_uid = m.uid) AND {_ONLY.format(col='m.uid')} "
+        "LIMIT ?1",
+        (budget, only),
     ).fetchall():
         con.execute(f"INSERT INTO {PINS} VALUES (?, ?)", (uid, secrets.token_hex(8)))
         done += 1
     for uid, token in con.execute(
         f"SELECT p.memory_uid, p.token FROM {PINS} p WHERE NOT EXISTS "
-        "(SELECT 1 FROM long_term_memories m WHERE m.uid = p.memory_uid AND m.pinned) LIMIT ?",
-        (max(0, budget - done),),
+        "(SELECT 1 FROM long_term_memories m WHERE m.uid = p.memory_uid AND m.pinned) "
+        f"AND {_ONLY.format(col='p.memory_uid')} LIMIT ?1",
+        (max(0, budget - done), only),
     ).fetchall():
         con.execute(f"DELETE FROM {PINS} WHERE memory_uid = ? AND token = ?", (uid, token))
         done += 1
     return done
 
 
-def _capture_access(con: apsw.Connection, device: str, budget: int) -> int:
+def _capture_access(con: apsw.Connection, device: str, budget: int, only: str | None) -> int:
     """What this device added to a memory's access count since the last capture goes to its own row."""
     done = 0
     rows = con.execute(
         "SELECT m.uid, m.access_count, m.last_accessed, coalesce(a.total, 0), a.last, mine.count, "
         f"mine.last_accessed FROM long_term_memories m LEFT JOIN (SELECT memory_uid, sum(count) AS total, "
         f"max(last_accessed) AS last FROM {ACCESS} GROUP BY memory_uid) a ON a.memory_uid = m.uid "
-        f"LEFT JOIN {ACCESS} mine ON mine.memory_uid = m.uid AND mine.device = ? "
+        f"LEFT JOIN {ACCESS} mine ON mine.memory_uid = m.uid AND mine.device = ?3 "
         "WHERE m.uid IS NOT NULL AND (m.access_count != coalesce(a.total, 0) OR "
-        "(m.last_accessed IS NOT NULL AND (a.last IS NULL OR m.last_accessed > a.last))) LIMIT ?",
-        (device, budget),
+        "(m.last_accessed IS NOT NULL AND (a.last IS NULL OR m.last_accessed > a.last))) "
+        f"AND {_ONLY.format(col='m.uid')} LIMIT ?1",
+        (budget, only, device),
     ).fetchall()
     for uid, count, last, total, _, mine, mine_last in rows:
         new_count = int(mine or 0) + int(count) - int(total)
@@ -126,8 +137,9 @@ def _capture_access(con: apsw.Connection, device: str, budget: int) -> int:
         done += 1
     for uid, dev in con.execute(
         f"SELECT a.memory_uid, a.device FROM {ACCESS} a WHERE NOT EXISTS "
-        "(SELECT 1 FROM long_term_memories m WHERE m.uid = a.memory_uid) LIMIT ?",
-        (max(0, budget - done),),
+        "(SELECT 1 FROM long_term_memories m WHERE m.uid = a.memory_uid) "
+        f"AND {_ONLY.format(col='a.memory_uid')} LIMIT ?1",
+        (max(0, budget - done), only),
     ).fetchall():
         con.execute(f"DELETE FROM {ACCESS} WHERE memory_uid = ? AND device = ?", (uid, dev))
         done += 1
@@ -169,7 +181,9 @@ def _capture_messages(
     return inserts, [(*r, None, None, None, None, None) for r in deletes]
 
 
-def capture_batch(con: apsw.Connection, device: str, budget: int = BATCH) -> tuple[bytes, int]:
+def capture_batch(
+    con: apsw.Connection, device: str, budget: int = BATCH, only: str | None = None
+) -> tuple[bytes, int]:
     """One batch of local changes as a changeset (empty bytes when there is none) and the number of rows
     it looked at (the batch is full when that reaches `budget`), inside the caller's transaction; the
     mirror then matches what was captured."""
@@ -180,14 +194,16 @@ def capture_batch(con: apsw.Connection, device: str, budget: int = BATCH) -> tup
             session.attach(table)
         done = 0
         for spec in ROW_SPECS:
-            done += _capture_rows(con, spec, stamp, budget - done)
+            done += _capture_rows(con, spec, stamp, budget - done, only)
             if done >= budget:
                 break
         if done < budget:
-            done += _capture_pins(con, budget - done)
+            done += _capture_pins(con, budget - done, only)
         if done < budget:
-            done += _capture_access(con, device, budget - done)
-        inserts, deletes = _capture_messages(con, max(0, budget - done)) if done < budget else ([], [])
+            done += _capture_access(con, device, budget - done, only)
+        # Messages never change, so a limited capture (before an apply) has none to protect.
+        full = only is None and done < budget
+        inserts, deletes = _capture_messages(con, max(0, budget - done)) if full else ([], [])
         recorded = session.changeset()
     finally:
         session.close()
@@ -217,12 +233,34 @@ def _with_messages(
         builder.close()
 
 
-def capture(con: apsw.Connection, device: str, *, budget: int = BATCH) -> int:
-    """Capture every local change into `sync_pending`, a batch per transaction. Returns the batches."""
+# connection -> (data_version, total_changes) when its last capture left the mirror in step
+_IN_STEP: weakref.WeakKeyDictionary[apsw.Connection, tuple[int, int]] = weakref.WeakKeyDictionary()
+
+
+def _fingerprint(con: apsw.Connection) -> tuple[int, int]:
+    """Changes when anything was committed to chat.db since: by another connection (SQLite's
+    data_version) or by this one (its total_changes)."""
+    return int(con.execute("PRAGMA data_version").fetchall()[0][0]), con.total_changes()  # type: ignore[arg-type]
+
+
+def mark_in_step(con: apsw.Connection) -> None:
+    """The mirror matches the canonical rows now (after an apply that left nothing to send): the next
+    capture on this connection may skip its comparison until something is written."""
+    _IN_STEP[con] = _fingerprint(con)
+
+
+def capture(con: apsw.Connection, device: str, *, budget: int = BATCH, only: set[str] | None = None) -> int:
+    """Capture local changes into `sync_pending`, a batch per transaction (each a savepoint when the
+    caller holds one). Returns the batches. `only`: just these rows (an apply protects the rows it is
+    about to change from being overwritten: other processes may have written them since the sync's
+    first capture). Free when nothing was written since the last full capture."""
+    if only is None and _IN_STEP.get(con) == _fingerprint(con):
+        return 0
+    scope = None if only is None else json.dumps(sorted(only))
     batches = 0
     while True:
         with con:
-            changeset, done = capture_batch(con, device, budget)
+            changeset, done = capture_batch(con, device, budget, scope)
             if changeset:
                 con.execute(
                     "INSERT INTO sync_pending(changeset, clock, at) VALUES (?, ?, ?)",
@@ -230,6 +268,8 @@ def capture(con: apsw.Connection, device: str, *, budget: int = BATCH) -> int:
                 )
                 batches += 1
         if done < budget:
+            if only is None and not con.in_transaction:
+                mark_in_step(con)
             return batches
 
 

@@ -152,7 +152,8 @@ def sync(store: Store, sealer: Sealer | None, *, embed: bool = True, progress: P
         _apply_ready(store, dev, folder, sealer, report, touched, progress)
         capture(store.con, dev.id)
         report.sent += export(store, dev, mine, sealer)
-        _write_state(store, dev, mine)
+        if report.sent or report.applied or not (mine / "state.json").exists():
+            _write_state(store, dev, mine)
     if embed:
         report.embedded = embed_new(store, touched)
     return report
@@ -283,14 +284,13 @@ def apply_file(
 ) -> tuple[int, int]:
     """Apply one file in one transaction. Returns (changes in it, conflicts filed)."""
     con = store.con
+    uids = changed_uids(f.changeset)
     with con:
-        capture(
-            con, dev.id
-        )  # what other processes wrote since this sync began, before anything is overwritten
+        # What other processes wrote to these rows since this sync began, before anything overwrites them.
+        capture(con, dev.id, only={u for t, found in uids.items() if t != WIRE for u in found})
         state.observe(con, int(f.header.get("clock", 0)))
         handler = Handler()
         apsw.Changeset.apply(f.changeset, con, filter=lambda t: t in RECORDED, conflict=handler.conflict)
-        uids = changed_uids(f.changeset)
         for table, found in uids.items():
             for uid in found:
                 touched.add(table, uid)

@@ -151,9 +151,13 @@ def numbered(folder: Path) -> dict[int, Path]:
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    with partial_file(path) as (tmp, fh):
+    """A small advisory file (device.json, state.json): replaced atomically, but not fsynced (nothing
+    depends on it surviving a power cut: `sync init` and every sync write it again)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(data, fh, sort_keys=True, indent=1)
-    commit_partial(tmp, path)
+    os.replace(tmp, path)
 
 
 def read_json(path: Path) -> dict[str, Any] | None:

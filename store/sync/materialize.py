@@ -258,7 +258,11 @@ def _history(store: Store, uids: Iterable[str]) -> None:
         if h is None:
             con.execute("DELETE FROM memory_history WHERE uid = ?", (uid,))
             continue
-        if _id_of(store, "memory_history", uid) is not None:
+        if _id_of(store, "memory_history", uid) is not None:  # the same row made on two devices: agree
+            con.execute(
+                "UPDATE memory_history SET event = ?, old = ?, new = ?, at = ? WHERE uid = ?",
+                (h["event"], h["old"], h["new"], h["at"], uid),
+            )
             continue
         memory_id = _id_of(store, "long_term_memories", h["memory_uid"])
         if memory_id is None:  # a memory purged before it reached this device: its history still reads
