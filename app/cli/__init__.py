@@ -36,6 +36,7 @@ COMMAND_MODULES = [
     "context",
     "profile",
     "conflicts",
+    "sync",
 ]
 
 

@@ -37,7 +37,7 @@ from store.sync.files import Incomplete, Sealer, SyncFile, SyncFileError
 from store.sync.followups import Followup, apply_followups
 from store.sync.materialize import Touched, write_back
 from store.sync.merge import Handler, Stashed, changed_uids, merge_row
-from store.sync.tables import ACCESS, BY_NAME, MEMORIES, MESSAGES, RECORDED, THREADS, WIRE
+from store.sync.tables import ACCESS, BY_NAME, MEMORIES, MESSAGES, PINS, RECORDED, ROW_SPECS, THREADS, WIRE
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -82,11 +82,13 @@ def init(
         raise StoreError("the device name is empty")
     with con:
         current = state.device_or_none(con)
-        if current is not None and not new_device:
+        moved = current is not None and Path(current.folder) != folder
+        if current is not None and not new_device and not moved:
             state.put(con, "name", name.strip())
-            state.put(con, "folder", str(folder))
             dev = current.id
         else:
+            if moved and not new_device:
+                _forget_synced(con)  # a new folder has none of what was sent to the old one: send it all
             if current is not None:  # the copy has applied everything the old device had sent
                 con.execute(
                     "INSERT INTO sync_applied(device, seq, at) VALUES (?, ?, ?) ON CONFLICT(device) DO UPDATE "
@@ -103,6 +105,13 @@ def init(
     (folder / dev).mkdir(parents=True, exist_ok=True, mode=0o700)
     files.write_json(folder / dev / "device.json", {"device": dev, "name": name.strip(), "format": 1})
     return state.device(con)
+
+
+def _forget_synced(con: apsw.Connection) -> None:
+    """Empty the mirror and the ledgers: the next capture sends every row again (devices that had them
+    merge the copies into what they hold: the same uids)."""
+    for table in (*(s.name for s in ROW_SPECS), MESSAGES, PINS, ACCESS, "sync_applied", "sync_pending"):
+        con.execute(f"DELETE FROM {table}")
 
 
 # -- one sync -------------------------------------------------------------------------------------------
