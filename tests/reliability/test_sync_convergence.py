@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +16,7 @@ from tests.reliability.processes import SOAK
 from tests.store.sync.sim import Fleet, differences
 
 EXAMPLES = 3000 if SOAK else 200
+pytestmark = pytest.mark.timeout(7200 if SOAK else 600)
 
 _dev = st.integers(0, 2)
 _pick = st.integers(0, 7)
