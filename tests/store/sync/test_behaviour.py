@@ -176,7 +176,7 @@ def test_applying_a_file_twice_changes_nothing(fleet: Fleet) -> None:
     dev = state.device(b.store.con)
     folder = Path(dev.folder)
     adev = state.device(a.store.con).id
-    for seq, path in sorted(files.numbered(folder / adev).items()):
+    for _, path in sorted(files.numbered(folder / adev).items()):
         f = files.read(path, None)
         engine.apply_file(b.store, dev, f, engine.device_names(folder), engine.Touched())
     assert canonical_dump(b.store.con) == before
