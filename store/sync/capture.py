@@ -68,8 +68,12 @@ def _capture_rows(con: apsw.Connection, spec: Spec, stamp: str, budget: int, onl
     done = 0
     for row in _changed_rows(con, spec, budget, only):
         uid, new, mirror = row[0], row[1 : 1 + n], row[1 + n :]
-        if mirror[0] is None:  # a row the mirror has never seen
+        if mirror[0] is None:  # a row the mirror has never seen (or one sent again whole: its old stamps)
             stamps = {c: stamp for c in spec.lww}
+            kept = state.get(con, f"resurrect:{uid}") if spec.stamped else None
+            if kept:
+                stamps.update(json.loads(kept))
+                con.execute("DELETE FROM sync_state WHERE key = ?", (f"resurrect:{uid}",))
             values = [uid, *new] + ([json.dumps(stamps, sort_keys=True)] if spec.stamped else [])
             con.execute(f"INSERT INTO {spec.name} VALUES ({_placeholders(len(values))})", values)
         else:

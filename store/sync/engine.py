@@ -304,6 +304,8 @@ def apply_file(
             for uid in found:
                 touched.add(table, uid)
         local = Touched(uids={t: set(u) for t, u in uids.items()}, keep=set(handler.resurrect))
+        for uid, stamps in handler.resurrect.items():  # the next capture sends it whole, with these stamps
+            state.put(con, f"resurrect:{uid}", stamps)
         _messages(con, f.changeset, local)
         followups = _merge(con, handler.stashed)
         write_back(store, local)

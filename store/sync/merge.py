@@ -35,7 +35,8 @@ from store.sync.tables import ACCESS, BY_NAME, MEMORIES, PINS, Spec
 OMIT = apsw.SQLITE_CHANGESET_OMIT
 REPLACE = apsw.SQLITE_CHANGESET_REPLACE
 ABORT = apsw.SQLITE_CHANGESET_ABORT
-GUARDED = ("content", "category", "importance")  # a memory's fields whose losing value is never dropped
+GUARDED = ("content", "category", "importance")
+RESTORED = "+r"  # appended to a stamp: the register's state after a delete undone by a concurrent edit  # a memory's fields whose losing value is never dropped
 
 
 @dataclass
@@ -55,7 +56,8 @@ class Handler:
     """The conflict callback for one apply, and what it set aside."""
 
     stashed: list[Stashed] = field(default_factory=list)
-    resurrect: set[str] = field(default_factory=set)  # memories purged there, edited here: kept
+    # memories purged there, changed here: kept, and sent again whole (uid -> their stamps here)
+    resurrect: dict[str, str] = field(default_factory=dict)
 
     def conflict(self, reason: int, change: apsw.TableChange) -> int:
         try:
@@ -82,8 +84,8 @@ class Handler:
         if reason == apsw.SQLITE_CHANGESET_NOTFOUND:
             return OMIT  # edited there, deleted here: the deleting side keeps it deleted (or resends it)
         if op == "DELETE":  # deleted there, changed here
-            if table == MEMORIES.name and old is not None:
-                self.resurrect.add(str(old[0]))
+            if table == MEMORIES.name and old is not None and local is not None:
+                self.resurrect[str(old[0])] = str(local[-1])
             return REPLACE
         if reason == apsw.SQLITE_CHANGESET_CONFLICT:  # an insert of a row that exists here
             self.stashed.append(Stashed(table, "insert", None, new, local))
@@ -165,8 +167,8 @@ def merge_row(spec: Spec, stash: Stashed) -> Merged:
             out.row[i] = value  # a fixed column edited there, untouched here
         else:
             out.row[i] = min(local[i], value, key=_order_key)
-    if spec is MEMORIES and stash.op == "update":
-        out.restored = _keep_edit_over_delete(out, ls, os_, ns)
+    if spec is MEMORIES:
+        out.restored = _keep_edit_over_delete(out, ls, ns)
     if spec.stamped:
         out.row[-1] = json.dumps(out.stamps, sort_keys=True)
     return out
@@ -188,20 +190,23 @@ def _merge_register(out: Merged, c: str, i: int, value: Any, lo: str, ro: str, r
         out.losers.append(Loser(c, value, rn, out.row[i]))
 
 
-def _keep_edit_over_delete(out: Merged, ls: dict[str, str], os_: dict[str, str], ns: dict[str, str]) -> bool:
-    """Delete vs edit keeps the edit: a memory left deleted by the merge is restored when one device
-    deleted it while the other, not knowing, edited its text, category or importance."""
+def _keep_edit_over_delete(out: Merged, ls: dict[str, str], ns: dict[str, str]) -> bool:
+    """Delete vs edit keeps the edit: a memory the merge leaves deleted is restored when the side that did
+    not delete it holds an edit (text, category, importance) the deleting side had not seen. Decided on
+    the two versions' stamps alone (not on the order changes arrived in), so every device decides alike:
+    the deleting side's delete stamp is the higher one (the other had not seen it), and the other side's
+    stamp for some such field is higher than the deleting side's (the deleter had not seen that edit)."""
     i = MEMORIES.index("deleted_at")
-    if out.row[i] is None:
+    ld, rd = ls.get("deleted_at", ""), ns.get("deleted_at", "")
+    if out.row[i] is None or ld == rd:
         return False
-    here = {c for c in (*GUARDED, "deleted_at") if ls.get(c, "") != os_.get(c, "")}
-    there = {c for c in (*GUARDED, "deleted_at") if ns.get(c, "") != os_.get(c, "")}
-    if not (
-        ("deleted_at" in there and here & set(GUARDED)) or ("deleted_at" in here and there & set(GUARDED))
-    ):
+    deleter, other = (ls, ns) if ld > rd else (ns, ls)
+    if not any(other.get(c, "") > deleter.get(c, "") for c in GUARDED):
         return False
     out.row[i] = None
-    out.stamps["deleted_at"] = max(ls.get("deleted_at", ""), ns.get("deleted_at", ""))
+    # A stamp of its own, above both and the same on every device: the restore is a new state of the
+    # register (it wins over the plain delete wherever the two meet), not the delete's stamp reused.
+    out.stamps["deleted_at"] = max(ld, rd) + RESTORED
     return True
 
 
