@@ -91,39 +91,54 @@ def _messages(store: Store, touched: Touched) -> None:
             con.execute("DELETE FROM messages WHERE id = ?", (mid,))
             touched.grown_threads.add(thread_id)
     rows = [dict(zip(WIRE_COLUMNS, r, strict=True)) for r in touched.wire_inserts]
-    rows = [r for r in rows if _id_of(store, "messages", r["uid"]) is None]
+    have = {
+        str(r[0])
+        for r in con.execute(
+            "SELECT uid FROM messages WHERE uid IN (SELECT value FROM json_each(?))",
+            (json.dumps([r["uid"] for r in rows]),),
+        )
+    }
+    rows = [r for r in rows if r["uid"] not in have]
     if not rows:
         return
     counts = store.tokens.count_many([str(r["content"]) for r in rows])
-    next_id = int(store.scalar("SELECT coalesce(max(id), 0) + 1 FROM messages"))
+    by_thread: dict[str, list[tuple[dict[str, Any], int]]] = {}
     for r, tokens in zip(rows, counts, strict=True):
-        tid = _id_of(store, "threads", r["thread_uid"])
+        by_thread.setdefault(str(r["thread_uid"]), []).append((r, tokens))
+    next_id = int(store.scalar("SELECT coalesce(max(id), 0) + 1 FROM messages"))
+    for thread_uid, items in by_thread.items():
+        tid = _id_of(store, "threads", thread_uid)
         if tid is None:  # its thread was deleted here: a deleted thread's messages go with it
-            con.execute(f"DELETE FROM {MESSAGES} WHERE uid = ?", (r["uid"],))
+            con.executemany(f"DELETE FROM {MESSAGES} WHERE uid = ?", [(r["uid"],) for r, _ in items])
             continue
         seq = int(store.scalar("SELECT coalesce(max(seq), -1) + 1 FROM messages WHERE thread_id = ?", (tid,)))
-        con.execute(
+        ids = range(next_id, next_id + len(items))
+        con.executemany(
             "INSERT INTO messages(id, thread_id, seq, role, content, token_count, external_id, created_at, "
             "metadata, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                next_id,
-                tid,
-                seq,
-                r["role"],
-                r["content"],
-                tokens,
-                r["external_id"],
-                r["created_at"],
-                r["metadata"],
-                r["uid"],
-            ),
+            [
+                (
+                    mid,
+                    tid,
+                    seq + k,
+                    r["role"],
+                    r["content"],
+                    tokens,
+                    r["external_id"],
+                    r["created_at"],
+                    r["metadata"],
+                    r["uid"],
+                )
+                for k, (mid, (r, tokens)) in enumerate(zip(ids, items, strict=True))
+            ],
         )
-        con.execute(
-            "INSERT INTO fts_messages(rowid, body) VALUES (?, ?)", (next_id, index_text(str(r["content"])))
+        con.executemany(
+            "INSERT INTO fts_messages(rowid, body) VALUES (?, ?)",
+            [(mid, index_text(str(r["content"]))) for mid, (r, _) in zip(ids, items, strict=True)],
         )
-        touched.new_messages.add(next_id)
+        touched.new_messages.update(ids)
         touched.grown_threads.add(tid)
-        next_id += 1
+        next_id += len(items)
 
 
 def _order_thread(store: Store, thread_id: int) -> None:
