@@ -131,7 +131,7 @@ def _capture_access(con: apsw.Connection, device: str, budget: int, only: str | 
         (budget, only, device),
     ).fetchall()
     for uid, count, last, total, _, mine, mine_last in rows:
-        new_count = int(mine or 0) + int(count) - int(total)
+        new_count = int(mine or 0) + int(count or 0) - int(total or 0)  # type: ignore[arg-type]
         new_last = max((x for x in (last, mine_last) if x is not None), default=None)
         con.execute(
             f"INSERT INTO {ACCESS} VALUES (?, ?, ?, ?) ON CONFLICT(memory_uid, device) DO UPDATE "

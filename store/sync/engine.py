@@ -190,7 +190,8 @@ def export(store: Store, dev: state.Device, mine: Path, sealer: Sealer | None) -
     con = store.con
     written: list[int] = []
     while True:
-        rows, size = [], 0
+        rows: list[tuple[int, bytes, int]] = []
+        size = 0
         for pid, blob, clock in con.execute("SELECT id, changeset, clock FROM sync_pending ORDER BY id"):
             if rows and size + len(blob) > FILE_BYTES:
                 break

@@ -151,12 +151,10 @@ def _order_thread(store: Store, thread_id: int) -> None:
         "WHERE m.thread_id = ? ORDER BY coalesce(s.pos, m.seq), m.uid",
         (thread_id,),
     ).fetchall()
-    if all(int(seq) == i for i, (_, seq) in enumerate(rows)):
+    if all(seq == i for i, (_, seq) in enumerate(rows)):
         return
     con.execute("UPDATE messages SET seq = -1 - seq WHERE thread_id = ?", (thread_id,))
-    con.executemany(
-        "UPDATE messages SET seq = ? WHERE id = ?", [(i, int(mid)) for i, (mid, _) in enumerate(rows)]
-    )
+    con.executemany("UPDATE messages SET seq = ? WHERE id = ?", [(i, mid) for i, (mid, _) in enumerate(rows)])
 
 
 def _thread_totals(store: Store, thread_ids: Iterable[int]) -> None:

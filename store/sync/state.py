@@ -71,7 +71,7 @@ def device(con: apsw.Connection) -> Device:
 
 
 def device_or_none(con: apsw.Connection) -> Device | None:
-    values = dict(con.execute("SELECT key, value FROM sync_state").fetchall())
+    values: dict[str, str] = {str(k): str(v) for k, v in con.execute("SELECT key, value FROM sync_state")}
     if "device" not in values:
         return None
     return Device(

@@ -49,7 +49,7 @@ def test_every_insert_path_gets_a_uid(store: Store, tmp_path: Path) -> None:
         uids = _uids(store, table)
         assert len(uids) == len(set(uids))
     assert imported.id != forced.id
-    rows = dict(store.con.execute("SELECT id, uid FROM long_term_memories").fetchall())
+    rows = {int(i): str(u) for i, u in store.con.execute("SELECT id, uid FROM long_term_memories")}  # type: ignore[arg-type]
     assert rows[manual.id].startswith("u:")  # typed by hand: new by definition
     assert rows[imported.id] == f"h:fact:{imported_hash(store, imported.id)}"
     assert rows[forced.id].startswith("u:")  # the deterministic one was taken: random, no failed insert
