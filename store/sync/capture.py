@@ -58,7 +58,9 @@ def _changed_rows(
 def _gone_rows(con: apsw.Connection, spec: Spec, limit: int, only: str | None = None) -> list[str]:
     sql = (
         f"SELECT s.uid FROM {spec.name} s WHERE NOT EXISTS "
-        f"(SELECT 1 FROM ({spec.projection}) p WHERE p.uid = s.uid) AND {_ONLY.format(col='s.uid')} LIMIT ?1"
+        f"(SELECT 1 FROM ({spec.projection}) p WHERE p.uid = s.uid) AND {_ONLY.format(col='s.uid')} "
+        # a row waiting for what it refers to (store.sync.materialize) was not deleted here
+        "AND NOT EXISTS (SELECT 1 FROM sync_state WHERE key = 'orphan:' || s.uid) LIMIT ?1"
     )
     return [str(r[0]) for r in con.execute(sql, (limit, only))]
 

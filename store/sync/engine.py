@@ -283,21 +283,57 @@ def _apply_ready(
                 raise SyncFileError(f"{path} says it is file {f.seq} of {f.device}: it was moved or renamed")
             if progress is not None:
                 progress(f"applying {names[other]} file {seq}")
-            changes, conflicts = apply_file(store, dev, f, names, touched)
+            changes, conflicts = _apply_after_local(store, dev, folder / dev.id, sealer, f, names, touched)
             report.applied.append((other, seq, changes))
             report.conflicts += conflicts
             progressed = True
 
 
-def apply_file(
-    store: Store, dev: state.Device, f: SyncFile, names: dict[str, str], touched: Touched
+class _LocalFirst(Exception):
+    """Local changes to the rows a file touches appeared inside its transaction: they are sent first."""
+
+
+def _apply_after_local(
+    store: Store,
+    dev: state.Device,
+    mine: Path,
+    sealer: Sealer | None,
+    f: SyncFile,
+    names: dict[str, str],
+    touched: Touched,
 ) -> tuple[int, int]:
-    """Apply one file in one transaction. Returns (changes in it, conflicts filed)."""
+    """What other processes wrote to the rows `f` touches since this sync began is captured and sent
+    before `f` is applied: a file of ours then never carries, after `f`, a change made before it (the
+    other devices would apply the two in the other order than we did)."""
+    only = {u for t, found in changed_uids(f.changeset).items() if t != WIRE for u in found}
+    for _ in range(5):
+        capture(store.con, dev.id, only=only)
+        export(store, dev, mine, sealer)
+        try:
+            return apply_file(store, dev, f, names, touched, local_first=True)
+        except _LocalFirst:
+            continue
+    raise StoreError("chat.db kept changing under the sync (another process writes to it): run it again")
+
+
+def apply_file(
+    store: Store,
+    dev: state.Device,
+    f: SyncFile,
+    names: dict[str, str],
+    touched: Touched,
+    *,
+    local_first: bool = False,
+) -> tuple[int, int]:
+    """Apply one file in one transaction. Returns (changes in it, conflicts filed). `local_first`: if a
+    local change to the rows it touches is found inside the transaction, roll back (_LocalFirst)."""
     con = store.con
     uids = changed_uids(f.changeset)
     with con:
         # What other processes wrote to these rows since this sync began, before anything overwrites them.
         capture(con, dev.id, only={u for t, found in uids.items() if t != WIRE for u in found})
+        if local_first and store.scalar("SELECT count(*) FROM sync_pending"):
+            raise _LocalFirst
         state.observe(con, int(f.header.get("clock", 0)))
         handler = Handler()
         apsw.Changeset.apply(f.changeset, con, filter=lambda t: t in RECORDED, conflict=handler.conflict)

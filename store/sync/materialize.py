@@ -296,7 +296,17 @@ def _conflicts(store: Store, uids: Iterable[str]) -> None:
         if c is None or new_id is None or old_id is None:
             if cid is not None:
                 con.execute("DELETE FROM memory_conflicts WHERE id = ?", (cid,))
+            # A pair whose memory is not here (yet: a purged memory another device sends again) waits in
+            # the mirror; capture leaves it alone, and every write-back tries it again.
+            orphan = c is not None and cid is None
+            con.execute(
+                "INSERT INTO sync_state(key, value) SELECT ?, '1' WHERE ? ON CONFLICT(key) DO NOTHING",
+                (f"orphan:{uid}", orphan),
+            )
+            if not orphan:
+                con.execute("DELETE FROM sync_state WHERE key = ?", (f"orphan:{uid}",))
             continue
+        con.execute("DELETE FROM sync_state WHERE key = ?", (f"orphan:{uid}",))
         values = [
             new_id,
             old_id,
@@ -334,7 +344,11 @@ def write_back(store: Store, touched: Touched) -> None:
         _memory(store, uid, touched)
     _superseded(store, sorted(memory_uids))
     _history(store, touched.uids.get(HISTORY.name, ()))
-    _conflicts(store, touched.uids.get(CONFLICTS.name, ()))
+    waiting = {
+        str(r[0])[len("orphan:") :]
+        for r in store.con.execute("SELECT key FROM sync_state WHERE key LIKE 'orphan:%'")
+    }
+    _conflicts(store, set(touched.uids.get(CONFLICTS.name, ())) | waiting)
     _thread_totals(store, sorted(touched.grown_threads))
 
 
