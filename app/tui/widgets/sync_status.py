@@ -13,7 +13,6 @@ from rich.text import Text
 from textual.widgets import Static
 
 from app.tui.work import run_in_thread
-from store.sync.status import brief
 
 EVERY = 5.0  # seconds between looks
 
@@ -31,9 +30,13 @@ class SyncStatus(Static):
         if not getattr(self.app, "store_ready", False):
             return
         store = self.app.store  # type: ignore[attr-defined]
-        run_in_thread(
-            self, lambda: brief(store, time.time()), self._show, group="sync-status", exclusive=True
-        )
+
+        def read() -> str | None:
+            from store.sync.status import brief  # in the worker: the TUI's first frame does not import sync
+
+            return brief(store, time.time())
+
+        run_in_thread(self, read, self._show, group="sync-status", exclusive=True)
 
     def _show(self, phrase: str | None) -> None:
         self.display = phrase is not None
