@@ -296,5 +296,54 @@ def test_thread_rename_archive_and_messages_travel(fleet: Fleet) -> None:
     _same(fleet)
     t = b.store.get_thread(b.thread_ids()[0])
     assert t.title == "Planning the trip" and t.archived_at is not None
-    hits = b.store.search("topic0 turn", k=3, keyword_only=True, touch=False)
-    assert hits  # the keyword index was rebuilt for what arrived
+    # the keyword index was written for what arrived
+    assert b.store.scalar("SELECT count(*) FROM fts_messages WHERE fts_messages MATCH 'topic0'") == 6
+    assert b.store.check_indexes() == []
+
+
+def test_vectors_and_summaries_are_rebuilt_for_what_arrived(fleet: Fleet) -> None:
+    """Derived data never travels: the receiving device embeds the text that arrived (when a model is
+    usable) and its keyword rows are written in the apply's transaction."""
+    a, b, _ = fleet.devices
+    a.store.add_memory("Plays the cello in an amateur orchestra", "fact")
+    fleet.op_import(a, 2, True)
+    a.sync()
+    report = engine.sync(b.store, None, embed=True)
+    assert report.embedded > 0
+    assert b.store.scalar("SELECT count(*) FROM vec_memories") == 1
+    assert b.store.scalar("SELECT count(*) FROM message_chunks") == 6
+    assert b.store.check_indexes() == []
+    found = b.store.search("cello orchestra", k=3, touch=False)
+    assert found.mode == "hybrid" and found.results and "cello" in found.results[0].content
+
+
+def test_watch_syncs_when_something_changed(fleet: Fleet) -> None:
+    from store.sync.watch import watch
+
+    a, b, _ = fleet.devices
+    runs: list[engine.Report] = []
+    stop = threading.Event()
+
+    def go() -> None:
+        from store import Store
+        from tests.store.sync.sim import tokens
+
+        own = Store(a.store.path, embedder=None, tokens=tokens())  # the watcher's own connection
+        watch(own, None, interval=0.05, embed=False, on_sync=runs.append, should_stop=stop.is_set)
+        own.close()
+
+    t = threading.Thread(target=go)
+    t.start()
+    try:
+        deadline = now() + 30
+        while not runs and now() < deadline:
+            stop.wait(0.05)
+        a.store.add_memory("Written while the watcher runs", "fact")  # another connection writes
+        while not any(r.sent for r in runs) and now() < deadline:
+            stop.wait(0.05)
+    finally:
+        stop.set()
+        t.join()
+    assert any(r.sent for r in runs)
+    b.sync()
+    assert [m.content for m in b.store.list_memories()] == ["Written while the watcher runs"]
