@@ -123,13 +123,17 @@ def _capture_access(con: apsw.Connection, device: str, budget: int, only: str | 
     """What this device added to a memory's access count since the last capture goes to its own row."""
     done = 0
     rows = con.execute(
-        "SELECT m.uid, m.access_count, m.last_accessed, coalesce(a.total, 0), a.last, mine.count, "
-        f"mine.last_accessed FROM long_term_memories m LEFT JOIN (SELECT memory_uid, sum(count) AS total, "
-        f"max(last_accessed) AS last FROM {ACCESS} GROUP BY memory_uid) a ON a.memory_uid = m.uid "
-        f"LEFT JOIN {ACCESS} mine ON mine.memory_uid = m.uid AND mine.device = ?3 "
-        "WHERE m.uid IS NOT NULL AND (m.access_count != coalesce(a.total, 0) OR "
-        "(m.last_accessed IS NOT NULL AND (a.last IS NULL OR m.last_accessed > a.last))) "
-        f"AND {_ONLY.format(col='m.uid')} LIMIT ?1",
+        # The sums per memory by correlated lookups on the rows' primary key (a grouped subquery made
+        # SQLite build an automatic index at every capture).
+        "SELECT uid, access_count, last_accessed, total, last, mine, mine_last FROM (SELECT m.uid, "
+        "m.access_count, m.last_accessed, "
+        f"(SELECT coalesce(sum(count), 0) FROM {ACCESS} a WHERE a.memory_uid = m.uid) AS total, "
+        f"(SELECT max(last_accessed) FROM {ACCESS} a WHERE a.memory_uid = m.uid) AS last, "
+        f"(SELECT count FROM {ACCESS} a WHERE a.memory_uid = m.uid AND a.device = ?3) AS mine, "
+        f"(SELECT last_accessed FROM {ACCESS} a WHERE a.memory_uid = m.uid AND a.device = ?3) AS mine_last "
+        f"FROM long_term_memories m WHERE m.uid IS NOT NULL AND {_ONLY.format(col='m.uid')}) "
+        "WHERE access_count != total OR (last_accessed IS NOT NULL AND (last IS NULL OR last_accessed > last)) "
+        "LIMIT ?1",
         (budget, only, device),
     ).fetchall()
     for uid, count, last, total, _, mine, mine_last in rows:
