@@ -39,6 +39,6 @@ class SyncStatus(Static):
         run_in_thread(self, read, self._show, group="sync-status", exclusive=True)
 
     def _show(self, phrase: str | None) -> None:
-        self.display = phrase is not None
+        self.styles.display = "none" if phrase is None else "block"
         if phrase is not None:
             self.update(Text(f"⇅ {phrase} │", no_wrap=True))
