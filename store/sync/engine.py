@@ -382,16 +382,6 @@ def _messages(con: apsw.Connection, changeset: bytes, touched: Touched) -> None:
 def _merge(con: apsw.Connection, stashed: list[Stashed]) -> list[Followup]:
     followups: list[Followup] = []
     for st in stashed:
-        if st.table == ACCESS:
-            assert st.old is not None
-            count = st.new[2] if st.new[2] is not apsw.no_change else 0
-            last = st.new[3] if st.new[3] is not apsw.no_change else None
-            if con.execute(f"SELECT 1 FROM {MEMORIES.name} WHERE uid = ?", (st.old[0],)).fetchone():
-                con.execute(
-                    f"INSERT OR REPLACE INTO {ACCESS} VALUES (?, ?, ?, ?)",
-                    (st.old[0], st.old[1], count, last),
-                )
-            continue
         spec = BY_NAME[st.table]
         if st.local is None:
             continue

@@ -41,8 +41,8 @@ RESTORED = "+r"  # appended to a stamp: the register's state after a delete undo
 
 @dataclass
 class Stashed:
-    """A change the handler set aside: `op` is "update" (concurrent edit), "insert" (the row exists
-    here already) or "access" (a counter row missing here)."""
+    """A change the handler set aside: `op` is "update" (concurrent edit) or "insert" (the row exists
+    here already)."""
 
     table: str
     op: str
@@ -75,9 +75,9 @@ class Handler:
         if table in (PINS,):
             return OMIT  # a pin already here, or already removed: a set, nothing to decide
         if table == ACCESS:
+            # A counter row gone here went with its memory (purged here, or purged elsewhere and sent
+            # again whole by a device whose own row then carries the count): nothing to add back.
             if reason == apsw.SQLITE_CHANGESET_NOTFOUND:
-                if op == "UPDATE":
-                    self.stashed.append(Stashed(table, "access", old, new, None))
                 return OMIT
             return REPLACE  # the owning device's row is the truth about its own count
         spec = BY_NAME[table]
