@@ -292,6 +292,14 @@ def _m007_float16_vectors(con: apsw.Connection) -> None:
     convert_to_f16(con)
 
 
+def _m012_sync_ids(con: apsw.Connection) -> None:
+    """Global ids for every row that syncs, and the sync bookkeeping tables (issue 29): the SQL, as it
+    was released, is in store.sync.m012."""
+    from store.sync import m012
+
+    m012.migrate(con)
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial", _m001_initial),
     (2, "suggestions", _m002_suggestions),
@@ -300,6 +308,7 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (5, "truth", _m005_truth),
     (6, "stemmed_keywords", _m006_stemmed_keywords),
     (7, "float16_vectors", _m007_float16_vectors),
+    (12, "sync_ids", _m012_sync_ids),
 ]
 LATEST = MIGRATIONS[-1][0]
 

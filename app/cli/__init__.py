@@ -38,6 +38,7 @@ COMMAND_MODULES = [
     "conflicts",
     "secrets",
     "encryption",
+    "sync",
 ]
 
 

@@ -13,6 +13,7 @@ from textual.containers import Horizontal
 from textual.widgets import Static
 
 from app.text import number, plural, tail
+from app.tui.widgets.sync_status import SyncStatus
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class StatusLine(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Static(id="status-db", markup=False)
+        yield SyncStatus(markup=False)  # hidden unless this chat.db syncs (memapp sync init)
         yield Static(id="status-facts", markup=False)
 
     def on_mount(self) -> None:
