@@ -105,7 +105,7 @@ def file_copy(store: Store, memory_uid: str, loser: Loser, names: dict[str, str]
     )
     first_history = int(store.scalar("SELECT coalesce(max(id), 0) FROM memory_history"))
     reason = f"edited on two devices at once; this wording is from {who}"
-    cid = store.open_conflict(mid, int(m["id"]), Verdict("unsure", 0.0, (reason,)))
+    cid = store.open_conflict(mid, int(m["id"]), Verdict("unsure", "review", 0.0, (reason,)))
     if cid is None:
         return
     conflict_uid = derived_uid("k", copy_uid)

@@ -41,7 +41,7 @@ def test_every_insert_path_gets_a_uid(store: Store, tmp_path: Path) -> None:
     store.delete_memory(manual.id)
     store.restore_memory(manual.id)
     store.touch_memories([manual.id])
-    store.open_conflict(manual.id, imported.id, Verdict("unsure", 0.5, ("test",)))
+    store.open_conflict(manual.id, imported.id, Verdict("unsure", "review", 0.5, ("test",)))
     store.rename_thread(store.thread_ids()[0], "Renamed")
     store.purge_trash(older_than_days=0)
     assert _missing(store) == {t: 0 for t in _missing(store)}
