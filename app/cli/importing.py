@@ -89,15 +89,18 @@ def _print_report(report: ImportReport, embed: bool, note: str | None = None) ->
         print(f"vectors:  not written: {r.vector_problem}")
     elif note:
         print(f"vectors:  {note}")
+    if r.notes:
+        print(f"repaired: {len(r.notes)} (nothing skipped; listed on stderr)")
     if r.errors:
         print(f"skipped:  {r.skipped} (listed on stderr)")
 
 
 def _print_errors(report: ImportReport) -> None:
-    for e in report.errors:
-        where = f"{e.file} [{e.conversation}]" if e.conversation else e.file
-        text = e.error if e.error.startswith(where) else f"{where}: {e.error}"
-        print(f"memapp: skipped {text}", file=sys.stderr)
+    for kind, problems in (("note:", report.notes), ("skipped", report.errors)):
+        for e in problems:
+            where = f"{e.file} [{e.conversation}]" if e.conversation else e.file
+            text = e.error if e.error.startswith(where) else f"{where}: {e.error}"
+            print(f"memapp: {kind} {text}", file=sys.stderr)
 
 
 Counter = Callable[[Callable[[], ImportTotals]], ImportTotals]

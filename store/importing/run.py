@@ -46,6 +46,7 @@ class ImportReport:
     files_unchanged: int = 0  # session logs not read: same size and mtime as at the last import
     files_read: int = 0  # session logs read (from where the last import stopped)
     errors: list[ImportProblem] = field(default_factory=list)
+    notes: list[ImportProblem] = field(default_factory=list)  # repaired, nothing skipped (not a failure)
     vector_problem: str | None = None  # why threads were written without vectors, when embedding was asked
     grown_threads: list[int] = field(default_factory=list)  # threads that received messages (to summarise)
     summaries_updated: int = 0
@@ -72,6 +73,7 @@ class ImportReport:
             "errors": [
                 {"file": e.file, "conversation": e.conversation, "error": e.error} for e in self.errors
             ],
+            "notes": [{"file": e.file, "conversation": e.conversation, "note": e.error} for e in self.notes],
         }
 
 
@@ -201,7 +203,7 @@ class Run:
         suggestions: list[SuggestionIn] = []
         for item in items:
             if isinstance(item, ImportProblem):
-                self.report.errors.append(item)
+                (self.report.notes if item.note else self.report.errors).append(item)
             elif isinstance(item, MemoryIn):
                 memories.append(item)
             elif isinstance(item, SuggestionIn):

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from store.importing.formats import ImportProblem, claude_code, codex, session_files, sniff_session
 from store.importing.formats._common import Item, title_or_fallback
+from store.importing.formats.repair import Repairs
 from store.records import ThreadIn, now
 from store.store import Store
 
@@ -132,6 +133,9 @@ class SessionImport:
         except OSError as exc:
             self.feed(key, [ImportProblem(key, None, f"cannot be read ({exc})")])
             return None
+        repairs = Repairs()  # lone surrogates -> U+FFFD, as read_export does for every other format
+        items = [repairs.item(i) for i in items]
+        items.extend(repairs.notes(key))
         self.read += 1
         thread = None
         for t in items:

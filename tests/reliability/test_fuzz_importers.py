@@ -94,8 +94,12 @@ def _expected(
     except ImportFormatError as exc:  # the whole file was refused: the report says so, nothing is written
         assert [e["error"] for e in report["errors"]] == [str(exc)]
         return {}, set()
+    notes = [(i.file, i.conversation, i.error) for i in items if isinstance(i, ImportProblem) and i.note]
+    assert [(e["file"], e["conversation"], e["note"]) for e in report["notes"]] == notes
     reported = Counter((e["file"], e["conversation"], e["error"]) for e in report["errors"])
-    reported.subtract((i.file, i.conversation, i.error) for i in items if isinstance(i, ImportProblem))
+    reported.subtract(
+        (i.file, i.conversation, i.error) for i in items if isinstance(i, ImportProblem) and not i.note
+    )
     assert all(n >= 0 for n in reported.values()), "a parse problem is missing from the report"
     rejected = {conversation for (_, conversation, _), n in reported.items() if n > 0}  # by the store
     threads: dict[tuple[str, str], list[tuple[str | None, str]]] = {}
@@ -332,9 +336,10 @@ def test_fuzz_llm_logs_db(tmp_path: Path, data: st.DataObject) -> None:
 # -- fixed cases ------------------------------------------------------------------------------------
 
 
-def test_surrogate_escape_rejects_only_that_thread(tmp_path: Path) -> None:
-    """A JSON "\\ud800" escape is valid JSON but not text SQLite can store: that thread is reported and
-    skipped, the others import, and a re-run does the same (it used to stop the import with a traceback)."""
+def test_surrogate_escapes_are_repaired_and_noted(tmp_path: Path) -> None:
+    """A JSON "\\ud800" escape is valid JSON but not text SQLite can store: the half character becomes
+    U+FFFD wherever it is (content, title), every thread imports, one note says so, exit 0 (it used to
+    stop the import with a traceback, then to skip the thread)."""
     path = tmp_path / "threads.jsonl"
     path.write_text(
         '{"id": "bad", "messages": [{"id": "m1", "role": "user", "content": "x \\ud800 y"}]}\n'
@@ -343,9 +348,12 @@ def test_surrogate_escape_rejects_only_that_thread(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     report = check_import(tmp_path, path)
-    assert report["threads_added"] == 1
-    assert [e["conversation"] for e in report["errors"]] == ["bad", "t3"]
-    assert all("not valid Unicode" in e["error"] for e in report["errors"])
+    assert report["threads_added"] == 3 and report["errors"] == []
+    [note] = report["notes"]
+    assert note["conversation"] == "bad" and "lone UTF-16 surrogates" in note["note"]
+    with Store(tmp_path / "fuzz.db", embedder=None) as store:
+        assert store.get_messages(store.find_thread("jsonl", "bad").id)[0].content == "x \ufffd y"  # type: ignore[union-attr]
+        assert store.find_thread("jsonl", "t3").title == "\ufffd"  # type: ignore[union-attr]
 
 
 def test_deeply_nested_jsonl_line_is_one_problem(tmp_path: Path) -> None:

@@ -130,6 +130,7 @@ def test_batched_import_keeps_every_vector_on_its_message(
         "files_unchanged": 0,
         "skipped": 0,
         "errors": [],
+        "notes": [],
     }
     assert assert_vectors_match_their_messages(store, fake_embedder) > 13
     t = store.find_thread("jsonl", "b")
@@ -220,6 +221,7 @@ def test_a_newer_export_adds_only_new_threads_and_messages_and_updates_titles(
         "files_unchanged": 0,
         "skipped": 0,
         "errors": [],
+        "notes": [],
     }
     assert report.threads_unchanged == 1
     a = store.find_thread("jsonl", "a")

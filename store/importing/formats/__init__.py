@@ -48,6 +48,7 @@ from store.importing.formats._common import (
     UnknownFormatError,
     describe,
 )
+from store.importing.formats.repair import Repairs
 
 __all__ = [
     "FORMATS",
@@ -100,11 +101,15 @@ def read_export(path: str | os.PathLike[str], fmt: str = "auto") -> Iterator[Ite
 
 
 def _guarded(items: Iterator[Item], path: Path) -> Iterator[Item]:
-    """Last line of defence: an unexpected error ends this file with a problem, not a traceback."""
+    """Every record repaired (store.importing.formats.repair), and the last line of defence: an
+    unexpected error ends this file with a problem, not a traceback."""
+    repairs = Repairs()
     try:
-        yield from items
+        for item in items:
+            yield repairs.item(item)
     except Exception as exc:
         yield ImportProblem(str(path), None, f"import of this file stopped: {describe(exc)}")
+    yield from repairs.notes(str(path))
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:

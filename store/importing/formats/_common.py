@@ -53,11 +53,16 @@ class BadRecord(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ImportProblem:
-    """Something that was skipped: a whole file (conversation None) or one conversation in it."""
+    """Something that was skipped: a whole file (conversation None) or one conversation in it.
+
+    With `note`, nothing was skipped: the text was repaired (invalid UTF-8 or a lone surrogate shown as
+    U+FFFD, a repeated id renamed) and everything was imported; the person is told, the import does not
+    count as failed."""
 
     file: str
     conversation: str | None
     error: str
+    note: bool = False
 
 
 Item = ThreadIn | MemoryIn | SuggestionIn | ImportProblem
@@ -356,6 +361,7 @@ def bad_utf8_problems(stream: JsonStream, label: str) -> Iterator[ImportProblem]
             None,
             f"{n} invalid UTF-8 byte{'s' if n > 1 else ''} (the first near byte {stream.bad_utf8[0]}) "
             "shown as U+FFFD; the rest of the file was imported",
+            note=True,
         )
 
 

@@ -33,10 +33,9 @@ from store.importing.formats._common import (
 from store.importing.formats.agent_session import (
     TranscriptBuilder,
     objects,
-    open_session,
     problem_if_it_fails,
 )
-from store.importing.formats.lines import Lines, session_id_from_name, short
+from store.importing.formats.lines import read_lines, session_id_from_name, short
 from store.records import ThreadIn
 
 SOURCE = "claude-code"
@@ -75,15 +74,13 @@ def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
     A read from an offset gives the thread an empty title unless it meets a summary line: the stored
     title stays.
     """
-    lines = open_session(path, start, "a Claude Code session transcript")
-    if not isinstance(lines, Lines):
-        return lines
+    lines = read_lines(path, start)
     session = session_id_from_name(path)
     out: list[Item] = []
     b = TranscriptBuilder()
     meta: dict[str, Any] = {}
     summary: str | None = None
-    for offset, obj in objects(lines, path, session, out):
+    for offset, obj in objects(lines, path, session, out, "a Claude Code session transcript"):
         with problem_if_it_fails(out, path, session, offset):
             kind = obj.get("type")
             if kind == "summary":

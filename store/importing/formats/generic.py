@@ -41,6 +41,8 @@ from store.importing.formats._common import (
     stream_error,
     title_or_fallback,
 )
+from store.importing.formats.limits import too_big
+from store.importing.formats.lines import json_lines
 from store.records import CATEGORIES, MemoryIn, MessageIn, ThreadIn
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -74,34 +76,53 @@ def _looks_like_jsonl(path: Path) -> bool:
         with path.open("rb") as fp:
             first = fp.readline(64 * 1024**2).decode("utf-8-sig").strip()
             following = fp.read(4096).lstrip()
-        return first.startswith("{") and following.startswith(b"{") and isinstance(json.loads(first), dict)
+        if not (first.startswith("{") and following.startswith(b"{")):
+            return False
+        if too_big(first) is not None:  # not parsed just to look: a whole object by its ends
+            return first.endswith("}")
+        return isinstance(json.loads(first), dict)
     except (OSError, ValueError, RecursionError):
         return False
 
 
 def _read_jsonl(path: Path, source: str) -> Iterator[Item]:
     label = str(path)
+    bad_utf8: list[int] = []  # line numbers with invalid UTF-8 (shown as U+FFFD, the line kept)
     try:
         with path.open("rb") as fp:
-            for lineno, raw in enumerate(fp, 1):
-                try:
-                    line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8").strip()
-                    if not line:
-                        continue
-                    obj = json.loads(line)
-                except UnicodeDecodeError as exc:
-                    yield ImportProblem(label, f"line {lineno}", f"not valid UTF-8 text (byte {exc.start})")
+            for lineno, line in enumerate(json_lines(fp), 1):
+                if line.bad_utf8:
+                    bad_utf8.append(lineno)
+                if line.blank:
                     continue
-                except (
-                    ValueError,
-                    RecursionError,
-                ) as exc:  # RecursionError: nested deeper than Python allows
-                    reason = exc if isinstance(exc, ValueError) else "nested too deeply"
-                    yield ImportProblem(label, f"line {lineno}", f"invalid JSON: {reason}")
+                if line.error and not line.complete:
+                    # A last line without its newline that is not whole JSON: the file is still being
+                    # written (a log another tool appends to), as the session readers assume. Nothing is
+                    # lost: the next import reads the whole file again.
+                    yield ImportProblem(
+                        label,
+                        f"line {lineno}",
+                        "the last line is not complete (the file may still be being written); it was "
+                        "left out: import the file again once it is",
+                        note=True,
+                    )
                     continue
-                yield from _thread_item(obj, label, f"line {lineno}", source)
+                if line.error:
+                    reason = line.error.removeprefix("not JSON (").removesuffix(")")
+                    text = f"invalid JSON: {reason}" if line.error.startswith("not JSON") else line.error
+                    yield ImportProblem(label, f"line {lineno}", text)
+                    continue
+                yield from _thread_item(line.obj, label, f"line {lineno}", source)
     except OSError as exc:
         yield ImportProblem(label, None, describe(exc))
+    if bad_utf8:
+        shown = ", ".join(map(str, bad_utf8[:5])) + (" …" if len(bad_utf8) > 5 else "")
+        yield ImportProblem(
+            label,
+            None,
+            f"invalid UTF-8 in line {shown} shown as U+FFFD; those lines were imported",
+            note=True,
+        )
 
 
 def _read_json(path: Path) -> Iterator[Item]:

@@ -14,6 +14,7 @@ from store import Store
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "import"
 DEMO = Path(__file__).resolve().parents[3] / "data" / "demo.json"
 REPORT_KEYS = {
+    "notes",
     "threads_added",
     "threads_updated",
     "messages_added",
@@ -53,6 +54,7 @@ def test_json_report_and_a_second_run_adding_nothing(capsys, no_model_config, db
         "files_unchanged": 0,
         "skipped": 0,
         "errors": [],
+        "notes": [],
     }
 
 
@@ -155,10 +157,11 @@ def test_a_memapp_export_is_restored_whole_into_an_empty_database(capsys, no_mod
         assert b.stats() == sa
 
 
-def test_a_lone_surrogate_in_a_thread_id_or_source_skips_that_thread_only(  # type: ignore[no-untyped-def]
+def test_a_lone_surrogate_in_a_thread_id_or_source_is_repaired(  # type: ignore[no-untyped-def]
     capsys, no_model_config, db_path, tmp_path
 ) -> None:
-    """Issue 20, D11: the only uncaught error in 8,000 fuzz runs ended the whole import, nothing written."""
+    """Issue 20, D11 ended the whole import on such an id; issue 28.1 then lost the thread. Now the half
+    character becomes U+FFFD, every thread imports, and a note says so (exit 0: nothing was skipped)."""
     path = tmp_path / "t.jsonl"
     path.write_text(
         '{"id": "a\\ud800b", "messages": [{"id": "m1", "role": "user", "content": "hi"}]}\n'
@@ -166,8 +169,14 @@ def test_a_lone_surrogate_in_a_thread_id_or_source_skips_that_thread_only(  # ty
         '{"id": "s", "source": "x\\udc00", "messages": [{"id": "m1", "role": "user", "content": "hey"}]}\n'
     )
     code, report, _ = import_json(capsys, db_path, str(path))
-    assert code == 1 and report["threads_added"] == 1 and report["skipped"] == 2
-    assert [e["conversation"] for e in report["errors"]] == ["a\ufffdb", "s"]
-    assert all("not valid Unicode" in e["error"] for e in report["errors"])
+    assert code == 0 and report["threads_added"] == 3 and report["skipped"] == 0
+    [note] = report["notes"]
+    assert note["conversation"] == "a\ufffdb" and "2 lone UTF-16 surrogates" in note["note"]
+    with Store(db_path, embedder=None) as store:
+        assert {(t.source, t.external_id) for t in store.list_threads()} == {
+            ("jsonl", "a\ufffdb"),
+            ("jsonl", "ok"),
+            ("x\ufffd", "s"),
+        }
     code, out, err = run(capsys, "--db", str(db_path), "import", str(path))  # the text report prints too
-    assert code == 1 and "a\ufffdb" in out + err and "Traceback" not in err
+    assert code == 0 and "U+FFFD" in err and "Traceback" not in err
