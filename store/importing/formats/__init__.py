@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -142,23 +143,50 @@ def detect_format(path: str | os.PathLike[str]) -> str:
 
 
 def sniff_session(path: Path) -> str | None:
-    """ "claude-code" or "codex" when the file's first JSON lines are a coding-agent session, else None."""
+    """ "claude-code" or "codex" when the file's first JSON lines are a coding-agent session, else None.
+
+    A first line longer than the bytes looked at, or still being written (a session that just started),
+    is recognised by the keys it begins with: the session reader then waits for the rest of it."""
     try:
         with path.open("rb") as fp:
             head = fp.read(_HEAD)
     except OSError:
         return None
-    for raw in head.split(b"\n")[:8]:
+    *complete, partial = head.split(b"\n")
+    for raw in complete[:8]:
         if not raw.strip():
             continue
         try:
             obj = json.loads(raw)
         except (ValueError, RecursionError):  # RecursionError: a line nested deeper than Python recurses
-            return None  # a half line at the end of the head, or not JSON Lines
+            return None  # not JSON Lines
         if claude_code.looks_like(obj):
             return "claude-code"
         if codex.looks_like(obj):
             return "codex"
+    if any(raw.strip() for raw in complete):
+        return None
+    return _sniff_partial(partial.decode("utf-8", errors="replace"))
+
+
+_CLAUDE_START = re.compile(
+    r'"type"\s*:\s*"(user|assistant|summary|system|file-history-snapshot|queue-operation|progress)"'
+)
+_CLAUDE_KEYS = re.compile(r'"(sessionId|parentUuid|leafUuid|messageId)"\s*:')
+_CODEX_START = re.compile(
+    r'"type"\s*:\s*"(session_meta|response_item|turn_context|event_msg)"\s*,\s*"payload"'
+)
+
+
+def _sniff_partial(text: str) -> str | None:
+    """The agent a first line that is not complete (yet) belongs to, from the keys it begins with."""
+    text = text.lstrip("\ufeff \t\r")
+    if not text.startswith("{"):
+        return None
+    if _CODEX_START.search(text):
+        return "codex"
+    if _CLAUDE_START.search(text) and _CLAUDE_KEYS.search(text):
+        return "claude-code"
     return None
 
 

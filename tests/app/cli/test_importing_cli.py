@@ -180,3 +180,70 @@ def test_a_lone_surrogate_in_a_thread_id_or_source_is_repaired(  # type: ignore[
         }
     code, out, err = run(capsys, "--db", str(db_path), "import", str(path))  # the text report prints too
     assert code == 0 and "U+FFFD" in err and "Traceback" not in err
+
+
+_SESSION = "5f0c7a52-3d0e-4b7a-9c11-2a9b1f3e8d01"
+_CLAUDE_LINE = json.dumps(
+    {
+        "parentUuid": None,
+        "isSidechain": False,
+        "cwd": "/home/ana/src/tide",
+        "sessionId": _SESSION,
+        "type": "user",
+        "message": {"role": "user", "content": "Why does the tide parser flake? " + "x" * 70_000},
+        "uuid": "a0000000-0000-4000-8000-000000000001",
+        "timestamp": "2025-10-02T09:00:05.000Z",
+    }
+)
+_CODEX_LINE = (
+    json.dumps(
+        {
+            "timestamp": "2025-10-03T14:05:09.000Z",
+            "type": "session_meta",
+            "payload": {"id": _SESSION, "cwd": "/home/ana/src/tide", "instructions": "be brief"},
+        }
+    )
+    + "\n"
+    + json.dumps(
+        {
+            "timestamp": "2025-10-03T14:05:10.000Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "hello"}],
+            },
+        }
+    )
+)
+_GENERIC = '{"id": "a", "messages": [{"role": "user", "content": "first"}]}\n' + json.dumps(
+    {"id": "b", "messages": [{"role": "user", "content": "second"}]}
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "cut"),
+    [
+        (f"{_SESSION}.jsonl", _CLAUDE_LINE, 200),  # a session's first line, still being written
+        (f"{_SESSION}.jsonl", _CLAUDE_LINE, 68_000),  # ... longer than what format detection reads
+        (f"rollout-2025-10-03T14-05-09-{_SESSION}.jsonl", _CODEX_LINE, 90),
+        ("log.jsonl", _GENERIC, len(_GENERIC) - 20),  # a generic log whose last line is half written
+    ],
+    ids=["claude-code", "claude-code-long-line", "codex", "generic-jsonl"],
+)
+def test_importing_a_file_still_being_written_is_not_an_error(  # type: ignore[no-untyped-def]
+    capsys, no_model_config, db_path, tmp_path, name, text, cut
+) -> None:
+    """28.4: `memapp import FILE` of a file another program is still writing: the line without its end
+    is left for next time (as the hook and `watch` do), never reported as an error; once the line is
+    complete, the next import takes it."""
+    path = tmp_path / name
+    path.write_text(text[:cut], encoding="utf-8")
+    code, report, err = import_json(capsys, db_path, str(path))
+    assert (code, report["errors"]) == (0, []), (report, err)
+    path.write_text(text + "\n", encoding="utf-8")
+    code, report, err = import_json(capsys, db_path, str(path))
+    assert (code, report["errors"], report["notes"]) == (0, [], []), (report, err)
+    with Store(db_path, embedder=None) as store:
+        contents = [m.content for t in store.list_threads() for m in store.get_messages(t.id)]
+    assert any(c.startswith(("Why does", "hello", "second")) for c in contents), contents
