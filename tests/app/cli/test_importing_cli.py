@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -247,3 +248,37 @@ def test_importing_a_file_still_being_written_is_not_an_error(  # type: ignore[n
     with Store(db_path, embedder=None) as store:
         contents = [m.content for t in store.list_threads() for m in store.get_messages(t.id)]
     assert any(c.startswith(("Why does", "hello", "second")) for c in contents), contents
+
+
+@pytest.mark.model
+def test_embed_writes_only_its_result_to_stdout(capsys, db_path, real_embedder) -> None:  # type: ignore[no-untyped-def]
+    """28.14: progress went to stdout with `\\r` redraws, so `memapp embed > log` kept them (a stray `)`).
+    Now stdout holds the one result line; progress is plain lines on stderr when it is not a terminal."""
+    code, report, _ = import_json(capsys, db_path, str(FIXTURES / "generic" / "list.json"), "--no-embed")
+    assert code == 0 and report["messages_added"] > 0
+    code, out, err = run(capsys, "--db", str(db_path), "embed")
+    assert code == 0
+    assert out == f"embedded {report['messages_added']} messages and 0 memories\n"
+    assert "\r" not in out + err
+    assert err.splitlines()[-1].startswith(
+        f"embedding: {report['messages_added']}/{report['messages_added']} ("
+    )
+
+
+def test_embed_progress_redraws_only_on_a_terminal(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    from app.cli.admin import _Progress
+
+    plain = _Progress("embedding")
+    for done in range(0, 101, 5):
+        plain(done, 100)
+    plain.close()
+    out, err = capsys.readouterr()
+    assert out == "" and "\r" not in err and len(err.splitlines()) == 10  # every 10 %, 100 % included
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    shown = _Progress("embedding")
+    shown(1, 2)
+    shown(2, 2)
+    shown.close()
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("\rembedding: 1/2") and err.count("\r") == 2 and err.endswith("\n")
