@@ -235,7 +235,10 @@ def _detect_json(p: Path, head: bytes) -> str:
     except JsonError as exc:
         kind, error = _classify_text(head.decode("utf-8", errors="replace")), str(exc)
     if kind is None and error and not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith((b"{", b"[")):
-        return "text"  # a pasted list of memories (Markdown bullets, numbered lines, one per line)
+        if _CONTEXT_TEXT.match(head.decode("utf-8", errors="replace").lstrip("\ufeff")):
+            kind = "memapp-context"
+        else:
+            return "text"  # a pasted list of memories (Markdown bullets, numbered lines, one per line)
     if kind is None and not error:
         name = p.name.lower()
         kind = "claude" if name == "memories.json" else None
@@ -244,6 +247,12 @@ def _detect_json(p: Path, head: bytes) -> str:
             f"{p} is a memapp export (a backup of chat.db), not another tool's chat export; "
             "`memapp import` restores it into an empty database."
         )
+    if kind == "memapp-context":
+        raise UnknownFormatError(
+            f"{p} is a context memapp built for a chat model (`memapp context`, or saved from the TUI's "
+            "context preview), not a chat export: its messages and memories come from chat.db already, so "
+            "it is not imported again. Import the export the conversation came from instead."
+        )
     if kind is None:
         reason = f"not valid JSON ({error})" if error else "JSON of a shape we do not know"
         raise UnknownFormatError(f"{p}: {reason}. {FORMATS_HINT}.")
@@ -251,6 +260,9 @@ def _detect_json(p: Path, head: bytes) -> str:
 
 
 _EMPTY = object()
+# A context saved as text: the TUI's preview (`## role` then a blank line, per message) or the printout of
+# `memapp context THREAD` ("thread 3: 812 of 2000 tokens (...").
+_CONTEXT_TEXT = re.compile(r"(## (system|user|assistant|tool)\r?\n\r?\n|thread \d+: \d+ of \d+ tokens \()")
 
 
 def _classify_stream(stream: JsonStream) -> str | None:
@@ -272,6 +284,8 @@ def _classify(obj: Any) -> str | None:
         return None
     if obj.get("format") == "memapp-export":
         return "memapp-export"
+    if "messages" in obj and isinstance(obj.get("token_stats"), dict) and "budget" in obj["token_stats"]:
+        return "memapp-context"  # `memapp context --json`, or the TUI's context preview saved as .json
     if "mapping" in obj:
         return "chatgpt"
     if "chat_messages" in obj or "conversations_memory" in obj or "project_memories" in obj:

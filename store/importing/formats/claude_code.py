@@ -53,12 +53,13 @@ _COMMAND_MESSAGE = re.compile(r"<command-message>\s*(.*?)(?: is running…)?\s*<
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 # Claude Code's own housekeeping commands: typed without arguments they change a setting or show a
 # screen, and say nothing about the work (with arguments, e.g. `/compact keep the API notes`, they do).
-_HOUSEKEEPING = frozenset(
+_HOUSEKEEPING_NAMES = (
     "add-dir agents bashes bug clear compact config context cost doctor exit export feedback help hooks ide "
     "install-github-app login logout mcp memory migrate-installer model output-style permissions plugin "
     "privacy-settings quit release-notes resume rewind sandbox stats status statusline terminal-setup "
-    "theme todos upgrade usage vim".split()
+    "theme todos upgrade usage vim"
 )
+_HOUSEKEEPING = frozenset(_HOUSEKEEPING_NAMES.split())
 # The field of a tool's input that says best what it did (else the whole input, shortened).
 _KEY_INPUT = ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt")
 

@@ -282,3 +282,29 @@ def test_embed_progress_redraws_only_on_a_terminal(monkeypatch, capsys) -> None:
     shown.close()
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("\rembedding: 1/2") and err.count("\r") == 2 and err.endswith("\n")
+
+
+def test_a_context_memapp_saved_is_refused_with_one_line(capsys, no_model_config, db_path, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """28.15: a context built by memapp (`memapp context --json`, its printout, the TUI preview's save)
+    imported as a new chat thread: memapp's own output, its memories and summary included, as if it were
+    a conversation. It is recognised and refused with one line; nothing is written."""
+    from app.tui.screens.context_preview import context_text
+    from store.context.builder import build_context
+
+    assert run(capsys, "--db", str(db_path), "import", str(DEMO), "--no-embed")[0] == 0
+    code, out, _ = run(capsys, "--db", str(db_path), "context", "1", "--budget", "3000", "--json")
+    assert code == 0
+    saved = {"ctx.json": out}
+    saved["printout.txt"] = run(capsys, "--db", str(db_path), "context", "1", "--budget", "3000")[1]
+    with Store(db_path, embedder=None) as store:
+        saved["context-thread-1.md"] = context_text(build_context(store, 1, 3000)) + "\n"
+        before = store.stats()
+    for name, text in saved.items():
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        code, report, _ = import_json(capsys, db_path, str(path))
+        assert code == 1 and report["threads_added"] == report["suggestions_added"] == 0, (name, report)
+        [error] = report["errors"]
+        assert "is a context memapp built" in error["error"] and "\n" not in error["error"], name
+    with Store(db_path, embedder=None) as store:
+        assert store.stats() == before
