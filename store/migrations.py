@@ -292,6 +292,13 @@ def _m007_float16_vectors(con: apsw.Connection) -> None:
     convert_to_f16(con)
 
 
+def _m010_source_title(con: apsw.Connection) -> None:
+    """The title the export gave a thread at its last import, beside the title shown, so that a re-import
+    keeps a rename made in memapp unless the export itself renamed the thread (store.titles). NULL for
+    threads imported before: their title may already be a rename, so it is kept."""
+    con.execute("ALTER TABLE threads ADD COLUMN source_title TEXT")
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial", _m001_initial),
     (2, "suggestions", _m002_suggestions),
@@ -300,6 +307,7 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (5, "truth", _m005_truth),
     (6, "stemmed_keywords", _m006_stemmed_keywords),
     (7, "float16_vectors", _m007_float16_vectors),
+    (10, "source_title", _m010_source_title),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -183,6 +183,6 @@ CREATE TABLE threads(
             updated_at REAL NOT NULL,
             message_count INTEGER NOT NULL DEFAULT 0,
             token_count INTEGER NOT NULL DEFAULT 0,
-            metadata TEXT NOT NULL DEFAULT '{}', archived_at REAL,
+            metadata TEXT NOT NULL DEFAULT '{}', archived_at REAL, source_title TEXT,
             UNIQUE(source, external_id)
         );
