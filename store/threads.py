@@ -58,7 +58,8 @@ SORTS = {
 
 
 def _thread(row: Sequence[Any]) -> Thread:
-    return Thread(*row[:8], json_loads(row[8]), *row[9:])
+    r = row
+    return Thread(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], json_loads(r[8]), r[9], r[10])
 
 
 def thread_where(text: str | None, archived: bool | None) -> tuple[list[str], list[Any]]:

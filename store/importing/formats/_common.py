@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from store.errors import StoreError
-from store.importing.formats._json import JsonError, JsonStream
+from store.importing.formats._json import JsonError, JsonStream, Skipped
 from store.records import MemoryIn, MessageIn, SuggestionIn, ThreadIn
 
 FORMATS: tuple[str, ...] = (
@@ -366,17 +366,35 @@ def bad_utf8_problems(stream: JsonStream, label: str) -> Iterator[ImportProblem]
 
 
 def json_items(stream: JsonStream, list_keys: tuple[str, ...] = ()) -> Iterator[Any]:
-    """The items of a list root (streamed), of a `{key: [...]}` wrapper, or a single object root."""
-    if stream.peek() == "[":
-        yield from stream.iter_array()
+    """The items of a list root, of a `{key: [...]}` wrapper (the first of `list_keys` found), or a single
+    object root. Lists are streamed with recovery: an element that cannot be read comes as a Skipped."""
+    first = stream.peek()
+    if first == "[":
+        yield from stream.iter_array(recover=True)
         return
-    root = stream.value()
+    if first != "{" or not list_keys:
+        root = stream.value()
+        stream.expect_end()
+        if isinstance(root, dict):
+            yield root
+            return
+        raise JsonError(f"the file holds a JSON {type(root).__name__}, expected a list of conversations")
+    rest: dict[str, Any] = {}
+    streamed = False
+    for key, value in stream.members(list_keys):
+        if isinstance(value, Iterator):
+            if streamed:
+                rest[key] = list(value)
+            else:
+                streamed = True
+                yield from value
+        else:
+            rest[key] = value
     stream.expect_end()
-    if isinstance(root, dict):
-        for key in list_keys:
-            if isinstance(root.get(key), list):
-                yield from root[key]
-                return
-        yield root
-        return
-    raise JsonError(f"the file holds a JSON {type(root).__name__}, expected a list of conversations")
+    if not streamed:
+        yield rest
+
+
+def skipped_problem(item: Skipped, label: str, what: str) -> ImportProblem:
+    """The problem for an element of a list that could not be read (and was passed over)."""
+    return ImportProblem(label, f"{what} {item.index}", item.describe())

@@ -32,6 +32,7 @@ from store.importing.formats._common import (
     Item,
     JsonError,
     JsonStream,
+    Skipped,
     as_dict,
     as_list,
     bad_utf8_problems,
@@ -42,9 +43,11 @@ from store.importing.formats._common import (
     ident,
     json_items,
     parse_ts,
+    skipped_problem,
     stream_error,
     title_or_fallback,
 )
+from store.importing.formats.limits import too_big
 from store.records import MemoryIn, MessageIn, ThreadIn
 
 SOURCE = "chatgpt"
@@ -114,6 +117,9 @@ def read(path: Path) -> Iterator[Item]:
                 with bundle.open(name) as fp:
                     stream = JsonStream(fp)
                     for conv in json_items(stream, ("conversations",)):
+                        if isinstance(conv, Skipped):
+                            yield skipped_problem(conv, label, "conversation")
+                            continue
                         yield from _one(conv, label, seen_threads, seen_memories)
             except (JsonError, OSError, zipfile.BadZipFile, EOFError) as exc:
                 yield ImportProblem(label, None, stream_error(exc, stream))
@@ -128,10 +134,17 @@ def _check_manifest(bundle: Bundle, names: list[str]) -> Iterator[ImportProblem]
     label = bundle.label(manifests[0])
     try:
         with bundle.open(manifests[0]) as fp:
-            manifest = json.loads(fp.read(16 * 1024**2).decode("utf-8-sig"))
-    except (ValueError, OSError, zipfile.BadZipFile) as exc:
+            raw = fp.read(16 * 1024**2).decode("utf-8-sig")
+        why = too_big(raw)
+        if why is not None:
+            raise ValueError(why)
+        manifest = json.loads(raw)
+    except (ValueError, OSError, zipfile.BadZipFile, RecursionError, ImportFormatError) as exc:
+        # RecursionError: nested deeper than Python recurses; the manifest only lists file names, so
+        # nothing of the export is lost without it: say so and read the conversations present
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else describe(exc)
         yield ImportProblem(
-            label, None, f"unreadable export manifest ({describe(exc)}); importing the files present"
+            label, None, f"unreadable export manifest ({reason}); importing the files present"
         )
         return
     present = {n.rsplit("/", 1)[-1] for n in names}
@@ -143,15 +156,22 @@ def _check_manifest(bundle: Bundle, names: list[str]) -> Iterator[ImportProblem]
 
 
 def _file_names(value: Any) -> set[str]:
-    """Every conversations file name mentioned anywhere in the manifest."""
-    if isinstance(value, str):
-        base = value.replace("\\", "/").rsplit("/", 1)[-1]
-        return {base} if CONVERSATION_FILE.fullmatch(base) else set()
-    if isinstance(value, dict):
-        return set().union(*(_file_names(v) for v in [*value.keys(), *value.values()])) if value else set()
-    if isinstance(value, list):
-        return set().union(*(_file_names(v) for v in value)) if value else set()
-    return set()
+    """Every conversations file name mentioned anywhere in the manifest (walked without recursion: a
+    manifest can be nested as deep as the JSON parser allows)."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            base = v.replace("\\", "/").rsplit("/", 1)[-1]
+            if CONVERSATION_FILE.fullmatch(base):
+                found.add(base)
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return found
 
 
 def _digest(thread: ThreadIn) -> int:

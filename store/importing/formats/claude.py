@@ -39,6 +39,7 @@ from store.importing.formats._common import (
     Item,
     JsonError,
     JsonStream,
+    Skipped,
     as_dict,
     as_list,
     as_text,
@@ -49,6 +50,7 @@ from store.importing.formats._common import (
     ident,
     json_items,
     parse_ts,
+    skipped_problem,
     stream_error,
     title_or_fallback,
 )
@@ -93,6 +95,9 @@ def read(path: Path) -> Iterator[Item]:
                 with bundle.open(name) as fp:
                     stream = JsonStream(fp)
                     for item in json_items(stream):
+                        if isinstance(item, Skipped):
+                            yield skipped_problem(item, label, "conversation")
+                            continue
                         yield from _one(item, label)
             except (JsonError, OSError, zipfile.BadZipFile, EOFError) as exc:
                 yield ImportProblem(label, None, stream_error(exc, stream))
