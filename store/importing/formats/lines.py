@@ -70,7 +70,10 @@ def json_lines(fp: IO[bytes], start: int = 0) -> Iterator[Line]:
             raw = b"".join(parts)
         line = Line(pos, length, complete)
         if too_long:
-            line.error = f"{length / 1024**2:.0f} MB long, more than can be held in the memory here; skipped"
+            line.error = (
+                f"{length / 1024**2:.0f} MB long, more than this import can hold with the memory it has "
+                f"here ({hold / 1024**2:.0f} MB); skipped"
+            )
         else:
             _parse(raw, line)
         yield line
