@@ -6,10 +6,12 @@ drown search and summaries in `ls` output. So the words stay messages, and each 
 between two of them becomes one message with role "tool", empty text and the calls (name, a one-line
 input, whether it failed) in its metadata; the thread view and `threads show` print it as one line.
 
-Why a run is keyed by its first line: the file is read in pieces (a session still being written is
-imported after every turn), and a piece may end in the middle of a run. The rest of the run then starts
-a new run message keyed by its own first line; re-reading the whole file later keys the whole run by the
-same first line, which is stored already, so nothing is imported twice.
+Why a run is keyed by its first line, and each call keeps its own id: the file is read in pieces (a
+session still being written is imported after every turn), and a piece may end in the middle of a run.
+The rest of the run then starts a new run message keyed by its own first line. A file read again in
+other pieces (it shrank and grew back, or was rewritten) cuts its runs elsewhere, so the run keys alone
+would store a call twice, or skip the calls a stored run gained; store.importing.sessions therefore
+drops the calls whose ids the thread already holds.
 
 Both readers also go over their lines the same way (`objects`, `problem_if_it_fails`): a line that is not
 a JSON object, or one the reader fails on, becomes an ImportProblem naming its byte offset, and the rest
@@ -77,6 +79,7 @@ class TranscriptBuilder:
     def _remember(self, call_id: str, call: dict[str, Any]) -> dict[str, Any]:
         if call_id:
             self._calls[call_id] = call
+            call["id"] = call_id  # a call is known by it when a session is read again in other pieces
         return call
 
     def session_model(self, meta: dict[str, Any]) -> None:

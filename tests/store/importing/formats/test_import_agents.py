@@ -63,14 +63,19 @@ def test_claude_code_session_keeps_words_and_condenses_tools() -> None:
     assert run.content == ""  # tool traffic is metadata, never indexed prose
     assert run.metadata == {
         "tool_calls": [
-            {"name": "Read", "input": "/home/ana/src/tide/tests/test_parse.py"},
-            {"name": "Bash", "input": "pytest tests/test_parse.py -x -q -p no:randomly", "error": True},
-            {"name": "Task", "input": "Search for tz handling"},
+            {"name": "Read", "input": "/home/ana/src/tide/tests/test_parse.py", "id": "toolu_01"},
+            {
+                "name": "Bash",
+                "input": "pytest tests/test_parse.py -x -q -p no:randomly",
+                "id": "toolu_02",
+                "error": True,
+            },
+            {"name": "Task", "input": "Search for tz handling", "id": "toolu_03"},
         ]
     }
     assert tool_line(run.metadata) == "3 tool calls: Read, Bash, Task · 1 failed"
     assert by[_id(0xB)].metadata == {
-        "tool_calls": [{"name": "Edit", "input": "/home/ana/src/tide/tide/parse.py"}]
+        "tool_calls": [{"name": "Edit", "input": "/home/ana/src/tide/tide/parse.py", "id": "toolu_04"}]
     }
     assert by[_id(0xE)].metadata == {"attachments": ["1 image"]}
     assert notes(by[_id(0xE)].metadata) == ["attached: 1 image"]
@@ -112,7 +117,7 @@ def test_codex_rollout_skips_injected_context_reasoning_and_ui_echoes() -> None:
     assert calls[0]["input"] == "bash -lc rg -n 'def export' tide"
     assert [c.get("error", False) for c in calls] == [False, False, True]  # exit code 1
     assert t.messages[4].metadata == {
-        "tool_calls": [{"name": "shell", "input": "sed -n 1,20p tests/test_cli.py"}]
+        "tool_calls": [{"name": "shell", "input": "sed -n 1,20p tests/test_cli.py", "id": "call_A4"}]
     }
     assert len({m.external_id for m in t.messages}) == 6  # byte offsets: unique, stable while appended to
 
