@@ -15,9 +15,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from app.cli.background import start_summarizer
 from app.cli.common import EXIT_FAILED, Context, UsageError
 from store.importing.formats import FORMATS
-from store.importing.pipeline import ImportProgress, ImportReport, ImportTotals, count_export, import_paths
+from store.importing.pipeline import (
+    ImportProgress,
+    ImportReport,
+    ImportTotals,
+    count_export,
+    import_paths,
+    summaries_due,
+    summarize_due,
+    unsummarised_messages,
+)
 from store.importing.sessions import is_session_path
 
 
@@ -55,17 +65,28 @@ def _import(ctx: Context, names: list[str]) -> int | None:
         # Session logs are not counted first: that would read every session, also the unchanged ones.
         totals = count(lambda: count_export(paths, args.format)) if show and not sessions else None
         report = import_paths(
-            store,
-            paths,
-            args.format,
-            embed=embed,
-            progress=update,
-            totals=totals,
-            summarize=not args.no_summarize,
+            store, paths, args.format, embed=embed, progress=update, totals=totals, summarize=False
         )
+        if not args.no_summarize:
+            _summaries(ctx, report, embed, update)
     note = store.precision_note if embed and report.messages_added else None
     ctx.emit(report.to_json(), lambda: _print_report(report, embed, note))
     return None if report.ok else EXIT_FAILED
+
+
+def _summaries(ctx: Context, report: ImportReport, embed: bool, update: Updater) -> None:
+    """Bring the summaries of the threads that grew up to date: here when that is little work (or
+    --summarize-now), else in a background process, so a big import returns once its threads are written
+    (app/cli/background.py says why)."""
+    store = ctx.store
+    due = summaries_due(store, report.grown_threads)
+    if not due:
+        return
+    if ctx.args.summarize_now or unsummarised_messages(store, due) <= store.config.summary.background_after:
+        report.summaries_updated += summarize_due(store, due, use_model=embed, progress=update)
+        return
+    start_summarizer(ctx, use_model=embed)
+    report.summaries_background = len(due)
 
 
 def _print_report(report: ImportReport, embed: bool, note: str | None = None) -> None:
@@ -83,6 +104,11 @@ def _print_report(report: ImportReport, embed: bool, note: str | None = None) ->
         print(f"sessions: {r.files_read} read, {r.files_unchanged} unchanged")
     if r.summaries_updated:
         print(f"summaries: {r.summaries_updated} threads summarised")
+    if r.summaries_background:
+        print(
+            f"summaries: {r.summaries_background} threads are being summarised in the background "
+            "(`memapp summarize --due` does it now)"
+        )
     if not embed:
         print("vectors:  not written (--no-embed); run `memapp embed` for semantic search")
     elif r.vector_problem and r.messages_added:
@@ -192,10 +218,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--no-embed", action="store_true", help="write no vectors now (fast); `memapp embed` adds them later"
     )
-    p.add_argument(
+    summaries = p.add_mutually_exclusive_group()
+    summaries.add_argument(
         "--no-summarize",
         action="store_true",
-        help="do not update thread summaries and topics afterwards (`memapp summarize` does it later)",
+        help="do not update thread summaries and topics afterwards (`memapp summarize --due` does it later)",
+    )
+    summaries.add_argument(
+        "--summarize-now",
+        action="store_true",
+        help="update the summaries before returning, however long that takes (a big import otherwise "
+        "leaves them to a background process: summary.background_after)",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON, no progress")
     p.set_defaults(handler=cmd_import, creates=True)

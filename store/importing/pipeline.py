@@ -123,34 +123,50 @@ def import_paths(
         report.files_unchanged += sessions.unchanged
         report.files_read += sessions.read
     if summarize:
-        from store.extract.summaries import maybe_summarize, threads_to_summarize, unsummarised_count
-
-        # Not only the threads this run grew: a killed or --no-summarize import left threads whose summary
-        # is behind (derived from last_message_seq, so nothing else has to remember it), and re-running
-        # the import, which then writes no message, must still bring them up to date.
-        trigger = max(1, store.config.summary.trigger_messages)
-        behind = threads_to_summarize(store, min_new=trigger)
-        grown = [t for t in dict.fromkeys(report.grown_threads) if unsummarised_count(store, t) >= trigger]
-        due = list(dict.fromkeys([*grown, *behind]))
-        started = time.monotonic()
-        for done, thread_id in enumerate(due):
-            if progress is not None:  # a phase of its own: seconds on a big import, never a silent 100 %
-                progress(
-                    ImportProgress(
-                        "",
-                        done,
-                        len(due),
-                        0,
-                        None,
-                        report.messages_added,
-                        time.monotonic() - started,
-                        "summarising",
-                    )
-                )
-            # --no-embed: no model at all, the summaries use TF-IDF (README "Importing")
-            if maybe_summarize(store, thread_id, use_model=embed) is not None:
-                report.summaries_updated += 1
+        due = summaries_due(store, report.grown_threads)
+        report.summaries_updated += summarize_due(store, due, use_model=embed, progress=progress)
     return report
+
+
+def summaries_due(store: Store, grown: Sequence[int] = ()) -> list[int]:
+    """Threads whose summary an import brings up to date: those that grew (`grown`, this run) or are
+    behind by at least `summary.trigger_messages` messages.
+
+    Not only the threads a run grew: a killed or --no-summarize import left threads whose summary is
+    behind (derived from last_message_seq, so nothing else has to remember it), and re-running the
+    import, which then writes no message, must still bring them up to date."""
+    from store.extract.summaries import threads_to_summarize, unsummarised_count
+
+    trigger = max(1, store.config.summary.trigger_messages)
+    behind = threads_to_summarize(store, min_new=trigger)
+    grown_due = [t for t in dict.fromkeys(grown) if unsummarised_count(store, t) >= trigger]
+    return list(dict.fromkeys([*grown_due, *behind]))
+
+
+def unsummarised_messages(store: Store, threads: Sequence[int]) -> int:
+    """Messages the summaries of `threads` have not covered yet (what summarising them will read)."""
+    from store.extract.summaries import unsummarised_count
+
+    return sum(unsummarised_count(store, t) for t in threads)
+
+
+def summarize_due(
+    store: Store, due: Sequence[int], *, use_model: bool = True, progress: ProgressFn | None = None
+) -> int:
+    """Summarise each thread in `due` (each in its own transaction); returns how many were updated.
+    `use_model=False` (an import with --no-embed) never loads the model: the summaries use TF-IDF."""
+    from store.extract.summaries import maybe_summarize
+
+    started = time.monotonic()
+    updated = 0
+    for done, thread_id in enumerate(due):
+        if progress is not None:  # a phase of its own: seconds on a big import, never a silent 100 %
+            progress(
+                ImportProgress("", done, len(due), 0, None, 0, time.monotonic() - started, "summarising")
+            )
+        if maybe_summarize(store, thread_id, use_model=use_model) is not None:
+            updated += 1
+    return updated
 
 
 def load_demo(
@@ -223,4 +239,7 @@ __all__ = [
     "import_paths",
     "is_memapp_export",
     "load_demo",
+    "summaries_due",
+    "summarize_due",
+    "unsummarised_messages",
 ]

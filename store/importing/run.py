@@ -50,6 +50,9 @@ class ImportReport:
     vector_problem: str | None = None  # why threads were written without vectors, when embedding was asked
     grown_threads: list[int] = field(default_factory=list)  # threads that received messages (to summarise)
     summaries_updated: int = 0
+    summaries_background: int = (
+        0  # threads left to a background `memapp summarize --due` (app/cli/background.py)
+    )
 
     @property
     def skipped(self) -> int:
@@ -69,6 +72,7 @@ class ImportReport:
             "suggestions_added": self.suggestions_added,
             "files_read": self.files_read,
             "files_unchanged": self.files_unchanged,
+            "summaries_background": self.summaries_background,
             "skipped": self.skipped,
             "errors": [
                 {"file": e.file, "conversation": e.conversation, "error": e.error} for e in self.errors

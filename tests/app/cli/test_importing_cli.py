@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "import"
 DEMO = Path(__file__).resolve().parents[3] / "data" / "demo.json"
 REPORT_KEYS = {
     "notes",
+    "summaries_background",
     "threads_added",
     "threads_updated",
     "messages_added",
@@ -53,6 +55,7 @@ def test_json_report_and_a_second_run_adding_nothing(capsys, no_model_config, db
         "suggestions_added": 0,
         "files_read": 0,
         "files_unchanged": 0,
+        "summaries_background": 0,
         "skipped": 0,
         "errors": [],
         "notes": [],
@@ -308,3 +311,55 @@ def test_a_context_memapp_saved_is_refused_with_one_line(capsys, no_model_config
         assert "is a context memapp built" in error["error"] and "\n" not in error["error"], name
     with Store(db_path, embedder=None) as store:
         assert store.stats() == before
+
+
+def _long_threads(path: Path, n_threads: int = 3, n_messages: int = 36) -> Path:
+    topics = ["restic backups", "the NAS", "Postgres upgrades", "the garden shed", "sourdough"]
+    lines = []
+    for t in range(n_threads):
+        msgs = [
+            {
+                "id": f"m{i}",
+                "role": "user" if i % 2 == 0 else "assistant",
+                "content": f"About {topics[(t + i) % 5]}: we decided to keep step {i} because it failed "
+                f"twice on {topics[(t * 3 + i) % 5]}. Next we need to test the restore of part {i}.",
+            }
+            for i in range(n_messages)
+        ]
+        lines.append(json.dumps({"id": f"t{t}", "title": f"Thread {t}", "messages": msgs}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _summaries(db: Path) -> dict[str, str]:
+    with Store(db, embedder=None) as store:
+        return {
+            str(r[0]): str(r[1])
+            for r in store.con.execute(
+                "SELECT t.external_id, s.content FROM thread_summaries s JOIN threads t ON t.id = s.thread_id"
+            )
+        }
+
+
+def test_a_big_import_leaves_its_summaries_to_a_background_process(  # type: ignore[no-untyped-def]
+    capsys, no_model_config, tmp_path
+) -> None:
+    """28.25: summaries took 78 % of a plain import's CPU. An import leaving more than
+    summary.background_after messages to summarise returns once its threads are written and a detached
+    `memapp summarize --due` makes the summaries: the same ones, as good, a moment later."""
+    export = _long_threads(tmp_path / "long.jsonl")
+    no_model_config.write_text("[embedding]\nenabled = false\n[summary]\nbackground_after = 50\n")
+    db = tmp_path / "bg.db"
+    code, report, _ = import_json(capsys, db, str(export), "--no-embed")
+    assert code == 0 and report["summaries_background"] == 3, report
+    deadline = time.monotonic() + 120
+    while len(_summaries(db)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    now = tmp_path / "now.db"
+    code, report, _ = import_json(capsys, now, str(export), "--no-embed", "--summarize-now")
+    assert code == 0 and report["summaries_background"] == 0
+    assert _summaries(db) == _summaries(now) and len(_summaries(now)) == 3
+    small = tmp_path / "small.db"  # little to summarise: done before the command returns, as before
+    no_model_config.write_text("[embedding]\nenabled = false\n")
+    code, report, _ = import_json(capsys, small, str(export), "--no-embed")
+    assert report["summaries_background"] == 0 and _summaries(small) == _summaries(now)
