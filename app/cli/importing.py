@@ -10,18 +10,16 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from app.cli.background import start_summarizer
 from app.cli.common import EXIT_FAILED, Context, UsageError
+from app.cli.import_display import Updater, progress_display
 from store.importing.formats import FORMATS
 from store.importing.pipeline import (
-    ImportProgress,
     ImportReport,
-    ImportTotals,
     count_export,
     import_paths,
     summaries_due,
@@ -60,10 +58,15 @@ def _import(ctx: Context, names: list[str]) -> int | None:
     store = ctx.store
     embed = not args.no_embed
     show = not ctx.json and sys.stderr.isatty()
-    with _progress_display(show) as (count, update):
+    with progress_display(show) as display:
         sessions = any(is_session_path(p, args.format) for p in paths)
         # Session logs are not counted first: that would read every session, also the unchanged ones.
-        totals = count(lambda: count_export(paths, args.format)) if show and not sessions else None
+        totals = (
+            display.count(lambda seen: count_export(paths, args.format, seen))
+            if show and not sessions
+            else None
+        )
+        update = display.update if show else None
         report = import_paths(
             store, paths, args.format, embed=embed, progress=update, totals=totals, summarize=False
         )
@@ -127,76 +130,6 @@ def _print_errors(report: ImportReport) -> None:
             where = f"{e.file} [{e.conversation}]" if e.conversation else e.file
             text = e.error if e.error.startswith(where) else f"{where}: {e.error}"
             print(f"memapp: {kind} {text}", file=sys.stderr)
-
-
-Counter = Callable[[Callable[[], ImportTotals]], ImportTotals]
-Updater = Callable[[ImportProgress], None] | None
-
-
-@contextmanager
-def _progress_display(show: bool) -> Iterator[tuple[Counter, Updater]]:
-    """A rich progress bar (threads, messages, rate, ETA) on stderr, or nothing."""
-    if not show:
-        yield (lambda fn: fn()), None
-        return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        Progress,
-        SpinnerColumn,
-        TaskProgressColumn,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    progress = Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TaskProgressColumn(),
-        TextColumn("{task.fields[threads]} threads, {task.fields[messages]} messages, {task.fields[rate]}"),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    )
-    task = progress.add_task("reading the export", total=None, threads="-", messages="-", rate="-")
-
-    def count(fn: Callable[[], ImportTotals]) -> ImportTotals:
-        totals = fn()
-        progress.update(
-            task,
-            description="importing",
-            total=max(totals.messages, 1),
-            threads=f"0/{totals.threads}",
-            messages=f"0/{totals.messages}",
-        )
-        return totals
-
-    def update(p: ImportProgress) -> None:
-        if p.phase == "summarising":
-            progress.update(
-                task,
-                description="summarising",
-                total=max(1, p.threads_total or 1),
-                completed=p.threads_done,
-                threads=f"{p.threads_done}/{p.threads_total}",
-                messages="-",
-                rate="grown threads",
-            )
-            return
-        fields: dict[str, Any] = {
-            "threads": f"{p.threads_done}/{p.threads_total}"
-            if p.threads_total is not None
-            else p.threads_done,
-            "messages": f"{p.messages_done}/{p.messages_total}"
-            if p.messages_total is not None
-            else p.messages_done,
-            "rate": f"{p.messages_done / max(p.elapsed, 1e-9):.0f} msg/s",
-        }
-        progress.update(task, completed=p.messages_done, **fields)
-
-    with progress:
-        yield count, update
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -32,7 +32,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from embeddings.data_files import data_file
@@ -49,9 +49,15 @@ from store.store import Store
 DEMO_FILE = "demo.json"
 
 
-def count_export(paths: Sequence[str | os.PathLike[str]], fmt: str = "auto") -> ImportTotals:
-    """Threads and messages in the exports (a parse-only pass, for progress totals and ETA)."""
+def count_export(
+    paths: Sequence[str | os.PathLike[str]],
+    fmt: str = "auto",
+    progress: Callable[[ImportTotals], None] | None = None,
+) -> ImportTotals:
+    """Threads and messages in the exports (a parse-only pass, for progress totals and ETA). `progress`
+    gets the counts so far a few times a second: on a big export this pass takes seconds."""
     threads = messages = 0
+    shown = time.monotonic()
     for path in paths:
         if is_session_path(path, fmt):
             continue  # counting would read every session, also the unchanged ones
@@ -63,6 +69,9 @@ def count_export(paths: Sequence[str | os.PathLike[str]], fmt: str = "auto") -> 
             if isinstance(item, ThreadIn):
                 threads += 1
                 messages += len(item.messages)
+                if progress is not None and time.monotonic() - shown >= 0.2:
+                    shown = time.monotonic()
+                    progress(ImportTotals(threads, messages))
     return ImportTotals(threads, messages)
 
 

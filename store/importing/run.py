@@ -94,7 +94,10 @@ class ImportProgress:
     elapsed: float
     phase: str = "writing"
     """'writing' (threads being embedded and written; the counts above), or 'summarising' (after every
-    thread is written: `threads_done` of `threads_total` grown threads have been looked at)."""
+    thread is written: `threads_done` of `threads_total` grown threads have been looked at). Before the
+    first thread is written, so a display never sits at 0 % without a word: 'reading' (the export is
+    being parsed: `threads_read` so far), 'loading the model' and 'embedding' (the first batch)."""
+    threads_read: int = 0
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,8 @@ class Run:
         self.started = time.monotonic()
         self.threads_done = 0
         self.messages_done = 0
+        self.threads_read = 0
+        self.noted = 0.0  # when the last phase snapshot was sent (they are rate-limited)
 
     # -- input -------------------------------------------------------------------------------------
 
@@ -275,6 +280,9 @@ class Run:
                 )
             )
             return
+        self.threads_read += 1
+        if not self.threads_done:
+            self._note("reading")
         key = (thread.source, thread.external_id) if thread.external_id is not None else None
         if key is not None and (key in self.batch.keys or any(key in b[0].keys for b in self.in_flight)):
             self.finish()  # the same thread again before it was written: write it before reading what is new
@@ -312,6 +320,8 @@ class Run:
             return
         future = None
         if batch.texts and self.embedding:
+            if not self.threads_done and self.store.embedder is not None and not self.store.embedder.loaded:
+                self._note("loading the model", now=True)
             future = (
                 self.pool.submit(self._encode, batch.texts) if self.pool else _done(self._encode(batch.texts))
             )
@@ -355,6 +365,8 @@ class Run:
         future: Future[np.ndarray | None] | None,
         counted: Future[list[int]] | None,
     ) -> None:
+        if future is not None and not future.done() and not self.threads_done:
+            self._note("embedding", now=True)
         vectors = future.result() if future is not None else None
         if future is not None and vectors is None and self.embedding:
             self.embedding = False  # the model failed: write the rest without vectors, say why
@@ -362,6 +374,26 @@ class Run:
         counts = self.counter.counts(counted) if self.counter is not None else None
         for pending in batch.items:
             self._write(pending, vectors, counts)
+
+    def _note(self, phase: str, *, now: bool = False) -> None:
+        """A snapshot of a phase before the first thread is written (at most 5 a second unless `now`)."""
+        t = time.monotonic()
+        if self.progress is None or (not now and t - self.noted < 0.2):
+            return
+        self.noted = t
+        self.progress(
+            ImportProgress(
+                "",
+                0,
+                self.totals.threads if self.totals else None,
+                0,
+                self.totals.messages if self.totals else None,
+                0,
+                t - self.started,
+                phase,
+                self.threads_read,
+            )
+        )
 
     def _write(self, p: _Pending, vectors: np.ndarray | None, counts: list[int] | None) -> None:
         prepared = None

@@ -363,3 +363,33 @@ def test_a_big_import_leaves_its_summaries_to_a_background_process(  # type: ign
     no_model_config.write_text("[embedding]\nenabled = false\n")
     code, report, _ = import_json(capsys, small, str(export), "--no-embed")
     assert report["summaries_background"] == 0 and _summaries(small) == _summaries(now)
+
+
+def test_the_import_line_names_each_phase_until_counts_exist() -> None:
+    """28.16: what the terminal line says before the bar can move (counting, reading, loading the model,
+    embedding the first batch), then the bar."""
+    from app.cli.import_display import _Display
+    from store.importing.pipeline import ImportProgress, ImportTotals
+
+    d = _Display()
+    task = d.progress.tasks[0]
+
+    def count(seen: Any) -> ImportTotals:
+        seen(ImportTotals(120, 2400))
+        assert (task.description, task.fields["threads"], task.fields["messages"]) == (
+            "counting",
+            "120",
+            "2,400",
+        )
+        return ImportTotals(500, 20000)
+
+    assert d.count(count) == ImportTotals(500, 20000)
+    for phase, said in (
+        ("reading", "reading the export"),
+        ("loading the model", "loading the model"),
+        ("embedding", "embedding the first batch"),
+    ):
+        d.update(ImportProgress("", 0, 500, 0, 20000, 0, 1.0, phase, 64))
+        assert (task.description, task.fields["threads"], task.completed) == (said, "64 read of 500", 0)
+    d.update(ImportProgress("x", 10, 500, 400, 20000, 400, 2.0))
+    assert (task.description, task.completed, task.fields["messages"]) == ("importing", 400, "400/20,000")
