@@ -456,4 +456,4 @@ def _memory_name(memory: MemoryIn) -> str:
 def _file_name(label: str) -> str:
     """Where an imported memory came from, as its file's name: a full path would tie the database (and its
     exports) to one machine's folders."""
-    return label.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or label
+    return printable(label.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or label)

@@ -90,6 +90,15 @@ def _carry_on(h: hashlib._Hash, path: Path, start: int, end: int) -> str:
     return h.hexdigest()
 
 
+def path_key(path: Path) -> str:
+    """The file's path as text SQLite can store: a name that is not valid UTF-8 (Python holds its bytes
+    as lone surrogates, which SQLite refuses) keeps those bytes as `\\xNN` escapes, so it stays one key."""
+    text = str(path)
+    if text.isascii():
+        return text
+    return os.fsencode(path).decode("utf-8", errors="backslashreplace")
+
+
 def file_states(store: Store) -> dict[str, FileState]:
     return {
         str(r[0]): FileState(str(r[1]), int(r[2]), int(r[3]), int(r[4]), str(r[5]), r[6])
@@ -139,7 +148,7 @@ class SessionImport:
             self._record(done)
 
     def _one(self, f: Path, fmt: str) -> _Read | None:
-        key = str(f)
+        key = path_key(f)
         try:
             st = f.stat()
         except OSError as exc:

@@ -7,6 +7,7 @@ it; in a bundle memory's `origin` it was a traceback that stopped the memories a
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -206,3 +207,22 @@ def test_a_lone_surrogate_in_a_bundle_memory_imports_every_memory(store: Store, 
     rows = {str(r[0]): str(r[1]) for r in store.con.execute("SELECT content, origin FROM long_term_memories")}
     assert rows["Lives in Lisbon"] == "phone \ufffd"
     assert "Likes caf\u00e9 \ufffd" in rows and "Knows Rust" in rows
+
+
+@pytest.mark.skipif(os.name == "nt", reason="file names are text on Windows")
+def test_file_names_that_are_not_utf8_import_and_are_remembered(store: Store, tmp_path: Path) -> None:
+    """A session or export whose file name is not valid UTF-8 (Python holds such bytes as lone
+    surrogates): the session's bookkeeping and a memory's source note could not be stored, and the whole
+    import ended in a traceback."""
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    name = os.fsdecode(b"caf\xe9-" + SESSION.encode() + b".jsonl")
+    (folder / name).write_text(_claude_line("u1", "user", "hello") + "\n", encoding="ascii")
+    bundle = tmp_path / os.fsdecode(b"m\xe9moires.json")
+    bundle.write_text(_dump({"memories": [{"category": "fact", "content": "Lives in Lisbon"}]}))
+    report = import_paths(store, [folder, bundle], embed=False, summarize=False)
+    assert report.errors == [] and (report.messages_added, report.memories_added) == (1, 1)
+    [(note,)] = store.con.execute("SELECT source_note FROM long_term_memories").fetchall()
+    assert note == "m\ufffdmoires.json"
+    again = import_paths(store, [folder], embed=False, summarize=False)
+    assert (again.files_unchanged, again.messages_added) == (1, 0)
