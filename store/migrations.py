@@ -292,11 +292,18 @@ def _m007_float16_vectors(con: apsw.Connection) -> None:
     convert_to_f16(con)
 
 
-def _m010_source_title(con: apsw.Connection) -> None:
-    """The title the export gave a thread at its last import, beside the title shown, so that a re-import
-    keeps a rename made in memapp unless the export itself renamed the thread (store.titles). NULL for
-    threads imported before: their title may already be a rename, so it is kept."""
+def _m010_import_titles_and_reads(con: apsw.Connection) -> None:
+    """Two things an import keeps so that what it did once is not undone or repeated:
+
+    - `threads.source_title`: the title the export gave the thread at its last import, beside the title
+      shown, so that a re-import keeps a rename made in memapp unless the export itself renamed the thread
+      (store.titles). NULL for threads imported before: their title may already be a rename, so it is kept.
+    - `import_files.read_upto`: the furthest byte of a session file ever read. A file that shrank and
+      grew back, or was edited, is read again over bytes already imported, in other pieces than before;
+      such a read looks up what is stored (store.importing.sessions). NULL for files read before: their
+      offset stands for it."""
     con.execute("ALTER TABLE threads ADD COLUMN source_title TEXT")
+    con.execute("ALTER TABLE import_files ADD COLUMN read_upto INTEGER")
 
 
 MIGRATIONS: list[tuple[int, str, Migration]] = [
@@ -307,7 +314,7 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (5, "truth", _m005_truth),
     (6, "stemmed_keywords", _m006_stemmed_keywords),
     (7, "float16_vectors", _m007_float16_vectors),
-    (10, "source_title", _m010_source_title),
+    (10, "import_titles_and_reads", _m010_import_titles_and_reads),
 ]
 LATEST = MIGRATIONS[-1][0]
 

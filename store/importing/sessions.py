@@ -48,6 +48,7 @@ class FileState:
     offset: int
     head: str
     thread_id: int | None
+    read_upto: int  # the furthest byte ever read (the offset, for files read before migration 10)
 
 
 @dataclass
@@ -59,6 +60,7 @@ class _Read:
     offset: int
     head: str
     thread: tuple[str, str] | None  # (source, external id) of the thread it fed, if any
+    read_upto: int
 
 
 def prefix_hash(path: Path, upto: int) -> hashlib._Hash | None:
@@ -101,9 +103,10 @@ def path_key(path: Path) -> str:
 
 def file_states(store: Store) -> dict[str, FileState]:
     return {
-        str(r[0]): FileState(str(r[1]), int(r[2]), int(r[3]), int(r[4]), str(r[5]), r[6])
+        str(r[0]): FileState(str(r[1]), int(r[2]), int(r[3]), int(r[4]), str(r[5]), r[6], int(r[7]))
         for r in store.con.execute(
-            "SELECT path, format, size, mtime_ns, offset, head, thread_id FROM import_files"
+            "SELECT path, format, size, mtime_ns, offset, head, thread_id, coalesce(read_upto, offset) "
+            "FROM import_files"
         )
     }
 
@@ -184,20 +187,18 @@ class SessionImport:
                 thread = (t.source, t.external_id)
                 if not t.title and (known is None or known.thread_id is None):
                     t.title = title_or_fallback(None, t.messages)  # the first lines held no message
-                # Only a read from the start, or one that begins inside a run of tool calls, can meet what
-                # is stored in other pieces: a read that begins with a prompt (the hook's) is not checked.
-                leading_run = bool(t.messages) and t.messages[0].role == "tool"
-                if known is not None and (start == 0 or leading_run):
-                    self._drop_stored(t, whole=start == 0)
+                if known is not None and start < known.read_upto:  # over bytes imported before
+                    self._drop_stored(t)
 
         self.feed(key, items)
-        return _Read(key, kind, st.st_size, st.st_mtime_ns, end, head, thread)
+        upto = max(end, known.read_upto) if known is not None else end
+        return _Read(key, kind, st.st_size, st.st_mtime_ns, end, head, thread, upto)
 
-    def _drop_stored(self, thread: ThreadIn, *, whole: bool) -> None:
-        """Leave out of `thread` what its stored thread holds already, when the pieces it was read in
-        differ from before: tool calls by their ids (a run that is stored keeps its key only if none of
-        its calls is new), and, on a read from the start, messages without a stable id by role, text
-        and time."""
+    def _drop_stored(self, thread: ThreadIn) -> None:
+        """Leave out of `thread`, read over bytes imported before (in other pieces: the file shrank and
+        grew back, or was edited), what its stored thread holds already: tool calls by their ids (a run
+        that is stored keeps its key only if none of its calls is new), and messages without a stable id
+        (Codex keys them by byte offset, which an edit shifts) by role, text and time."""
         stored = self.store.stored_thread(thread)
         if stored.thread is None:
             return
@@ -209,15 +210,13 @@ class SessionImport:
                 (stored.thread.id,),
             )
         }
-        said: set[tuple[str, str, float | None]] = set()
-        if whole:
-            said = {
-                (str(r[0]), str(r[1]), r[2])
-                for r in self.store.con.execute(
-                    "SELECT role, content, created_at FROM messages WHERE thread_id = ? AND role != 'tool'",
-                    (stored.thread.id,),
-                )
-            }
+        said = {
+            (str(r[0]), str(r[1]), r[2])
+            for r in self.store.con.execute(
+                "SELECT role, content, created_at FROM messages WHERE thread_id = ? AND role != 'tool'",
+                (stored.thread.id,),
+            )
+        }
         kept = []
         for m in thread.messages:
             if m.external_id in stored.external_ids:
@@ -252,20 +251,21 @@ class SessionImport:
                 thread_id = found.id
             else:
                 thread_id = self._thread_of(r.path)
-            rows.append((r.path, r.fmt, r.size, r.mtime_ns, r.offset, r.head, thread_id, now()))
+            rows.append((r.path, r.fmt, r.size, r.mtime_ns, r.offset, r.head, thread_id, now(), r.read_upto))
         if not rows:
             return
         with self.store.con:
             self.store.con.executemany(
-                "INSERT INTO import_files(path, format, size, mtime_ns, offset, head, thread_id, imported_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET format = excluded.format, "
-                "size = excluded.size, mtime_ns = excluded.mtime_ns, offset = excluded.offset, "
+                "INSERT INTO import_files(path, format, size, mtime_ns, offset, head, thread_id, imported_at, "
+                "read_upto) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET "
+                "format = excluded.format, size = excluded.size, mtime_ns = excluded.mtime_ns, "
+                "offset = excluded.offset, read_upto = excluded.read_upto, "
                 "head = excluded.head, thread_id = coalesce(excluded.thread_id, import_files.thread_id), "
                 "imported_at = excluded.imported_at",
                 rows,
             )
-        for path, fmt, size, mtime_ns, offset, head, thread_id, _ in rows:
-            self.known[path] = FileState(fmt, size, mtime_ns, offset, head, thread_id)
+        for path, fmt, size, mtime_ns, offset, head, thread_id, _, upto in rows:
+            self.known[path] = FileState(fmt, size, mtime_ns, offset, head, thread_id, upto)
 
     def _thread_of(self, path: str) -> int | None:
         row = self.store.con.execute("SELECT thread_id FROM import_files WHERE path = ?", (path,)).fetchone()

@@ -62,7 +62,7 @@ CREATE TABLE import_files(
             head TEXT NOT NULL,
             thread_id INTEGER REFERENCES threads(id) ON DELETE CASCADE,
             imported_at REAL NOT NULL
-        );
+        , read_upto INTEGER);
 -- table long_term_memories
 CREATE TABLE long_term_memories(
             id INTEGER PRIMARY KEY,
