@@ -218,9 +218,12 @@ def mutated(draw: st.DrawFn, doc: Any) -> Any:
 
 @st.composite
 def damaged_bytes(draw: st.DrawFn, text: bytes) -> bytes:
-    kind = draw(st.sampled_from(["whole", "whole", "cut", "bad-utf8"]))
+    kind = draw(st.sampled_from(["whole", "whole", "cut", "bad-utf8", "broken"]))
     if kind == "cut":
         return text[: draw(st.integers(0, len(text)))]
+    if kind == "broken":  # a syntax error mid-file (31.13): only that conversation may be lost
+        at = draw(st.integers(0, len(text)))
+        return text[:at] + draw(st.sampled_from([b"\x00", b'"', b"}", b"]", b",,"])) + text[at:]
     if kind == "bad-utf8":
         at = draw(st.integers(0, len(text)))
         return (
