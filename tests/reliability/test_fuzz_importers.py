@@ -518,7 +518,9 @@ def session_damage(draw: st.DrawFn, lines: list[bytes]) -> list[bytes]:
 
 @SESSION_FUZZ
 @given(data=st.data())
-def test_fuzz_sessions_read_in_pieces_equal_one_read(tmp_path: Path, data: st.DataObject) -> None:
+def test_fuzz_sessions_read_in_pieces_equal_one_read(
+    tmp_path: Path, data: st.DataObject, figures: dict[str, int]
+) -> None:
     """A session imported as it grows, cut anywhere (even inside a line or a run of tool calls), shrunk
     and grown back, or edited before its end, ends up exactly as one import of its final text: the same
     messages, each tool call once, nothing lost (issues 28.1, 28.5, 31.4); and no traceback, ever."""
@@ -558,3 +560,6 @@ def test_fuzz_sessions_read_in_pieces_equal_one_read(tmp_path: Path, data: st.Da
     if agent == "claude-code":
         assert set(pieces_said) == set(whole_said), set(pieces_said) ^ set(whole_said)
     assert sorted(pieces_calls) == sorted(whole_calls)  # each tool call once
+    figures["fuzz cases (sessions read in pieces)"] = (
+        figures.get("fuzz cases (sessions read in pieces)", 0) + 1
+    )
