@@ -74,7 +74,7 @@ CREATE TABLE import_files(
             head TEXT NOT NULL,
             thread_id INTEGER REFERENCES threads(id) ON DELETE CASCADE,
             imported_at REAL NOT NULL
-        );
+        , read_upto INTEGER);
 -- table long_term_memories
 CREATE TABLE long_term_memories(
             id INTEGER PRIMARY KEY,
@@ -249,7 +249,7 @@ CREATE TABLE threads(
             updated_at REAL NOT NULL,
             message_count INTEGER NOT NULL DEFAULT 0,
             token_count INTEGER NOT NULL DEFAULT 0,
-            metadata TEXT NOT NULL DEFAULT '{}', archived_at REAL, uid TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}', archived_at REAL, source_title TEXT, uid TEXT,
             UNIQUE(source, external_id)
         );
 -- trigger long_term_memories_uid

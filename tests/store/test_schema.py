@@ -28,7 +28,6 @@ def test_migrates_an_empty_file_to_latest(db_path: Path) -> None:
     s = Store(db_path, embedder=None)
     assert s.schema_version() == LATEST
     applied = s.con.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
-    # The numbers in use, in order (engineers reserve numbers in parallel: the list may have gaps).
     assert [v for v, _ in applied] == [v for v, _, _ in MIGRATIONS]
     s.close()
     # Re-opening applies nothing and changes nothing.

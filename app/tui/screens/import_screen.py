@@ -356,9 +356,10 @@ class ImportScreen(MemappScreen):
             )
         if r.vector_problem:
             text.append(f"  no vectors written: {literal(r.vector_problem)} (run `memapp embed` later)\n")
-        if r.errors:
-            text.append(f"\nSkipped {len(r.errors)}:\n", style="bold")
-            for e in r.errors:
+        for problems, heading in ((r.notes, "Repaired (nothing skipped)"), (r.errors, "Skipped")):
+            if problems:
+                text.append(f"\n{heading} {len(problems)}:\n", style="bold")
+            for e in problems:
                 where = literal(e.file) + (f" › {literal(e.conversation)}" if e.conversation else "")
                 text.append(f"  {where}\n    {literal(e.error)}\n")
         text.append("\nPress 1 to browse the threads, 2 for the memories, 3 to search.", style="italic")

@@ -1,4 +1,4 @@
-"""Global ids (migration 12): every insert path gets one, imported rows get the same one on every
+"""Global ids (migration 9): every insert path gets one, imported rows get the same one on every
 machine, and an old database gets its ids when it is upgraded."""
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def test_every_insert_path_gets_a_uid(store: Store, tmp_path: Path) -> None:
     assert rows[manual.id].startswith("u:")  # typed by hand: new by definition
     assert rows[imported.id] == f"h:fact:{imported_hash(store, imported.id)}"
     assert rows[forced.id].startswith("u:")  # the deterministic one was taken: random, no failed insert
-    # A restore of an export keeps the uids; an export from before migration 12 gets new ones.
+    # A restore of an export keeps the uids; an export from before migration 9 gets new ones.
     data = export_json(store)
     copy = Store(tmp_path / "copy.db", embedder=FakeEmbedder())
     restore_json(copy, data)

@@ -1,4 +1,4 @@
-"""Migration 12 (issue 29, sync), kept here as it was released: global ids and the sync bookkeeping.
+"""Migration 9 (issue 29, sync), kept here as it was released: global ids and the sync bookkeeping.
 
 Why a module of its own: the migration carries its SQL as it is (it never calls live sync code), and the
 text is long enough to crowd store/migrations.py, which every engineer edits.
