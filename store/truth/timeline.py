@@ -181,30 +181,31 @@ class TimelineMixin(MemoryRowsMixin):
         status = "open" if resolution is None else "resolved"
         relation = v.relation if v.relation in ("reversal", "update", "paraphrase") else "unsure"
         t = now()
-        self.con.execute(
-            "INSERT INTO memory_conflicts(new_id, old_id, relation, similarity, reasons, status, resolution, "
-            "created_at, resolved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(new_id, old_id) DO NOTHING",
-            (
-                new_id,
-                old_id,
-                relation,
-                round(v.similarity, 4),
-                json_dumps(list(v.reasons)),
-                status,
-                resolution,
-                t,
-                None if resolution is None else t,
-            ),
-        )
-        if not self.con.changes():
-            return None
-        cid = self.con.last_insert_rowid()
-        if resolution is None:
-            for mid, other in ((new_id, old_id), (old_id, new_id)):
-                self.record_history(
-                    mid, "conflict", None, {"conflict": cid, "with": other, "relation": relation}, t
-                )
-        return cid
+        with self.con:  # a savepoint inside a caller's transaction; the lock when called alone
+            self.con.execute(
+                "INSERT INTO memory_conflicts(new_id, old_id, relation, similarity, reasons, status, resolution, "
+                "created_at, resolved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(new_id, old_id) DO NOTHING",
+                (
+                    new_id,
+                    old_id,
+                    relation,
+                    round(v.similarity, 4),
+                    json_dumps(list(v.reasons)),
+                    status,
+                    resolution,
+                    t,
+                    None if resolution is None else t,
+                ),
+            )
+            if not self.con.changes():
+                return None
+            cid = self.con.last_insert_rowid()
+            if resolution is None:
+                for mid, other in ((new_id, old_id), (old_id, new_id)):
+                    self.record_history(
+                        mid, "conflict", None, {"conflict": cid, "with": other, "relation": relation}, t
+                    )
+            return cid
 
     # -- supersede / reinstate -------------------------------------------------------------------------
 
