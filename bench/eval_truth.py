@@ -226,12 +226,13 @@ def main() -> None:
     ap.add_argument("--half", choices=("tune", "test", "blind", "heldout2", "legacy", "all"), default="all")
     ap.add_argument("--errors", action="store_true", help="list the pairs with a wrong outcome")
     ap.add_argument("--embedder", choices=("default", "fake"), default="default")
+    ap.add_argument("--chains", action="store_true", help="run the chains too (--half all always does)")
     args = ap.parse_args()
     # "all" leaves out heldout2: it is run on purpose, for the final report only.
     halves = ("tune", "test", "blind", "legacy") if args.half == "all" else (args.half,)
     pool = fresh_pairs() + blind_pairs() + legacy_pairs()
     pairs = [p for p in pool + (heldout2_pairs() if "heldout2" in halves else []) if p.half in halves]
-    chain_list = chains() if args.half == "all" else []
+    chain_list = chains() if args.half == "all" or args.chains else []
     texts = [t for p in pairs for t in (p.old, p.new)] + [t for c in chain_list for t in c.steps]
     t0 = time.perf_counter()
     emb = CachedEmbedder(make_embedder(args.embedder), texts)

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from store.truth.compare import Evidence, compare
-from store.truth.lexicon import CJK, TOKEN
+from store.truth.lexicon import CJK, TOKEN, WEAK_CUES
 from store.truth.reading import Reading, read, stem
-from store.truth.slots import MANY, ONE
+from store.truth.slots import ASK, MANY, ONE
 
 RELATIONS = ("duplicate", "paraphrase", "reversal", "update", "unsure", "distinct", "unrelated")
 SLOT_WORDS = {
@@ -68,13 +68,15 @@ class Thresholds:
     score when either text is Chinese."""
 
     related: float = 0.35  # below this nothing is compared (unless both state the same slot)
+    ask_related: float = 0.25  # ... a slot that may hold one value or many: not below this
     duplicate: float = 0.90
     paraphrase: float = 0.80
     paraphrase_overlap: float = 0.62  # ... with at least `overlap` of the shorter text's terms shared
     overlap: float = 0.6
     slot_paraphrase: float = 0.45  # the same slot and value, worded differently
     offer: float = 0.72  # close but cannot merge silently: ask, offering the merge
-    cue_review: float = 0.6  # close, and the new one says something changed: ask
+    cue_review: float = 0.4  # related, and the new one says it changed with a verb of change: ask
+    weak_cue_review: float = 0.6  # ... with a word that says other things too ("new", "now"): closer
     anchored_merge: float = 0.55  # ... sharing a name or number and nothing that clashes
     anchored_offer: float = 0.55
     update: float = 0.4  # a changed name or number with a change cue (and shared words)
@@ -147,7 +149,12 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
         return Verdict(relation, action, shown, tuple(r for r in reasons if r))
 
     related = sim >= (t.zh_related if e.cjk else t.related)
-    if not (related or e.same_slot or e.flips or e.version or e.antonym or e.shared_denied):
+    flips = e.flips and not e.verb_flips_only
+    # A slot that holds one value or many makes two texts comparable at any cosine ("I live in Berlin." /
+    # "I moved to Lisbon.", 0.33); "something used" alone is too loose ("never uses emojis" / "the
+    # payments squad uses Java") below a low floor.
+    slot = e.same_slot and (e.slot is None or e.slot.kind != ASK or sim >= t.ask_related or lexical)
+    if not (related or slot or flips or e.version or e.antonym or e.shared_denied):
         return verdict("unrelated", "add")
     if e.other_subject is not None:
         x, y = e.other_subject
@@ -203,7 +210,8 @@ def _contradiction(e: Evidence, sim: float, t: Thresholds) -> str | None:
     work-free" deny the same thing in other words."""
     if e.swapped:
         return "the preference is the other way round"
-    if e.flips and not e.denies_other:
+    verb_only = e.verb_flips_only and sim < (t.zh_related if e.cjk else t.related)
+    if e.flips and not e.denies_other and not verb_only:
         rest = len(e.old_extra) <= max(1, len(e.flips)) or len(e.flips) >= 2
         if rest or e.cues:
             return f"one says the opposite of the other about {', '.join(f'“{f}”' for f in e.flips)}"
@@ -255,7 +263,9 @@ def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) ->
     para_overlap = t.zh_paraphrase_overlap if e.cjk else t.paraphrase_overlap
     slot_para = t.zh_slot_paraphrase if e.cjk else t.slot_paraphrase
     if e.cues and (e.new_extra or detail):  # a change is never merged: ask when close, else keep both
-        if sim < (t.zh_offer if e.cjk else t.cue_review) and not same_value:
+        strong = any(c not in WEAK_CUES and not c.startswith(("these", "last")) for c in e.cues)
+        floor = t.zh_offer if e.cjk else (t.cue_review if strong else t.weak_cue_review)
+        if sim < floor and not same_value:
             return verdict("distinct", "add")
         return verdict(
             "unsure", "review", "close to the old one, and the new one says something changed", _cue_reason(e)
@@ -263,8 +273,15 @@ def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) ->
     if e.shared_denied and not detail and (sim >= slot_para or e.overlap >= 0.99):
         return verdict("paraphrase", "merge" if sim >= para_overlap else "review", "both deny the same thing")
     if not detail:
+        # The same content words, nothing on either side only ("likes short replies" / "prefers brief
+        # answers", synonyms folded): the same fact, at a cosine a slot paraphrase needs.
+        same_words = not e.old_extra and not e.new_extra and e.overlap >= 0.99
         if sim >= duplicate:
             return verdict("duplicate", "merge", "the same fact, nearly the same words")
+        if same_words and sim >= slot_para:
+            return verdict(
+                "paraphrase", "merge", "the same fact in other words (the same words, or synonyms)"
+            )
         if (
             sim >= para
             or (sim >= para_overlap and e.overlap >= t.overlap)

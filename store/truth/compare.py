@@ -11,8 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from store.truth.lexicon import ANTONYMS_EN, ANTONYMS_ZH, MONTHS, STOPWORDS, STRONG_QUALIFIERS, ZH_DIGITS
-from store.truth.reading import Reading, SlotHit, stem
+from store.truth.lexicon import (
+    ANTONYMS_EN,
+    ANTONYMS_ZH,
+    MONTHS,
+    PERSONS,
+    STOPWORDS,
+    STRONG_QUALIFIERS,
+    ZH_DIGITS,
+)
+from store.truth.reading import VERB_STEMS, Reading, SlotHit, stem
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +79,12 @@ class Evidence:
         return not (a & b) or not self.close
 
     @property
+    def verb_flips_only(self) -> bool:
+        """Only a verb is denied on one side ("never uses emojis" / "the squad uses Java"): that says
+        nothing unless the rest is the same, so it does not make the texts related."""
+        return bool(self.flips) and all(f in VERB_STEMS for f in self.flips)
+
+    @property
     def contradiction(self) -> bool:
         return bool(self.flips) or self.swapped or self.antonym is not None
 
@@ -89,11 +103,21 @@ def _other_subject(a: Reading, b: Reading) -> tuple[str, str] | None:
         rest = b if a.subject else a
         if not other.person:
             return None  # a thing next to an unnamed subject: cannot tell
-        if other.subject & (rest.content | set(rest.tokens)):
+        if other.subject & (rest.content | set(rest.tokens)) and not _owned(other, rest):
+            return None
+        if other.cjk and any(w in rest.text for w in other.subject):  # 我女儿叫小雨 / 小雨是我女儿
             return None
     elif (a.subject & b.subject) and not (a.subject - b.subject and b.subject - a.subject):
         return None  # "staging" / "the staging environment"
     return (" ".join(sorted(a.subject)) or "you", " ".join(sorted(b.subject)) or "you")
+
+
+def _owned(other: Reading, rest: Reading) -> bool:
+    """`other` is about someone's thing ("tom's manager is claire") and `rest` names that someone without
+    the possessive ("tom is my manager"): Tom's manager is not the user's manager."""
+    possessives = {t[:-2] for t in other.tokens if t.endswith(("'s", "’s"))} - PERSONS  # "my partner's"
+    owners = {stem(t) for t in possessives} & other.subject
+    return bool(owners) and not owners & {stem(t) for t in rest.tokens if t.endswith(("'s", "’s"))}
 
 
 def _qualifiers(a: Reading, b: Reading) -> tuple[str, str] | None:

@@ -75,7 +75,9 @@ VERBISH = words(
     aren't didn't hasn't haven't no not targets target requires require allows allow migrated upgraded
     replaced bought sold cancelled finished completed relocated transferred passed went came broke
     decided sees see knows know mentors volunteers coaches handles supports subscribes owns own lost
-    bumped increased raised starts changed moves became become got gets manages manage gave give"""
+    bumped increased raised starts changed moves became become got gets manages manage gave give built
+    rebuilt bought split broke made sent spent kept found began begun set put cut ran wrote taught brought
+    told held wear wears wore"""
 )
 PREPOSITIONS = words("in on at to for with from by of about into over under as before after")
 LEAD_IN = words("remember note fyi please also")
@@ -88,9 +90,18 @@ NOT_SOFTWARE = (
     )
     | MONTHS
 )
-NEG_FREE = re.compile(r"^([a-z]+)-?(?:free|less)$")
-FREE_STEMS = words("""sugar meat salt fat gluten dairy lactose caffeine alcohol semicolon work nut smoke""")
-LABEL = re.compile(r"^\s*([^:：0-9][^:：]{0,39}?)(?::\s+|：\s*)\S")
+NEG_FREE = re.compile(r"^([a-z]+)(-?)(free|less)$")
+# "X-free" denies X ("pork-free", "screen-free") but for these; "Xless" and "X free" (two words: "sugar
+# free everything") only for the things people say they go without.
+NOT_FREE = words("hand hands toll duty care fancy hassle scot")
+FREE_STEMS = words(
+    """sugar meat salt fat gluten dairy lactose caffeine alcohol semicolon work nut smoke pork beef egg soy
+    wheat carb milk peanut grain screen phone meeting kid pet cash plastic booze"""
+)
+# "Label: value", and in notes typed fast "label = value" / "label - value" (a short label only).
+LABEL = re.compile(
+    r"^\s*(?:([^:：0-9][^:：]{0,39}?)(?::\s+|：\s*)|([A-Za-z][\w' ]{0,24}?)\s*(?:=|\s[-–]\s)\s*)\S"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,10 +163,25 @@ def stem(word: str) -> str:
     return SYNONYMS.get(w, w)
 
 
+VERB_STEMS = frozenset(stem(w) for w in VERBISH)
+
+
 def _zh_normal(text: str) -> str:
     for word, same in ZH_PHRASES:
         text = text.replace(word, same)
     return text
+
+
+def _label(text: str) -> tuple[str, int] | None:
+    """(the label, where its value starts) of a "Label: value" note, or None."""
+    m = LABEL.match(text)
+    if m is None:
+        return None
+    if m.group(2) is not None:  # "label = value": a few plain nouns, not "I went there - it was great"
+        lows = [w.casefold() for w in TOKEN.findall(m.group(2))]
+        if len(lows) > 3 or any(w in SELF or w in VERBISH or w in STOPWORDS for w in lows):
+            return None
+    return (m.group(1) or m.group(2) or ""), m.end() - 1
 
 
 def _self_denying(low: str) -> tuple[tuple[str, bool], ...]:
@@ -164,7 +190,10 @@ def _self_denying(low: str) -> tuple[tuple[str, bool], ...]:
     if low in IMPLIES:
         return IMPLIES[low]
     free = NEG_FREE.match(low)
-    if free and free.group(1) in FREE_STEMS:
+    if free and (
+        free.group(1) in FREE_STEMS
+        or (free.group(2) and free.group(3) == "free" and free.group(1) not in NOT_FREE)
+    ):
         return ((stem(free.group(1)), True),)
     if low in NEG_PREFIX_WORDS:
         return ((stem(low[2:]), True),)
@@ -182,6 +211,7 @@ def _terms_en(text: str) -> tuple[list[str], set[str]]:
         gone.update(stem(w) for w in TOKEN.findall(m.group(1)) if w.casefold() not in STOPWORDS)
     for clause in CLAUSE_END.split(NOT_NEGATION.sub(" ", GIVE_UP.sub("quit", text))):
         scope = 0
+        prev = ""
         for raw in TOKEN.findall(clause):
             low = raw.casefold()
             if low in NEGATORS or low.endswith(("n't", "n’t")):
@@ -194,6 +224,11 @@ def _terms_en(text: str) -> tuple[list[str], set[str]]:
                     if neg != (scope > 0):
                         negated.add(term)
                 continue
+            if low == "free" and prev in FREE_STEMS and terms and terms[-1] == stem(prev):
+                negated.add(terms[-1])  # "sugar free everything", "dairy free": as "sugar-free"
+                affirmed.discard(terms[-1])
+                continue
+            prev = low
             if low in SCOPE_ENDS and scope and scope < NEG_SCOPE:
                 scope = 0  # "never work on weekends": the weekends are when, not what is denied
                 continue
@@ -310,21 +345,11 @@ def _plain_terms(text: str, cjk: bool) -> list[str]:
 def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozenset[str]]:
     """(subject words, is a person, head words): from a "Label:" or the words before the first verb.
     Empty subject words: the user."""
-    label = LABEL.match(text)
-    stop = ""
-    if label:
-        words = TOKEN.findall(label.group(1))
-    else:
-        words = []
-        for tok in raw[:8]:
-            low = tok.casefold()
-            if low in NOT_TERMS or (not words and low in LEAD_IN):
-                continue
-            verb = low in VERBISH or (not words and low.endswith(("ing", "ed")) and tok[0].isupper())
-            if verb or low in PREPOSITIONS or tok[0].isdigit() or low.endswith(("n't", "n’t")):
-                stop = low
-                break
-            words.append(tok)
+    label = _label(text)
+    head = (TOKEN.findall(label[0]), "") if label else _head(raw)
+    if head is None:
+        return frozenset(), False, frozenset()
+    words, stop = head
     lows = [w.casefold() for w in words]
     bare = [w.removesuffix("'s").removesuffix("’s") for w in lows]
     # "Ana is my manager", "Mia is my daughter": the name is the value of the user's slot.
@@ -334,7 +359,9 @@ def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozen
         and re.search(r"\bis\s+(?:my|the\s+user'?s|our)\b", text, re.I)
     ):
         return frozenset(), False, frozenset()
-    persons = [stem(w) for w in bare if w in PERSONS]
+    if label and any(w in ONE_LABELS for w in lows):  # "Partner: Leo": the user's partner, a slot
+        return frozenset(), False, frozenset(stem(w) for w in bare if w not in SELF and w not in STOPWORDS)
+    persons = [stem(w) for i, w in enumerate(bare) if w in PERSONS and not _compound(lows, words, i)]
     if persons:
         named = [
             stem(w)
@@ -344,15 +371,13 @@ def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozen
         return frozenset(persons + named[:1]), True, frozenset()
     content = [stem(w) for w in bare if w not in SELF and w not in STOPWORDS]
     if label:
-        if any(w in ONE_LABELS for w in lows):
-            return frozenset(), False, frozenset(content)
         return frozenset(content), False, frozenset()
     if not lows or bare[0] in SELF or (bare[0] in ("the", "a") and len(bare) > 1 and bare[1] in SELF):
         return frozenset(), False, frozenset(content)
-    owner = [
+    owner = [  # lower-case too: "tom's manager is claire"
         stem(w.removesuffix("'s").removesuffix("’s"))
-        for w, orig in zip(lows, words, strict=True)
-        if orig[0].isupper() and w.endswith(("'s", "’s"))
+        for w in lows
+        if w.endswith(("'s", "’s")) and w not in SELF and w not in STOPWORDS
     ]
     if owner:  # "Sam's manager", "Tidy's backend": someone or something named owns the slot
         return frozenset(owner), True, frozenset(content)
@@ -361,6 +386,32 @@ def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozen
     if len(content) < 2 and lows[0] not in ("the", "our", "their", "his", "her"):
         return frozenset(), False, frozenset(content)  # "Vegetarian", "Allergic to cats": a bio line
     return frozenset(content), False, frozenset()
+
+
+def _head(raw: list[str]) -> tuple[list[str], str] | None:
+    """The words before the first verb (or preposition, number, negation) and the word that ended them;
+    None when they name the user with someone ("Leo and I split up"): the user's own fact."""
+    words: list[str] = []
+    for tok in raw[:8]:
+        low = tok.casefold()
+        if low in NOT_TERMS or (not words and low in LEAD_IN):
+            continue
+        verb = low in VERBISH or (not words and low.endswith(("ing", "ed")) and tok[0].isupper())
+        if verb or low in PREPOSITIONS or tok[0].isdigit() or low.endswith(("n't", "n’t")):
+            return words, low
+        if low in ("i", "me") and words and words[-1].casefold() in ("and", "&"):
+            return None
+        words.append(tok)
+    return words, ""
+
+
+def _compound(lows: list[str], words: list[str], i: int) -> bool:
+    """Is the person word at i the first half of a compound ("team lead", "family doctor") rather than
+    a person ("my son Sam", "my son's school")? A plain lower-case noun after it makes a compound."""
+    if lows[i].endswith(("'s", "’s")) or i + 1 >= len(lows):
+        return False
+    nxt = lows[i + 1]
+    return not words[i + 1][0].isupper() and nxt not in PERSONS and nxt not in STOPWORDS
 
 
 def _subject_zh(text: str) -> tuple[frozenset[str], bool]:
@@ -397,13 +448,13 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
             value = {t for t in terms if t not in trigger} | numbers
             hits.append(SlotHit(s.name, s.kind, frozenset(value)))
             break
-    label = LABEL.match(text)
+    label = _label(text)
     if label and not cjk:
         name = " ".join(
-            stem(w) for w in TOKEN.findall(label.group(1).casefold()) if w not in SELF and w not in NOT_TERMS
+            stem(w) for w in TOKEN.findall(label[0].casefold()) if w not in SELF and w not in NOT_TERMS
         )
-        kind = ONE if any(w in ONE_LABELS for w in label.group(1).casefold().split()) else ASK
-        rest = text[label.end() - 1 :]
+        kind = ONE if any(w in ONE_LABELS for w in label[0].casefold().split()) else ASK
+        rest = text[label[1] :]
         label_value = frozenset(_plain_terms(rest, cjk)) | _numbers(rest, TOKEN.findall(rest))
         hits.insert(0, SlotHit("label:" + name, kind, label_value))
     return tuple(hits)
