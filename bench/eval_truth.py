@@ -1,6 +1,6 @@
 """Keeping memories true, measured as a user meets it (prints JSON): bench/eval/truth through the real Store.
 
-    .venv/bin/python bench/eval_truth.py [--half tune|test|blind|heldout2|legacy|all] [--errors] [--embedder default|fake]
+    .venv/bin/python bench/eval_truth.py [--half tune|test|blind|dev|heldout2|legacy|all] [--errors] [--embedder default|fake]
 
 For every labelled pair (bench/eval/truth/fresh/*.tsv, see bench/eval/truth/README.md) a fresh chat.db is
 made, the old text is added with `Store.add_memory`, then the new one (both as `fact`), exactly as
@@ -50,6 +50,7 @@ from bench.eval_truth_data import (  # noqa: E402
     Pair,
     blind_pairs,
     chains,
+    dev_pairs,
     fresh_pairs,
     heldout2_pairs,
     legacy_pairs,
@@ -223,14 +224,16 @@ def wrong(group: str, got: str) -> bool:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--half", choices=("tune", "test", "blind", "heldout2", "legacy", "all"), default="all")
+    ap.add_argument(
+        "--half", choices=("tune", "test", "blind", "dev", "heldout2", "legacy", "all"), default="all"
+    )
     ap.add_argument("--errors", action="store_true", help="list the pairs with a wrong outcome")
     ap.add_argument("--embedder", choices=("default", "fake"), default="default")
     ap.add_argument("--chains", action="store_true", help="run the chains too (--half all always does)")
     args = ap.parse_args()
     # "all" leaves out heldout2: it is run on purpose, for the final report only.
-    halves = ("tune", "test", "blind", "legacy") if args.half == "all" else (args.half,)
-    pool = fresh_pairs() + blind_pairs() + legacy_pairs()
+    halves = ("tune", "test", "blind", "dev", "legacy") if args.half == "all" else (args.half,)
+    pool = fresh_pairs() + blind_pairs() + dev_pairs() + legacy_pairs()
     pairs = [p for p in pool + (heldout2_pairs() if "heldout2" in halves else []) if p.half in halves]
     chain_list = chains() if args.half == "all" or args.chains else []
     texts = [t for p in pairs for t in (p.old, p.new)] + [t for c in chain_list for t in c.steps]

@@ -53,6 +53,8 @@ class Evidence:
     cjk: bool
     anchors: frozenset[str]  # the names and numbers of both texts: what identifies a value
     subjects: frozenset[str]  # both texts' subject words (never a slot's value)
+    shared_nouns: int = 0  # shared content terms that are not verbs
+    noun_overlap: float = 0.0  # ... over the smaller text's non-verb terms
     close: bool = False  # the caller's similarity says the texts mean nearly the same (set by classify)
     shared_denied: frozenset[str] = frozenset()  # terms both texts deny ("no tabs" / "never uses tabs")
     shared_anchors: frozenset[str] = frozenset()  # names and numbers both texts hold
@@ -222,7 +224,10 @@ def compare(a: Reading, b: Reading) -> Evidence:
     frame, number_only = _frame(a, b)
     antonym, antonym_words = _antonym_words(a, b)
     sizes = len(a.content) + len(b.content)
+    nouns_a, nouns_b = a.content - VERB_STEMS, b.content - VERB_STEMS
     return Evidence(
+        shared_nouns=len(nouns_a & nouns_b),
+        noun_overlap=len(nouns_a & nouns_b) / min(len(nouns_a), len(nouns_b)) if nouns_a and nouns_b else 0.0,
         other_subject=_other_subject(a, b),
         qualifiers=_qualifiers(a, b),
         flips=flips,

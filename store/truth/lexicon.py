@@ -53,7 +53,11 @@ NOT_NEGATION = re.compile(
     r"\b(?:rather\s+than|instead\s+of|not\s+only|no\s+matter|no\s+problem|not\s+bad|never\s+mind)\b",
     re.IGNORECASE,
 )
-GIVE_UP = re.compile(r"\b(?:gave|give|gives|giving)\s+up\b", re.IGNORECASE)  # read as "quit"
+# Read as "quit": a denial of what follows, and a change cue.
+GIVE_UP = re.compile(
+    r"\b(?:(?:gave|give|gives|giving)\s+up|step(?:ped|s)?\s+down\s+(?:as|from)|resigned\s+(?:as|from))\b",
+    re.IGNORECASE,
+)
 # Suffixes and prefixes that deny their stem: "sugar-free", "sugarless", "non-smoker", "unhappy".
 NEG_SUFFIX = re.compile(r"^(.+?)-?(?:free|less)$")
 NEG_PREFIX_WORDS = words(
@@ -118,6 +122,9 @@ SYNONYMS = {
     "prefer": "lik",
     "prefers": "lik",
     "preferred": "lik",
+    "sugary": "sugar",
+    "using": "use",
+    "used": "use",
     "groceries": "shop",
     "grocery": "shop",
     "shopping": "shop",

@@ -64,7 +64,7 @@ SLOTS: tuple[Slot, ...] = (
         ONE,
         _en(
             r"\b(?:live[sd]?|living|based|resides?|relocat\w*|mov(?:e|ed|ing)\s+(?:back\s+)?(?:to|out\s+of|from)|"
-            r"home(?:\s+town)?\s+is|flat\s+is|in\s+\w+\s+now)\b(?:\s+(?:in|to|at))?"
+            r"home(?:\s+(?:town|base|city))?\s+is|flat\s+is|in\s+\w+\s+now)\b(?:\s+(?:in|to|at))?"
         ),
         re.compile(r"住|搬"),
     ),
@@ -75,7 +75,7 @@ SLOTS: tuple[Slot, ...] = (
             r"\b(?:work(?:s|ed|ing)?\s+(?:at|for)|employed\s+(?:by|at)|employee\s+(?:of|at)|joined|hired|"
             r"job\s+at|contractor\s+for|freelanc\w*|left)\b"
         ),
-        re.compile(r"在.{1,8}?工作|离职|入职|做后端|做前端|跳槽|辞职"),
+        re.compile(r"在.{1,8}?(?:工作|做|当)|离职|入职|做后端|做前端|跳槽|辞职|创业"),
     ),
     Slot("manager", ONE, _en(r"\b(?:manager|boss|reports?\s+to)\b"), re.compile(r"经理|领导|manager")),
     Slot(

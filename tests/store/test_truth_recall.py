@@ -44,12 +44,31 @@ from store.truth.conflicts import list_conflicts
         # Chinese: the name of the subject said the other way round; a job change said with 跳槽.
         ("我女儿叫小雨。", "小雨是我女儿。", 0.98, "merge"),
         ("我在杭州工作。", "我跳槽到上海的一家公司了。", 0.65, "review"),
+        ("我在深圳做产品经理。", "我辞职了，现在自己创业。", 0.95, "review"),
+        # Stepping down denies the role; "home base" is where one lives; a verb of change about the same
+        # thing ("the office") asks below the usual cosine.
+        (
+            "captain of the sunday league team",
+            "stepped down as captain of the sunday league team",
+            0.81,
+            "supersede",
+        ),
+        ("home base is sheffield", "relocated to cardiff for the new job", 0.26, "review"),
+        ("Our office is in Shoreditch", "the office relocated to King's Cross", 0.36, "review"),
+        ("We deploy with Ansible", "deployments switched over to Terraform + Nomad", 0.44, "review"),
+        # Both deny sugar, and read "drinks" apart: asked as a paraphrase, never a reversal.
+        ("sugar-free drinks only", "no sugary drinks", 0.84, "offer"),
+        # Half of what they are about in common, nothing clashing: offered.
+        ("Works as a plumber.", "Plumber by trade.", 0.70, "offer"),
+        ("prefers answers in bullet points", "likes replies as bullet lists", 0.60, "offer"),
     ],
 )
 def test_recall_faults_found_after_the_first_round(old: str, new: str, sim: float, action: str) -> None:
     v = classify(new, old, sim)
     if action == "review":
         assert v.action in ("review", "supersede"), v
+    elif action == "offer":
+        assert (v.action, v.relation) == ("review", "paraphrase"), v
     else:
         assert v.action == action, v
 
@@ -73,11 +92,20 @@ def test_recall_faults_found_after_the_first_round(old: str, new: str, sim: floa
         # Lower-case owners and other people stay other subjects.
         ("tom is my manager", "tom's manager is claire", 0.7),
         ("The user lives in Utrecht.", "The user's parents live in Groningen.", 0.72),
+        ("Lives near the sea", "Swims in the sea every summer", 0.50),
     ],
 )
 def test_still_kept_apart_without_a_question(old: str, new: str, sim: float) -> None:
     v = classify(new, old, sim)
     assert v.action == "add", v
+
+
+def test_a_weak_cue_next_to_a_tool_used_asks_and_never_supersedes() -> None:
+    """ "started" says something began, not that the old tool stopped: a second tool, or a switch? Ask."""
+    v = classify("started using Obsidian for notes", "uses Todoist for tasks", 0.45)
+    assert v.action == "review", v
+    v = classify("switched from Todoist to Things for tasks", "uses Todoist for tasks", 0.6)
+    assert v.action == "supersede", v
 
 
 def test_a_neighbour_found_by_its_words_is_judged_by_its_real_cosine(tmp_path: Path) -> None:
