@@ -91,6 +91,7 @@ class Thresholds:
     zh_slot_paraphrase: float = 0.3
     zh_offer: float = 0.5
     zh_update: float = 0.2
+    zh_cue_overlap: float = 0.6
 
 
 DEFAULT = Thresholds()
@@ -221,8 +222,8 @@ def _cue_asks(e: Evidence, sim: float, t: Thresholds) -> bool:
     ("the office" / "the office relocated to King's Cross"). Queued, never superseded, on this alone."""
     if not e.cues:
         return False
-    if e.cjk:
-        return sim >= t.zh_offer
+    if e.cjk:  # 我在读研究生 / 我研究生毕业了: most of the old one's characters, and a cue
+        return sim >= t.zh_offer or (e.overlap >= t.zh_cue_overlap and sim >= t.zh_related)
     strong = _strong(e)
     about_the_same = e.shared_nouns >= 1 and e.noun_overlap >= t.cue_overlap
     if strong:

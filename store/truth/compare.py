@@ -14,6 +14,7 @@ from difflib import SequenceMatcher
 from store.truth.lexicon import (
     ANTONYMS_EN,
     ANTONYMS_ZH,
+    HAS_CJK,
     MONTHS,
     PERSONS,
     STOPWORDS,
@@ -191,7 +192,8 @@ def _frame(a: Reading, b: Reading) -> tuple[bool, bool]:
     changed = sum(i2 - i1 for _, i1, i2, _, _ in ops)
     if len(x) - changed < max(2, 0.5 * len(x)):  # "faded 3" / "faded 4": too little is the same
         return False, False
-    if any(w in STOPWORDS for w in words) or ((a.cjk or b.cjk) and not number_only):
+    latin = all(not HAS_CJK.match(w) for w in words)  # 京A12345 / 京B67890: a code, not a character
+    if any(w in STOPWORDS for w in words) or ((a.cjk or b.cjk) and not (number_only or latin)):
         return False, False
     if ops[0][1] == 0 and not number_only:  # "Rent 1200" / "Electricity 80": what the value is of changed
         return False, False

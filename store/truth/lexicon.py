@@ -55,7 +55,8 @@ NOT_NEGATION = re.compile(
 )
 # Read as "quit": a denial of what follows, and a change cue.
 GIVE_UP = re.compile(
-    r"\b(?:(?:gave|give|gives|giving)\s+up|step(?:ped|s)?\s+down\s+(?:as|from)|resigned\s+(?:as|from))\b",
+    r"\b(?:(?:gave|give|gives|giving)\s+up|step(?:ped|s)?\s+down\s+(?:as|from)|resigned\s+(?:as|from)|"
+    r"(?:shut|closed|wound)\s+down|discontinued)\b",
     re.IGNORECASE,
 )
 # Suffixes and prefixes that deny their stem: "sugar-free", "sugarless", "non-smoker", "unhappy".
@@ -123,6 +124,10 @@ SYNONYMS = {
     "prefers": "lik",
     "preferred": "lik",
     "sugary": "sugar",
+    "born": "birthday",
+    "js": "javascript",
+    "ts": "typescript",
+    "k8s": "kubernetes",
     "using": "use",
     "used": "use",
     "groceries": "shop",
@@ -171,9 +176,10 @@ CUE_EN = re.compile(
     r"switched|switch|switching|upgraded|upgrade|downgraded|migrated|changed|change|new|newly|since|"
     r"went\s+back|back|again|instead|promoted|raised|bumped|increased|decreased|reduced|went\s+up|went\s+down|"
     r"dropped|sold|replaced|became|become|started|starting|quit|left|joined|transferred|turned|"
-    r"stopped|gave\s+up|cancelled|canceled|postponed|pushed|revised|finally|recently|just|"
+    r"stopped|gave\s+up|cancelled|canceled|postponed|pushed|revised|finally|recently|"
     r"finished|completed|hired|separated|broke\s+up|adopted|reinstalled|reorg|decided|rewrote|rewritten|"
     r"rebuilt|ported|grew|grown|promoted|passed\s+away|died|split\s+up|got\s+rid\s+of|dropped\s+out|"
+    r"upped|lowered|shut\s+down|closed\s+down|wound\s+down|discontinued|graduated|"
     r"last\s+(?:week|month|year|sprint|summer|spring|autumn|fall|winter)|from\s+\S+\s+to)\b",
     re.IGNORECASE,
 )
@@ -181,12 +187,12 @@ CUE_EN = re.compile(
 # a cue like these asks the user only when the texts are close; a verb of change ("moved", "switched",
 # "rebuilt", "split up") asks even when they are further apart (store.truth.classify, cue_review).
 WEAK_CUES = words(
-    """now nowadays new newly since just finally recently again back started starting became become decided
+    """now nowadays new newly since finally recently again back started starting became become decided
     grew grown turned change changed"""
 )
 CUE_ZH = re.compile(
     r"现在|搬|换成|换了|换到|改用|改学|改成|改为|改到|升级|迁移|转到|新的|不再|已经|提高|涨|降到|开始|又|离职|退了|戒|"
-    r"跳槽|辞职|去世|分手"
+    r"跳槽|辞职|去世|分手|毕业|关掉|停更"
 )
 STILL = re.compile(r"\b(?:still|as\s+before|as\s+always)\b|还|依然|仍然", re.IGNORECASE)
 
@@ -328,4 +334,35 @@ ANTONYMS_ZH: tuple[tuple[str, str], ...] = (
     ("总是", "从不"),
     ("打开", "关闭"),
     ("远程", "办公室"),
+)
+
+# -- reading one text (store.truth.reading) ------------------------------------------------------------
+# Words that carry a change or a tense, never what the fact is about.
+NOT_TERMS = words(
+    """now nowadays longer anymore again back still just finally recently since new newly these days
+    currently last month week year ago already also too well though turns out after all"""
+)
+VERBISH = words(
+    """is are was were am be been has have had 's do does did will would can could should may might must
+    lives live lived works work worked plays play played runs run uses use used speaks speak loves love
+    likes like prefers prefer eats eat drinks drink goes go moved switched got takes take drives drive
+    commutes turned left joined started stopped quit keeps keep writes write reads read watches watch
+    follows enjoys enjoy hates hate avoids avoid wants want needs need never always doesn't don't isn't
+    aren't didn't hasn't haven't no not targets target requires require allows allow migrated upgraded
+    replaced bought sold cancelled finished completed relocated transferred passed went came broke
+    decided sees see knows know mentors volunteers coaches handles supports subscribes owns own lost
+    bumped increased raised starts changed moves became become got gets manages manage gave give built
+    rebuilt bought split broke made sent spent kept found began begun set put cut ran wrote taught brought
+    told held wear wears wore upped"""
+)
+PREPOSITIONS = words("in on at to for with from by of about into over under as before after")
+LEAD_IN = words("remember note fyi please also")
+SCOPE_ENDS = words("in on at to for before after during unless except")  # not "of": "a fan of horror films"
+NEG_FREE = re.compile(r"^([a-z]+)(-?)(free|less)$")
+# "X-free" denies X ("pork-free", "screen-free") but for these; "Xless" and "X free" (two words: "sugar
+# free everything") only for the things people say they go without.
+NOT_FREE = words("hand hands toll duty care fancy hassle scot")
+FREE_STEMS = words(
+    """sugar meat salt fat gluten dairy lactose caffeine alcohol semicolon work nut smoke pork beef egg soy
+    wheat carb milk peanut grain screen phone meeting kid pet cash plastic booze"""
 )

@@ -29,59 +29,46 @@ from store.truth.lexicon import (
     CUE_EN,
     CUE_ZH,
     EN_PHRASES,
+    FREE_STEMS,
     FROM_TO,
     GIVE_UP,
     HAS_CJK,
     IMPLIES,
+    LEAD_IN,
     MONTHS,
+    NEG_FREE,
     NEG_PREFIX_WORDS,
     NEG_SCOPE,
     NEG_ZH,
     NEGATORS,
+    NOT_FREE,
     NOT_NEG_ZH,
     NOT_NEGATION,
+    NOT_TERMS,
     NUMBER_WORDS,
     PERSONS,
     PERSONS_ZH,
     PREFER_TO,
+    PREPOSITIONS,
     QUALIFIERS,
     QUALIFIERS_ZH,
     REPLACE_EN,
     REPLACE_ZH,
+    SCOPE_ENDS,
     SELF,
     STILL,
     STOPWORDS,
     SYNONYMS,
     TOKEN,
+    VERBISH,
     ZH_DIGITS,
     ZH_NUMBER,
     ZH_PHRASES,
     ZH_STOP,
     words,
 )
-from store.truth.slots import ASK, ONE, ONE_LABELS, SLOTS
+from store.truth.slots import ASK, MANY, MANY_LABELS, ONE, ONE_LABELS, SLOTS
 
-# Words that carry a change or a tense, never what the fact is about.
-NOT_TERMS = words(
-    """now nowadays longer anymore again back still just finally recently since new newly these days
-    currently last month week year ago already also too well though turns out after all"""
-)
-VERBISH = words(
-    """is are was were am be been has have had 's do does did will would can could should may might must
-    lives live lived works work worked plays play played runs run uses use used speaks speak loves love
-    likes like prefers prefer eats eat drinks drink goes go moved switched got takes take drives drive
-    commutes turned left joined started stopped quit keeps keep writes write reads read watches watch
-    follows enjoys enjoy hates hate avoids avoid wants want needs need never always doesn't don't isn't
-    aren't didn't hasn't haven't no not targets target requires require allows allow migrated upgraded
-    replaced bought sold cancelled finished completed relocated transferred passed went came broke
-    decided sees see knows know mentors volunteers coaches handles supports subscribes owns own lost
-    bumped increased raised starts changed moves became become got gets manages manage gave give built
-    rebuilt bought split broke made sent spent kept found began begun set put cut ran wrote taught brought
-    told held wear wears wore"""
-)
-PREPOSITIONS = words("in on at to for with from by of about into over under as before after")
-LEAD_IN = words("remember note fyi please also")
-SCOPE_ENDS = words("in on at to for before after during unless except")  # not "of": "a fan of horror films"
 VERSION = re.compile(r"\b([A-Za-z][A-Za-z+#-]*)\s+v?(\d+(?:\.\d+)*)\b")
 NOT_SOFTWARE = (
     words(
@@ -89,14 +76,6 @@ NOT_SOFTWARE = (
     hour hours minute minutes km kg eur usd gbp plan top level"""
     )
     | MONTHS
-)
-NEG_FREE = re.compile(r"^([a-z]+)(-?)(free|less)$")
-# "X-free" denies X ("pork-free", "screen-free") but for these; "Xless" and "X free" (two words: "sugar
-# free everything") only for the things people say they go without.
-NOT_FREE = words("hand hands toll duty care fancy hassle scot")
-FREE_STEMS = words(
-    """sugar meat salt fat gluten dairy lactose caffeine alcohol semicolon work nut smoke pork beef egg soy
-    wheat carb milk peanut grain screen phone meeting kid pet cash plastic booze"""
 )
 # "Label: value", and in notes typed fast "label = value" / "label - value" (a short label only).
 LABEL = re.compile(
@@ -188,7 +167,7 @@ def _self_denying(low: str) -> tuple[tuple[str, bool], ...]:
     """(term, denied) pairs a word states by itself: "vegetarian" denies meat, "sugar-free" denies sugar,
     "unhappy" denies happy; () for an ordinary word."""
     if low in IMPLIES:
-        return IMPLIES[low]
+        return tuple((stem(term), neg) for term, neg in IMPLIES[low])
     free = NEG_FREE.match(low)
     if free and (
         free.group(1) in FREE_STEMS
@@ -234,7 +213,7 @@ def _terms_en(text: str) -> tuple[list[str], set[str]]:
                 continue
             if low in STOPWORDS or low in NOT_TERMS or low in ("longer", "more", "up", "any"):
                 continue
-            term = stem(low)
+            term = _number_term(low) or stem(low)
             if not term:
                 continue
             terms.append(term)
@@ -247,13 +226,24 @@ def _terms_en(text: str) -> tuple[list[str], set[str]]:
     return terms, (negated - affirmed) | gone
 
 
+def _number_term(low: str) -> str:
+    """A number as one term however it is written: "2nd" = "2", "three" = "3" ("" for any other word)."""
+    if low[:1].isdigit():
+        m = re.match(r"[0-9]+(?:[.:,][0-9]+)*", low)
+        return m.group().replace(",", "") if m else ""
+    return NUMBER_WORDS.get(low, "")
+
+
 def _terms_zh(text: str) -> tuple[list[str], set[str]]:
     """Chinese: one term per character (Latin words whole); a negator denies its whole clause ("我一点辣
     都不能吃" denies 辣 as "我不吃辣" does)."""
     terms: list[str] = []
     negated: set[str] = set()
     for clause in re.split(r"[，,。.；;！!？?]", NOT_NEG_ZH.sub(" ", _zh_normal(text))):
-        denied = NEG_ZH.search(clause) is not None
+        latin = [w.casefold() for w in TOKEN.findall(clause) if not HAS_CJK.match(w)]
+        denied = NEG_ZH.search(clause) is not None or any(
+            w in NEGATORS or w.endswith(("n't", "n’t")) for w in latin
+        )  # "I don't drink 咖啡"
         for word in TOKEN.findall(NEG_ZH.sub(" ", clause)):
             if HAS_CJK.match(word):
                 if word in ZH_STOP:
@@ -374,10 +364,10 @@ def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozen
         return frozenset(content), False, frozenset()
     if not lows or bare[0] in SELF or (bare[0] in ("the", "a") and len(bare) > 1 and bare[1] in SELF):
         return frozenset(), False, frozenset(content)
-    owner = [  # lower-case too: "tom's manager is claire"
+    owner = [  # lower-case too, first: "tom's manager is claire" (not "the app's auth")
         stem(w.removesuffix("'s").removesuffix("’s"))
-        for w in lows
-        if w.endswith(("'s", "’s")) and w not in SELF and w not in STOPWORDS
+        for i, (w, orig) in enumerate(zip(lows, words, strict=True))
+        if w.endswith(("'s", "’s")) and w not in SELF and w not in STOPWORDS and (orig[0].isupper() or i == 0)
     ]
     if owner:  # "Sam's manager", "Tidy's backend": someone or something named owns the slot
         return frozenset(owner), True, frozenset(content)
@@ -453,14 +443,23 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
         name = " ".join(
             stem(w) for w in TOKEN.findall(label[0].casefold()) if w not in SELF and w not in NOT_TERMS
         )
-        kind = ONE if any(w in ONE_LABELS for w in label[0].casefold().split()) else ASK
+        label_words = label[0].casefold().split()
+        kind = ONE if any(w in ONE_LABELS for w in label_words) else ASK
+        kind = MANY if any(w in MANY_LABELS for w in label_words) else kind
         rest = text[label[1] :]
         label_value = frozenset(_plain_terms(rest, cjk)) | _numbers(rest, TOKEN.findall(rest))
         hits.insert(0, SlotHit("label:" + name, kind, label_value))
     return tuple(hits)
 
 
+# "Allergies: none", "Smoking: no": the label denied, as "no allergies".
+LABEL_NONE = re.compile(
+    r"^\s*([A-Za-z][\w ]{0,30}?)\s*[:=-]\s*(?:none|no|nope|never|n/a|nil)\W*$", re.IGNORECASE
+)
+
+
 def _en_normal(text: str) -> str:
+    text = LABEL_NONE.sub(r"no \1", text)
     for pattern, same in EN_PHRASES:
         text = pattern.sub(same, text)
     return text

@@ -63,7 +63,7 @@ SLOTS: tuple[Slot, ...] = (
         "residence",
         ONE,
         _en(
-            r"\b(?:live[sd]?|living|based|resides?|relocat\w*|mov(?:e|ed|ing)\s+(?:back\s+)?(?:to|out\s+of|from)|"
+            r"\b(?:live[sd]?|living|based|resides?|relocat\w*|mov(?:e|ed|ing)\s+(?:back\s+)?(?:to|out\s+of|from|in\s+with|in\s+to)|"
             r"home(?:\s+(?:town|base|city))?\s+is|flat\s+is|in\s+\w+\s+now)\b(?:\s+(?:in|to|at))?"
         ),
         re.compile(r"住|搬"),
@@ -145,7 +145,12 @@ SLOTS: tuple[Slot, ...] = (
     ),
 )
 
-# "Label: value" notes: the label names the slot. Labels whose slot holds one value.
+# "Label: value" notes: the label names the slot. Labels whose slot holds many values at once.
+MANY_LABELS = words(
+    """hobby hobbies interest interests language languages instrument instruments pet pets skill skills
+    allergy allergies cuisine cuisines sport sports"""
+)
+# Labels whose slot holds one value.
 ONE_LABELS = words(
     """manager main editor editor timezone title team shell os car phone laptop relationship age address
     home address indent gym rent salary weight theme city town employer company dentist doctor gp bank

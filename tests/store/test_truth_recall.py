@@ -61,6 +61,36 @@ from store.truth.conflicts import list_conflicts
         # Half of what they are about in common, nothing clashing: offered.
         ("Works as a plumber.", "Plumber by trade.", 0.70, "offer"),
         ("prefers answers in bullet points", "likes replies as bullet lists", 0.60, "offer"),
+        # An English negator in a mixed clause denies too; "Label: no" denies the label.
+        ("I don't drink 咖啡.", "我不喝咖啡。", 0.39, "offer"),
+        ("Smoking: no", "non-smoker", 0.6, "offer"),
+        # "2nd" = "2", born = birthday; "just" is not a change ("Redis is just the cache").
+        ("my birthday's on 2 may", "born on may 2nd", 0.66, "merge"),
+        (
+            "We use Postgres for everything. Redis only for caching.",
+            "Postgres is our main DB; Redis is just the cache.",
+            0.85,
+            "offer",
+        ),
+        # Shutting down denies; "moved in with" is where one lives; a code in a Chinese sentence changed.
+        (
+            "The newsletter goes out weekly. About 2k subscribers.",
+            "We shut down the newsletter in October.",
+            0.54,
+            "supersede",
+        ),
+        ("lives in a houseshare in clapham", "moved in with my girlfriend in brixton", 0.32, "review"),
+        ("我的车牌号是京A12345。", "我的车牌号是京B67890。", 0.9, "review"),
+        ("我在读研究生。", "我研究生毕业了，开始工作了。", 0.94, "review"),
+        # "the app's auth" is a thing of the user's, not someone else's.
+        (
+            "The app's auth uses Auth0. Tokens last an hour.",
+            "We replaced Auth0 with our own auth service; tokens still last an hour.",
+            0.81,
+            "review",
+        ),
+        # Affirmed, then denied in a later clause: a reversal still.
+        ("allergic to latex", "latex allergy was a misdiagnosis, not allergic", 0.83, "supersede"),
     ],
 )
 def test_recall_faults_found_after_the_first_round(old: str, new: str, sim: float, action: str) -> None:
@@ -93,6 +123,8 @@ def test_recall_faults_found_after_the_first_round(old: str, new: str, sim: floa
         ("tom is my manager", "tom's manager is claire", 0.7),
         ("The user lives in Utrecht.", "The user's parents live in Groningen.", 0.72),
         ("Lives near the sea", "Swims in the sea every summer", 0.50),
+        # A hobby holds many values: a new one is a second one.
+        ("Hobby: running", "new hobby: pottery", 0.39),
     ],
 )
 def test_still_kept_apart_without_a_question(old: str, new: str, sim: float) -> None:
