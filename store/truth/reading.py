@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from store.truth.lexicon import (
     CLAUSE_END,
@@ -465,6 +466,7 @@ def _en_normal(text: str) -> str:
     return text
 
 
+@lru_cache(maxsize=4096)  # pure and immutable: a neighbour met again (the next add, an import) is read once
 def read(text: str) -> Reading:
     cjk = bool(HAS_CJK.search(text))
     raw = TOKEN.findall(_zh_normal(text) if cjk else text)
