@@ -242,7 +242,7 @@ def _contradiction(e: Evidence, sim: float, t: Thresholds) -> str | None:
     if e.swapped:
         return "the preference is the other way round"
     verb_only = e.verb_flips_only and sim < (t.zh_related if e.cjk else t.related)
-    if e.flips and not e.denies_other and not verb_only:
+    if e.flips and not e.denies_other and not verb_only and not e.other_object:
         rest = len(e.old_extra) <= max(1, len(e.flips)) or len(e.flips) >= 2
         if rest or e.cues:
             return f"one says the opposite of the other about {', '.join(f'“{f}”' for f in e.flips)}"

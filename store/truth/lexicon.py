@@ -46,7 +46,7 @@ NEGATORS = words(
     wasn't weren't won't can't couldn't wouldn't shouldn't haven't hasn't hadn't don’t doesn’t didn’t
     isn’t can’t won’t stop stopped stops quit quits quitting dropped dislike dislikes disliked hate
     hates hated distrust distrusts distrusted avoid avoids avoided cancel cancels cancelled canceled left leave leaving sold
-    skip skips"""
+    skip skips deleted removed uninstalled ditched"""
 )
 # Words that look like a negation but compare ("rather than X", "instead of X") or do not deny anything.
 NOT_NEGATION = re.compile(
@@ -145,6 +145,12 @@ EN_PHRASES = (
     (re.compile(r"\bfrom\s+home\b|\bremotely\b|\bwfh\b", re.IGNORECASE), "remote"),
     (re.compile(r"\bdb\b", re.IGNORECASE), "database"),
     (re.compile(r"\b(?:colour\s+)?theme\b", re.IGNORECASE), "mode"),
+    # "fish is off the menu", "weekends are off limits for work", "horror is not for me": "no fish"...
+    (
+        re.compile(r"\b(\w+)\s+(?:is|are)\s+(?:off\s+the\s+menu|off[\s-]+limits|not\s+for\s+me)\b", re.I),
+        r"no \1",
+    ),
+    (re.compile(r"\bcaffeinated\b", re.IGNORECASE), "caffeine"),
 )
 ZH_PHRASES = (  # Chinese wordings rewritten to one form before reading
     ("吃素", "不吃肉"),
@@ -245,6 +251,17 @@ STRONG_QUALIFIERS = words(
     "previous former ex skip-level personal private secondary staging production prod dev"
 )
 QUALIFIERS_ZH = ("前端", "后端", "工作日", "周末", "工作", "私人", "早上", "晚上", "下午")
+QUALIFIERS_ZH_EN = {
+    "前端": "frontend",
+    "后端": "backend",
+    "工作日": "weekday",
+    "周末": "weekend",
+    "工作": "work",
+    "私人": "personal",
+    "早上": "morning",
+    "晚上": "evening",
+    "下午": "afternoon",
+}
 
 NUMBER_WORDS = {
     "zero": "0",
@@ -357,7 +374,14 @@ VERBISH = words(
 )
 PREPOSITIONS = words("in on at to for with from by of about into over under as before after")
 LEAD_IN = words("remember note fyi please also")
-SCOPE_ENDS = words("in on at to for before after during unless except")  # not "of": "a fan of horror films"
+# Where a denial stops when a time follows ("never work on weekends": the weekends are when, not what);
+# not "of" ("a fan of horror films"), not "to" ("never learned to swim").
+SCOPE_ENDS = words("in on at for before after during unless except until")
+TIME_WORDS = MONTHS | words(
+    """weekend weekends weekday weekdays night nights morning mornings evening evenings afternoon afternoons
+    holiday holidays lunch lunchtime noon midnight today tonight work workdays week weeks day days year
+    years month months ages hour hours"""
+)
 NEG_FREE = re.compile(r"^([a-z]+)(-?)(free|less)$")
 # "X-free" denies X ("pork-free", "screen-free") but for these; "Xless" and "X free" (two words: "sugar
 # free everything") only for the things people say they go without.
@@ -365,4 +389,63 @@ NOT_FREE = words("hand hands toll duty care fancy hassle scot")
 FREE_STEMS = words(
     """sugar meat salt fat gluten dairy lactose caffeine alcohol semicolon work nut smoke pork beef egg soy
     wheat carb milk peanut grain screen phone meeting kid pet cash plastic booze"""
+)
+# Words that say how the user stands to a thing, like a verb ("allergic to cats", "afraid of flying").
+PREDICATES = words("allergic afraid scared fond keen interested good bad")
+# Chinese words with the English word they say: only to compare a Chinese text with an English one ("我在
+# Berlin 工作。" / "I work in Berlin."), where the characters and the words share nothing else.
+ZH_GLOSS = (
+    ("工作", "work"),
+    ("上班", "work"),
+    ("住", "live"),
+    ("喜欢", "like"),
+    ("爱", "love"),
+    ("生日", "birthday"),
+    ("用", "use"),
+    ("吃", "eat"),
+    ("喝", "drink"),
+    ("咖啡", "coffee"),
+    ("茶", "tea"),
+    ("学", "learn"),
+    ("说", "speak"),
+    ("周末", "weekend"),
+    ("笔记", "notes"),
+    ("回答", "answer"),
+    ("中文", "chinese"),
+    ("英语", "english"),
+    ("儿子", "son"),
+    ("女儿", "daughter"),
+    ("妻子", "wife"),
+    ("老婆", "wife"),
+    ("丈夫", "husband"),
+    ("老公", "husband"),
+    ("狗", "dog"),
+    ("猫", "cat"),
+    ("过敏", "allergic"),
+    ("花生", "peanut"),
+    ("代码", "code"),
+    ("项目", "project"),
+    ("手机", "phone"),
+    ("经理", "manager"),
+    ("公司", "company"),
+    ("不", "not"),
+)
+
+# Words before a number that are not a piece of software with a version ("year 3", "rent 1200").
+NOT_SOFTWARE = (
+    words(
+        """year years grade age rent weight salary room line step steps page day days week weeks month months
+    hour hours minute minutes km kg eur usd gbp plan top level"""
+    )
+    | MONTHS
+)
+
+# "Label: value", and in notes typed fast "label = value" / "label - value" (a short label only).
+LABEL = re.compile(
+    r"^\s*(?:([^:：0-9][^:：]{0,39}?)(?::\s+|：\s*)|([A-Za-z][\w' ]{0,24}?)\s*(?:=|\s[-–]\s)\s*)\S"
+)
+
+# "Allergies: none", "Smoking: no": the label denied, as "no allergies".
+LABEL_NONE = re.compile(
+    r"^\s*([A-Za-z][\w ]{0,30}?)\s*[:=-]\s*(?:none|no|nope|never|n/a|nil)\W*$", re.IGNORECASE
 )

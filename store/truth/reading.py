@@ -35,6 +35,8 @@ from store.truth.lexicon import (
     GIVE_UP,
     HAS_CJK,
     IMPLIES,
+    LABEL,
+    LABEL_NONE,
     LEAD_IN,
     MONTHS,
     NEG_FREE,
@@ -45,6 +47,7 @@ from store.truth.lexicon import (
     NOT_FREE,
     NOT_NEG_ZH,
     NOT_NEGATION,
+    NOT_SOFTWARE,
     NOT_TERMS,
     NUMBER_WORDS,
     PERSONS,
@@ -60,28 +63,17 @@ from store.truth.lexicon import (
     STILL,
     STOPWORDS,
     SYNONYMS,
+    TIME_WORDS,
     TOKEN,
     VERBISH,
     ZH_DIGITS,
     ZH_NUMBER,
     ZH_PHRASES,
     ZH_STOP,
-    words,
 )
 from store.truth.slots import ASK, MANY, MANY_LABELS, ONE, ONE_LABELS, SLOTS
 
 VERSION = re.compile(r"\b([A-Za-z][A-Za-z+#-]*)\s+v?(\d+(?:\.\d+)*)\b")
-NOT_SOFTWARE = (
-    words(
-        """year years grade age rent weight salary room line step steps page day days week weeks month months
-    hour hours minute minutes km kg eur usd gbp plan top level"""
-    )
-    | MONTHS
-)
-# "Label: value", and in notes typed fast "label = value" / "label - value" (a short label only).
-LABEL = re.compile(
-    r"^\s*(?:([^:：0-9][^:：]{0,39}?)(?::\s+|：\s*)|([A-Za-z][\w' ]{0,24}?)\s*(?:=|\s[-–]\s)\s*)\S"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +92,7 @@ class Reading:
     tokens: tuple[str, ...]  # casefolded words (and single CJK characters), in order
     terms: tuple[str, ...]  # content terms in order
     negated: frozenset[str]  # the terms this text denies
+    hedged: frozenset[str]  # the terms it both affirms and denies ("severe nut allergy, avoid nuts")
     subject: frozenset[str]  # who/what it is about; empty: the user
     person: bool  # the subject is a person other than the user
     qualifiers: frozenset[str]
@@ -180,8 +173,9 @@ def _self_denying(low: str) -> tuple[tuple[str, bool], ...]:
     return ()
 
 
-def _terms_en(text: str) -> tuple[list[str], set[str]]:
-    """Content terms in order, and the negated ones: a negator denies the next NEG_SCOPE content terms
+def _terms_en(text: str) -> tuple[list[str], set[str], set[str]]:
+    """Content terms in order, the negated ones, and the hedged ones (affirmed and denied): a negator
+    denies the next NEG_SCOPE content terms
     of its clause; "vegetarian" denies "meat" (and "not vegetarian" affirms it); "sugar-free" denies sugar."""
     terms: list[str] = []
     negated: set[str] = set()
@@ -192,7 +186,8 @@ def _terms_en(text: str) -> tuple[list[str], set[str]]:
     for clause in CLAUSE_END.split(NOT_NEGATION.sub(" ", GIVE_UP.sub("quit", text))):
         scope = 0
         prev = ""
-        for raw in TOKEN.findall(clause):
+        tokens = TOKEN.findall(clause)
+        for i, raw in enumerate(tokens):
             low = raw.casefold()
             if low in NEGATORS or low.endswith(("n't", "n’t")):
                 scope = NEG_SCOPE
@@ -209,7 +204,7 @@ def _terms_en(text: str) -> tuple[list[str], set[str]]:
                 affirmed.discard(terms[-1])
                 continue
             prev = low
-            if low in SCOPE_ENDS and scope and scope < NEG_SCOPE:
+            if low in SCOPE_ENDS and scope and scope < NEG_SCOPE and _when(tokens[i + 1 : i + 3]):
                 scope = 0  # "never work on weekends": the weekends are when, not what is denied
                 continue
             if low in STOPWORDS or low in NOT_TERMS or low in ("longer", "more", "up", "any"):
@@ -223,8 +218,16 @@ def _terms_en(text: str) -> tuple[list[str], set[str]]:
                 scope -= 1
             else:
                 affirmed.add(term)
-    # A term the text both affirms and denies ("[red]not markup[/red]") is not a denial of it.
-    return terms, (negated - affirmed) | gone
+    # A term the text both affirms and denies ("[red]not markup[/red]", "severe nut allergy, avoid nuts")
+    # is not a denial of it; it is noted as hedged, so that it is never read as the other text's opposite.
+    return terms, (negated - affirmed) | gone, (negated & affirmed) - gone
+
+
+def _when(following: list[str]) -> bool:
+    """Do the words after a preposition say when ("on weekends", "after 4pm", "before the holidays")
+    rather than what ("talking on the phone", "learned to swim")?"""
+    words = [w.casefold() for w in following if w.casefold() not in ("the", "a", "my", "our")]
+    return bool(words) and (words[0] in TIME_WORDS or words[0][0].isdigit() or words[0] in NUMBER_WORDS)
 
 
 def _number_term(low: str) -> str:
@@ -330,7 +333,7 @@ def _preferences(text: str, cjk: bool) -> frozenset[tuple[str, str]]:
 
 
 def _plain_terms(text: str, cjk: bool) -> list[str]:
-    return (_terms_zh(text) if cjk else _terms_en(text))[0]
+    return _terms_zh(text)[0] if cjk else _terms_en(text)[0]
 
 
 def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozenset[str]]:
@@ -453,12 +456,6 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
     return tuple(hits)
 
 
-# "Allergies: none", "Smoking: no": the label denied, as "no allergies".
-LABEL_NONE = re.compile(
-    r"^\s*([A-Za-z][\w ]{0,30}?)\s*[:=-]\s*(?:none|no|nope|never|n/a|nil)\W*$", re.IGNORECASE
-)
-
-
 def _en_normal(text: str) -> str:
     text = LABEL_NONE.sub(r"no \1", text)
     for pattern, same in EN_PHRASES:
@@ -470,7 +467,7 @@ def _en_normal(text: str) -> str:
 def read(text: str) -> Reading:
     cjk = bool(HAS_CJK.search(text))
     raw = TOKEN.findall(_zh_normal(text) if cjk else text)
-    terms, negated = _terms_zh(text) if cjk else _terms_en(_en_normal(text))
+    terms, negated, hedged = (*_terms_zh(text), set()) if cjk else _terms_en(_en_normal(text))
     if cjk:
         subject, person = _subject_zh(text)
         head: frozenset[str] = frozenset()
@@ -486,6 +483,7 @@ def read(text: str) -> Reading:
         tokens=tuple(t.casefold() for t in raw),
         terms=tuple(terms),
         negated=frozenset(negated),
+        hedged=frozenset(hedged),
         subject=subject,
         person=person,
         qualifiers=quals,

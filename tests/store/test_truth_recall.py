@@ -89,6 +89,19 @@ from store.truth.conflicts import list_conflicts
             0.81,
             "review",
         ),
+        # A denial reaches past "to" and "on" unless a time follows ("never learned to swim", "dislikes
+        # talking on the phone"); idioms of refusal; a term both affirmed and denied never flips.
+        ("I can't swim", "never learned to swim", 0.66, "merge"),
+        ("doesn't want kids", "not planning to have children", 0.64, "merge"),
+        ("hates phone calls", "dislikes talking on the phone", 0.76, "same"),
+        ("i don't eat fish", "fish is off the menu for me", 0.61, "same"),
+        ("no nuts, severe allergy", "severe nut allergy, avoid nuts", 0.90, "merge"),
+        ("alcohol-free for 2 years", "haven't had a drink in two years", 0.57, "same"),
+        # Deleting an account denies it.
+        ("on Instagram a lot", "deleted my Instagram", 0.49, "review"),
+        # A Chinese text next to an English one: the Chinese words' English, the qualifiers in one language.
+        ("我在 Berlin 工作。", "I work in Berlin.", 0.47, "merge"),
+        ("周末我喜欢 hiking。", "I like hiking on weekends.", 0.38, "merge"),
         # Affirmed, then denied in a later clause: a reversal still.
         ("allergic to latex", "latex allergy was a misdiagnosis, not allergic", 0.83, "supersede"),
     ],
@@ -97,6 +110,8 @@ def test_recall_faults_found_after_the_first_round(old: str, new: str, sim: floa
     v = classify(new, old, sim)
     if action == "review":
         assert v.action in ("review", "supersede"), v
+    elif action == "same":  # merged, or the merge offered: the same fact either way
+        assert v.relation in ("paraphrase", "duplicate") and v.action in ("merge", "review"), v
     elif action == "offer":
         assert (v.action, v.relation) == ("review", "paraphrase"), v
     else:
@@ -123,6 +138,10 @@ def test_recall_faults_found_after_the_first_round(old: str, new: str, sim: floa
         ("tom is my manager", "tom's manager is claire", 0.7),
         ("The user lives in Utrecht.", "The user's parents live in Groningen.", 0.72),
         ("Lives near the sea", "Swims in the sea every summer", 0.50),
+        # Only the predicate denied, and each side has its own object: two facts.
+        ("doesn't like jazz", "likes blues", 0.43),
+        ("never works on Sundays", "works Saturdays", 0.63),
+        ("not allergic to cats", "allergic to dogs", 0.67),
         # A hobby holds many values: a new one is a second one.
         ("Hobby: running", "new hobby: pottery", 0.39),
     ],
