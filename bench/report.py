@@ -1,6 +1,6 @@
 """The README's benchmark table, from the JSON the benchmarks left in bench/out/.
 
-    .venv/bin/python bench/report.py [--readme]
+    .venv/bin/python -m bench report [--readme]
 
 Prints Markdown: one row per figure, with its baseline from the same run, the ratio, the target and
 whether it was met. Missing results (a benchmark not run yet) are left out with a note. `--readme` also
@@ -14,8 +14,8 @@ import re
 import sys
 from typing import Any
 
-from _common import OUT, ROOT
-from report_search import keyword_held_rows, met, vector_rows
+from bench.lib.common import OUT, ROOT
+from bench.lib.report_search import keyword_held_rows, met, vector_rows
 
 README = ROOT / "README.md"
 MARKERS = re.compile(r"(<!-- bench:start -->\n).*?(<!-- bench:end -->)", re.S)

@@ -1,8 +1,9 @@
 """What the benchmarks share: synthetic data that behaves like the real thing, timing, and output.
 
 Every benchmark prints one JSON document on stdout and a one-line summary on stderr, and keeps the JSON
-in bench/out/NAME.json (`bench/report.py` turns those into the README table). Generated data lives in
-bench/.data/ (gitignored) and is reused until DATA_VERSION (or the benchmark's own BUILD) changes.
+in bench/out/NAME.json (`python -m bench report` turns those into the table in docs/benchmarks/README.md).
+Generated data lives in bench/.data/ (gitignored) and is reused until DATA_VERSION (or the benchmark's own
+BUILD) changes.
 
 Why the vectors look the way they do: uniform random vectors make every method look good (nothing is
 near anything) and tight Gaussian blobs make binary quantisation look perfect. These are a hierarchy
@@ -38,8 +39,7 @@ import numpy as np
 if TYPE_CHECKING:  # the store loads in the evaluations that write one, not in every benchmark (cold.py)
     from store import Store
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]  # the repository: bench/lib/common.py
 DATA = ROOT / "bench" / ".data"
 OUT = ROOT / "bench" / "out"
 DIM = 384

@@ -1,4 +1,4 @@
-"""The float16 re-scoring rows in bench/search.py's figures (issue 19): bytes on disk, and whether
+"""The float16 re-scoring rows in bench/perf/search.py's figures (issue 19): bytes on disk, and whether
 re-scoring from float16 loses anything against re-scoring the very same candidates from float32.
 
 - `footprint`: bytes per 1,000 messages from dbstat, on an open connection (the raw one is used before
@@ -17,8 +17,8 @@ from typing import Any
 
 import apsw
 import numpy as np
-from _common import exact_top
 
+from bench.lib.common import exact_top
 from store import db
 
 MESSAGE_SIDE = (

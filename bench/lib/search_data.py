@@ -1,15 +1,15 @@
-"""The databases bench/search.py measures, built once through the store's own write paths and cached.
+"""The databases bench/perf/search.py measures, built once through the store's own write paths and cached.
 
 - `search_db`: a chat.db with n memories and n chunk vectors (the default: 100,000 memories and 200,000
   message chunks, about 143,000 messages in 10,000 threads, a summary each), written by
   `Store.write_thread` and `Store.add_memory` as an import would write them, so the tables, indexes and
-  FTS rows the search reads are the real ones. Vectors and text are synthetic (bench/_common.py says why
+  FTS rows the search reads are the real ones. Vectors and text are synthetic (bench/lib/common.py says why
   they behave like real ones); the `Precomputed` embedder hands the store the generator's vectors.
 - `scale_db`: only the memory vector tables, for the scaling points (10k / 100k / 1M rows): what
   `knn_memories` and the held memory table read, and nothing that would take an hour to write at 1M.
 
 Both are keyed by DATA_VERSION, BUILD and the vector tables' layout (`layout_key`), so a change to the
-generators or to the schema rebuilds them, and a change to the search code around them does not. bench/cold.py
+generators or to the schema rebuilds them, and a change to the search code around them does not. bench/perf/cold.py
 builds its own database with `build` too.
 """
 
@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import (
+
+from bench.lib.common import (
     DATA_VERSION,
     DIM,
     MODEL_NAME,
@@ -33,7 +34,6 @@ from _common import (
     lengths,
     remove_db,
 )
-
 from store import Store, db
 from store.records import CATEGORIES, MessageIn, ThreadIn
 from store.text import fts_put

@@ -1,6 +1,6 @@
 """The truth evaluation's data: labelled memory pairs and chains (bench/eval/truth), and the tune/test split.
 
-Kept apart from bench/eval_truth.py so that tests can check the files (well-formed, balanced, split as
+Kept apart from bench/quality/eval_truth.py so that tests can check the files (well-formed, balanced, split as
 documented) without loading a model, and so that the split is defined once.
 
 The split is a hash of the pair's two texts (sha256 of "old<TAB>new", first byte even: tune, odd: test):
@@ -14,7 +14,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository: bench/lib/truth_data.py
 TRUTH = ROOT / "bench" / "eval" / "truth"
 FRESH = TRUTH / "fresh"
 LEGACY = (TRUTH / "pairs.tsv", TRUTH / "holdout.tsv")

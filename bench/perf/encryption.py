@@ -1,14 +1,14 @@
 """Encryption at rest: an encrypted chat.db against a plain one, measured in the same run; prints JSON.
 
-    .venv/bin/python bench/encryption.py [--quick] [--threads 500] [--runs 3] [--plain-apsw DIR]
+    .venv/bin/python -m bench encryption [--quick] [--threads 500] [--runs 3] [--plain-apsw DIR]
 
 Every figure is a median over `--runs` rounds that alternate plain and encrypted, each in a fresh process:
-1. import: `import_paths` of a ChatGPT export (`--threads` x 20 messages, bench/import.py's generator) into a
+1. import: `import_paths` of a ChatGPT export (`--threads` x 20 messages, bench/perf/importing.py's generator) into a
    new chat.db, with the fake embedder (every vector written, no model time): messages per CPU-second;
 2. search: opening the imported database and one hybrid search (FTS5 and vectors), as `memapp search` does
    (reported: it includes the key derivation), then 60 more on the same connection (held to the target, as
    the MCP server and the TUI search): CPU ms per search;
-3. TUI start: bench/startup.py's child on a 120x40 pty (`memapp --db`): first paint, and the Threads table
+3. TUI start: bench/perf/startup.py's child on a 120x40 pty (`memapp --db`): first paint, and the Threads table
    filled; the encrypted one gets its passphrase from MEMAPP_PASSPHRASE_COMMAND (`cat FILE`), so it pays
    for the command and the key derivation as a user would;
 4. open+query rounds: 300 x (store.db.connect, one query, close) on a plain file, on an encrypted one with
@@ -60,8 +60,8 @@ def child_import(db: str, export: str) -> dict[str, Any]:
 
 def child_search(db: str) -> dict[str, Any]:
     import numpy as np
-    from _common import Words
 
+    from bench.lib.common import Words
     from embeddings import FakeEmbedder
     from store import Store
 
@@ -112,14 +112,14 @@ def _child() -> None:
 
 
 if CHILD:
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     _child()
     sys.exit(0)
 
 
 # -- the parent -------------------------------------------------------------------------------------------------
 
-from _common import DATA_VERSION, ROOT, data_file, emit, remove_db  # noqa: E402
+from bench.lib.common import DATA_VERSION, ROOT, data_file, emit, remove_db  # noqa: E402
+from bench.perf import importing, startup  # noqa: E402 - their export generator and pty child
 
 
 def run(args: list[str], *, encrypted: bool, key_file: Path, plain_apsw: str | None = None) -> dict[str, Any]:
@@ -128,12 +128,17 @@ def run(args: list[str], *, encrypted: bool, key_file: Path, plain_apsw: str | N
     if encrypted:
         env["MEMAPP_PASSPHRASE_COMMAND"] = f"cat {key_file}"
     if plain_apsw:
-        env["PYTHONPATH"] = os.pathsep.join([plain_apsw, str(ROOT)])
+        env["PYTHONPATH"] = plain_apsw  # that apsw before the installed one (the child runs from ROOT)
     done = subprocess.run(
-        [sys.executable, __file__, "--child", *args], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "bench.perf.encryption", "--child", *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if done.returncode != 0:
-        raise SystemExit(f"bench/encryption.py child {args} failed:\n{done.stderr}")
+        raise SystemExit(f"bench/perf/encryption.py child {args} failed:\n{done.stderr}")
     return dict(json.loads(done.stdout))
 
 
@@ -163,10 +168,9 @@ def main() -> None:
     if a.quick:
         a.threads, a.runs, a.rounds = 100, 2, 100
     load = os.getloadavg()
-    export_mod = __import__("import")  # bench/import.py: its ChatGPT export generator
     export = data_file(f"encryption-{a.threads}-d{DATA_VERSION}", stale="encryption-") / "conversations.json"
     if not export.exists():
-        export_mod.export(export, a.threads)
+        importing.export(export, a.threads)
     work = data_file("encryption-work")
     work.mkdir(exist_ok=True)
     key_file = work / "passphrase.txt"
@@ -200,8 +204,6 @@ def main() -> None:
     rate = {k: round(imports[k][0]["messages"] / median(imports[k], "cpu_s"), 1) for k in kinds}
     search_ms = {k: median(searches[k], "cpu_ms_per_search") for k in kinds}
     first_ms = {k: median(searches[k], "open_and_first_search_cpu_ms") for k in kinds}
-
-    import startup  # bench/startup.py: its pty child (imported here: it acts on `--child` at import)
 
     tui: dict[str, list[dict[str, Any]]] = {"plain": [], "encrypted": []}
     for kind in ("plain", "encrypted"):  # one warm-up each
@@ -284,5 +286,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     main()

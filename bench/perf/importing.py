@@ -1,6 +1,6 @@
 """Import throughput against the model's own speed, and the footprint it leaves; prints JSON.
 
-    .venv/bin/python bench/import.py [--quick | --threads 100 | --full] [--runs 3] [--no-embed-threads 2000]
+    .venv/bin/python -m bench importing [--quick | --threads 100 | --full] [--runs 3] [--no-embed-threads 2000]
 
 Generates a ChatGPT export (`conversations.json`: a `mapping` tree per conversation walked back from
 `current_node`, a hidden system root, regenerated answers on side branches) with 20 messages per thread
@@ -43,7 +43,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import DATA_VERSION, ROOT, Words, data_file, emit, remove_db
+
+from bench.lib.common import DATA_VERSION, ROOT, Words, data_file, emit, remove_db
 
 PER_THREAD = 20
 EXPORT = 1  # bump when export() changes what it writes
@@ -122,12 +123,16 @@ def child(argv: list[str], backend: str = "onnx") -> tuple[dict[str, Any], float
     """Run this script in a fresh process with the given encoder; its JSON answer and peak RSS (MiB)."""
     env = dict(os.environ, MEMAPP_EMBED_BACKEND=backend)
     proc = subprocess.Popen(
-        [sys.executable, __file__, "--child", *argv], stdout=subprocess.PIPE, text=True, env=env
+        [sys.executable, "-m", "bench.perf.importing", "--child", *argv],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
     )
     out = proc.stdout.read() if proc.stdout else ""
     _, status, usage = os.wait4(proc.pid, 0)
     if status != 0:
-        raise SystemExit(f"bench/import.py {' '.join(argv)} failed ({status})")
+        raise SystemExit(f"bench/perf/importing.py {' '.join(argv)} failed ({status})")
     return json.loads(out), round(usage.ru_maxrss / 1024, 1)
 
 
@@ -426,5 +431,4 @@ def _summaries_line(r: dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     main()

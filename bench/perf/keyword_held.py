@@ -1,11 +1,11 @@
 """The keyword half ranked in process (store.search.held) against FTS5's own ranking, same rows (JSON).
 
-    .venv/bin/python bench/keyword_held.py [--quick] [--copies 10]
+    .venv/bin/python -m bench keyword_held [--quick] [--copies 10]
 
 What the TUI and the MCP server run for the keyword half of every search, against what one-shot
 commands run (store.search.candidates: FTS5 scores and sorts the matches), on two archives:
 
-- synthetic: the search bench's chat.db (bench/search_data.py: 145,000 messages, 100,000 memories,
+- synthetic: the search bench's chat.db (bench/lib/search_data.py: 145,000 messages, 100,000 memories,
   10,000 summaries; `--quick`: 10k + 20k), every kind searched at once, as a hybrid search does, with
   the hybrid bench's questions ("what did we say about ..."), single words from the commonest terms of
   the index down (the worst case for both), and typing: each question's last word typed a letter at a
@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import ROOT, Precomputed, Words, emit, timing
-from search_data import search_db
 
+from bench.lib.common import ROOT, Precomputed, Words, emit, timing
+from bench.lib.search_data import search_db
 from store import MessageIn, Store, ThreadIn
 from store.search.candidates import TABLES
 from store.search.engine import DEPTH

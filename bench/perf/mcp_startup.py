@@ -1,7 +1,7 @@
 """`memapp mcp` as a client meets it: time to `initialize`, the first `search_memory`, a warm one, and
 `get_profile` (first and warm); prints JSON.
 
-    .venv/bin/python bench/mcp_startup.py [--runs 3]
+    .venv/bin/python -m bench mcp_startup [--runs 3]
 
 Each run spawns the server over stdio exactly as Claude Desktop would (`memapp --db chat.db mcp`) on a
 chat.db of 300 memories embedded with the real model (built once under bench/.data/). Beside it, measured
@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, data_file, emit
+from bench.lib.common import ROOT, data_file, emit
 
 MEMAPP = str(Path(sys.executable).with_name("memapp"))
 BUILD = 1  # bump when the database below changes
@@ -91,12 +91,13 @@ def _ours(db: Path, cfg: Path) -> Any:
 
 
 def _old(old: Path, db: Path, cfg: Path) -> Any:
-    """An earlier memapp's server (a source tree, e.g. `git archive main`), run by this venv's Python."""
+    """An earlier memapp's server (a source tree, e.g. `git archive main`), run by this venv's Python from
+    that tree: Python looks in the working directory before the venv's editable install, so `-m app` is the
+    old tree's."""
     from mcp import StdioServerParameters
 
-    code = f"import sys; sys.path.insert(0, {str(old)!r}); from app.cli import main; sys.exit(main())"
-    args = ["-c", code, "--db", str(db), "--config", str(cfg), "mcp"]
-    return StdioServerParameters(command=sys.executable, args=args)
+    args = ["-m", "app", "--db", str(db), "--config", str(cfg), "mcp"]
+    return StdioServerParameters(command=sys.executable, args=args, cwd=old)
 
 
 async def _session(params: Any, *, pause: float = 0.0, full: bool = True) -> dict[str, float]:

@@ -1,7 +1,7 @@
 """The secret detector: how much it catches, how often it destroys text that held no secret, how fast it
 is, and what it costs an import; prints JSON (bench/out/redaction.json).
 
-    .venv/bin/python bench/redaction.py [--quick] [--no-import] [--rounds 3]
+    .venv/bin/python -m bench redaction [--quick] [--no-import] [--rounds 3]
 
 1. Quality on bench/eval/secrets/ (make.py writes it), per half (tune, test): recall (a secret counts
    as caught when no 10-character piece of it is left), recall by kind, false-positive rate (secret-free
@@ -9,10 +9,10 @@ is, and what it costs an import; prints JSON (bench/out/redaction.json).
    replaced and nothing else). The same for detect-secrets alone (every plugin, default filters, each
    text scanned as a file), the baseline the detector is built on.
 2. Speed: microseconds per text on the evaluation texts (code-heavy, most pass the prefilter) and on
-   import-like prose (bench/import.py's text), and detect-secrets' scan_line on the same lines.
+   import-like prose (bench/perf/importing.py's text), and detect-secrets' scan_line on the same lines.
 3. Import: `import_paths(embed=False)` of a generated ChatGPT export, with `[privacy] redact = "off"`
    and "store", in fresh processes, interleaved rounds; the ratio of CPU seconds (target <= 1.2x). Two
-   exports: bench/import.py's prose, and a coding-transcript one whose messages mix the evaluation's
+   exports: bench/perf/importing.py's prose, and a coding-transcript one whose messages mix the evaluation's
    texts (with and without secrets) into the prose. --no-embed is the fastest import, so the detector's
    share is largest there; with embedding, the model's seconds dwarf it.
 """
@@ -32,7 +32,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from _common import DATA, ROOT, emit
+from bench.lib.common import DATA, ROOT, emit
+from bench.perf import importing  # its ChatGPT export generator and prose
 
 EVAL = ROOT / "bench" / "eval" / "secrets"
 MARK = "\x00"
@@ -121,7 +122,8 @@ def detect_secrets_redactor(tmp: Path) -> Any:
 
 def prose_texts(n: int) -> list[str]:
     import numpy as np
-    from _common import Words
+
+    from bench.lib.common import Words
 
     words, rng = Words(5), np.random.default_rng(5)
     return [words.text(rng, int(rng.integers(20, 300)), i % 40, i % 400, i) for i in range(n)]
@@ -174,11 +176,7 @@ def speed(eval_texts: list[str], quick: bool) -> dict[str, Any]:
 
 def coding_export(path: Path, n_threads: int, texts: list[str]) -> int:
     """A ChatGPT export whose messages mix transcript texts (code, configs, some secrets) into prose."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    import importlib
-
-    imp = importlib.import_module("import")
-    imp.export(path, n_threads)
+    importing.export(path, n_threads)
     convs = json.loads(path.read_text())
     rng = random.Random(7)
     n = 0
@@ -197,7 +195,12 @@ def child_import(db: str, export: str, mode: str) -> dict[str, Any]:
     cfg.write_text(f'[privacy]\nredact = "{mode}"\n[embedding]\nenabled = false\n')
     env = dict(os.environ, MEMAPP_CONFIG=str(cfg))
     proc = subprocess.run(
-        [sys.executable, __file__, "--child", db, export], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-m", "bench.perf.redaction", "--child", db, export],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(proc.stdout)
 
@@ -229,16 +232,12 @@ def run_child(db: str, export: str) -> None:
 
 
 def import_cost(quick: bool, rounds: int, texts: list[str]) -> dict[str, Any]:
-    sys.path.insert(0, str(ROOT / "bench"))
-    import importlib
-
-    imp = importlib.import_module("import")
     n = 150 if quick else 1000
     out: dict[str, Any] = {"threads": n, "rounds": rounds}
     DATA.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=DATA) as tmp:
         exports = {"prose": Path(tmp) / "prose.json", "coding": Path(tmp) / "coding.json"}
-        imp.export(exports["prose"], n)
+        importing.export(exports["prose"], n)
         out["coding_messages_with_transcript_text"] = coding_export(exports["coding"], n, texts)
         for name, path in exports.items():
             runs: dict[str, list[dict[str, Any]]] = {"off": [], "store": []}

@@ -1,7 +1,7 @@
 """Re-importing an export that has not changed: it must cost a read per thread, not a re-check of every
 message. Prints JSON.
 
-    .venv/bin/python bench/reimport.py [--quick] [--rounds 7]
+    .venv/bin/python -m bench reimport [--quick] [--rounds 7]
 
 Writes 50 threads x 200 messages (ChatGPT-like metadata on every message) into a fresh chat.db without
 vectors, then times, alternating rounds in one process:
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import emit
+from bench.lib.common import emit
 
 THREADS, MESSAGES = 50, 200
 

@@ -1,7 +1,7 @@
 """Resources over time (issue 20, part 6): does memory stay flat as input grows, and does a long-lived
 MCP server stay the same size after thousands of calls?
 
-    .venv/bin/python bench/resources.py [--quick]
+    .venv/bin/python -m bench resources [--quick]
 
 - import: a generated generic JSONL export of 20 MB and of 200 MB (quick: 5 and 50 MB), each imported by
   `memapp import --no-embed --no-summarize` in its own process; peak RSS of that process (ru_maxrss),
@@ -25,8 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "bench" / "out"
+from bench.lib.common import OUT, ROOT
 
 
 def _export(path: Path, megabytes: int) -> int:
@@ -55,7 +54,6 @@ def _env(tmp: Path) -> dict[str, str]:
         **os.environ,
         "MEMAPP_CONFIG": str(cfg),
         "MEMAPP_DB": str(tmp / "chat.db"),
-        "PYTHONPATH": str(ROOT),
     }
 
 

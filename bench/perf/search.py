@@ -1,30 +1,30 @@
 """Vector and hybrid search at scale, side by side with the exact numpy scan; prints JSON.
 
-    .venv/bin/python bench/search.py [--quick | --full] [--queries 200] [--cpu] [--hybrid-only]
+    .venv/bin/python -m bench search [--quick | --full] [--queries 200] [--cpu] [--hybrid-only]
         [--sizes 10000,100000] [--scaling-only]
 
 Builds (once, cached in bench/.data/) a chat.db with 100,000 memories and 200,000 message chunks (about
 143,000 messages in 10,000 threads, a summary each) through the store's own write paths, with synthetic
-384-d vectors and text (bench/_common.py says why they behave like real ones). Then, in one process:
+384-d vectors and text (bench/lib/common.py says why they behave like real ones). Then, in one process:
 
-- vector top-10 per table (bench/search_vector.py): `store.vectors.knn_memories` / `knn_chunks` and the
+- vector top-10 per table (bench/perf/search_vector.py): `store.vectors.knn_memories` / `knn_chunks` and the
   vectors held in process against `X @ q` + argpartition over the generator's float32 vectors (checked to
   be the rows the database holds as float16): p50/p95, and recall@10 against the exact answer; also with a
   filter (category; role; date range; one thread). Timed in alternating blocks. Then float16 against
-  float32 re-scoring of the same candidates, and the bytes per 1,000 messages (bench/_float16.py;
+  float32 re-scoring of the same candidates, and the bytes per 1,000 messages (bench/lib/float16.py;
   "before" too when the cached file predates float16).
-- hybrid (bench/search_hybrid.py): `Store.search(text, query_vector=q)` (FTS + vectors + fusion +
+- hybrid (bench/perf/search_hybrid.py): `Store.search(text, query_vector=q)` (FTS + vectors + fusion +
   hydration + the access-count update) against vector-only `semantic_candidates(q, n=10)` and
   keyword-only `keyword_candidates`, all without embedding the query, each on the wall clock and in CPU
   seconds of the process (`--hybrid-only` runs just this, vectors held and through sqlite-vec).
 - the query embedding, timed on its own with the real model in a child process (`query_embedding`).
-- scaling (bench/search_vector.py): memory tables of 10k and 100k rows (and 1M with --full: 0.9 GB on
+- scaling (bench/perf/search_vector.py): memory tables of 10k and 100k rows (and 1M with --full: 0.9 GB on
   disk with float16 rows, 1.5 GB of RAM for the numpy side, about 95 s to build). `--scaling-only` runs
   just these, for the sizes given with `--sizes`.
 
 This file is the command: arguments, the order things run in, the targets, the summary line and the JSON
 (bench/out/search.json, which bench/report.py turns into the README table). The databases come from
-bench/search_data.py.
+bench/lib/search_data.py.
 
 Targets (issue 7): vector p50 <= 1.5x numpy with recall@10 >= 0.95; hybrid p50 <= 2x vector-only p50.
 Issue 19, vectors held in process: <= 1.0x numpy at 10k rows, <= 0.3x above, recall@10 >= 0.98; hybrid
@@ -43,12 +43,13 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from _common import Population, Precomputed, Words, emit, timed, timing
-from _float16 import footprint, footprint_before_upgrade
-from search_data import populations, search_db
-from search_hybrid import held_clocks, held_targets, hybrid_only, hybrid_series
-from search_vector import scaling, scaling_only_rows, vector_series
 
+from bench.lib import common
+from bench.lib.common import ROOT, Population, Precomputed, Words, emit, timed, timing
+from bench.lib.float16 import footprint, footprint_before_upgrade
+from bench.lib.search_data import populations, search_db
+from bench.perf.search_hybrid import held_clocks, held_targets, hybrid_only, hybrid_series
+from bench.perf.search_vector import scaling, scaling_only_rows, vector_series
 from store import Store
 from store.migrations import LATEST
 
@@ -56,8 +57,8 @@ from store.migrations import LATEST
 def query_embedding(chunks: Population, n: int = 50) -> dict[str, Any]:
     """Timed in a child process: torch's and numpy's thread pools spinning in one process slow each other
     down (a 12 ms query took 500 ms right after the numpy scans), which would measure the bench, not us."""
-    argv = [sys.executable, __file__, "--embed-only", str(chunks.n), str(n)]
-    return dict(json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout))
+    argv = [sys.executable, "-m", "bench.perf.search", "--embed-only", str(chunks.n), str(n)]
+    return dict(json.loads(subprocess.run(argv, check=True, capture_output=True, text=True, cwd=ROOT).stdout))
 
 
 def _embed_only(chunks: Population, n: int) -> dict[str, Any]:
@@ -187,9 +188,7 @@ def main() -> None:
         sizes = [int(x) for x in a.sizes.split(",")]
     load = os.getloadavg()
     if a.cpu:
-        import _common
-
-        _common.CLOCK[0] = time.process_time
+        common.CLOCK[0] = time.process_time
     if a.scaling_only:  # only the memories-only scaling points (vec0 and in process against numpy)
         result = {
             "scaling": scaling_only_rows(sizes, a.queries),

@@ -1,9 +1,9 @@
-"""Hybrid search in bench/search.py: `Store.search` against its own two halves, and `--hybrid-only`.
+"""Hybrid search in bench/perf/search.py: `Store.search` against its own two halves, and `--hybrid-only`.
 
 Why against the halves: a hybrid search is a vector search plus a keyword search plus the fusion and
 hydration around them, so "hybrid / vector-only" says what the rest costs over the vector search a user
 would get anyway (issue 7: <= 2x; issue 19, vectors held in process: <= 2x and <= 30 ms). Every call is
-given the query vector, so the model is not in these figures (bench/search.py times it on its own).
+given the query vector, so the model is not in these figures (bench/perf/search.py times it on its own).
 
 Both clocks, because they answer different questions: the keyword half runs on a second thread beside
 the vector half, so on an idle machine the wall clock (what a user waits for) hides part of it, while
@@ -20,8 +20,8 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from _common import Population, Words, emit, timing
 
+from bench.lib.common import Population, Words, emit, timing
 from store import Store
 from store.search.engine import DEPTH
 from store.search.filters import Filters

@@ -1,4 +1,4 @@
-"""Vector top-10 in bench/search.py: ours against the exact numpy scan, with filters, float16 rows, at scale.
+"""Vector top-10 in bench/perf/search.py: ours against the exact numpy scan, with filters, float16 rows, at scale.
 
 Why against numpy: `X @ q` + argpartition over the generator's float32 vectors is both the exact answer
 (recall@10 is scored against it) and the fastest thing a user could write by hand, so "ours / numpy" says
@@ -9,8 +9,8 @@ blocks (`side_by_side` says why blocks, and why the pause after numpy's).
   helper connection, as the one-shot CLI commands search) and the vectors held in process
   (store.vectors.codes, as the TUI and the MCP server search), unfiltered and with a filter (category;
   role; the last 10% of time; one thread); plus float16 against float32 re-scoring of the very same
-  candidates on all four paths (bench/_float16.py).
-- `scale_point` / `scaling`: memories-only tables of 10k / 100k / 1M rows (bench/search_data.py), to see
+  candidates on all four paths (bench/lib/float16.py).
+- `scale_point` / `scaling`: memories-only tables of 10k / 100k / 1M rows (bench/lib/search_data.py), to see
   how the cost grows with the archive; the main database's point is reused, not measured twice.
 - `scaling_only_rows`: the rows `--scaling-only` prints.
 """
@@ -23,10 +23,10 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from _common import DIM, Population, Precomputed, exact_top, timed, timing
-from _float16 import check_aligned, rescoring
-from search_data import scale_db
 
+from bench.lib.common import DIM, Population, Precomputed, exact_top, timed, timing
+from bench.lib.float16 import check_aligned, rescoring
+from bench.lib.search_data import scale_db
 from store import Store
 from store.vectors import knn
 from store.vectors import rows as vectors

@@ -1,6 +1,6 @@
 """TUI start-up: process start to first painted screen, against a minimal Textual app; prints JSON.
 
-    .venv/bin/python bench/startup.py [--runs 7 | --quick]
+    .venv/bin/python -m bench startup [--runs 7 | --quick]
 
 Both apps run as fresh processes on a pseudo-terminal (120x40, so Textual uses its real Linux driver and
 writes real escape codes), started the way `memapp --db chat.db` starts. A hook installed before the
@@ -94,7 +94,6 @@ def _child() -> None:
 
         Minimal().run()
         return
-    sys.path.insert(0, os.environ["BENCH_ROOT"])
     from app.cli import main
 
     main(["--db", sys.argv[4]])
@@ -118,7 +117,8 @@ import threading  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-from _common import DATA_VERSION, ROOT, Words, data_file, emit, remove_db  # noqa: E402
+
+from bench.lib.common import DATA_VERSION, ROOT, Words, data_file, emit, remove_db  # noqa: E402
 
 N_THREADS, PER_THREAD, N_MEMORIES = 5000, 20, 10_000
 BUILD = 1  # bump when build() changes what it writes
@@ -168,17 +168,20 @@ def launch(kind: str, db: Path | None, timeout: float = 120) -> dict[str, object
             "TERM": "xterm-256color",
             "COLUMNS": "120",
             "LINES": "40",
-            "BENCH_ROOT": str(ROOT),
             "MEMAPP_CONFIG": str(Path(tmp) / "none.toml"),
         }
         # Both apps start from compiled bytecode, as an installed memapp does (pip compiles it at install,
         # an editable install writes it on its first run): with PYTHONDONTWRITEBYTECODE=1 inherited from
         # the shell, the warm-up could not write it and every run would recompile memapp's own modules.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        argv = [sys.executable, __file__, "--child", kind, str(out)] + ([str(db)] if db else [])
+        argv = [sys.executable, "-m", "bench.perf.startup", "--child", kind, str(out)] + (
+            [str(db)] if db else []
+        )
         drained = threading.Thread(target=_drain, args=(master,), daemon=True)
         env["BENCH_T0"] = repr(time.monotonic())
-        proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+        proc = subprocess.Popen(
+            argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ROOT, close_fds=True
+        )
         os.close(slave)
         drained.start()
         try:

@@ -1,7 +1,7 @@
 """Sync through a folder (issue 29): an initial sync of a 50,000-message archive to an empty device, and
 the changeset of 1,000 memory edits. Prints JSON.
 
-    .venv/bin/python bench/sync.py [--quick]
+    .venv/bin/python -m bench sync [--quick]
 
 Device a imports a generated archive (1,000 threads x 50 messages of 40-120 words, plus 2,000
 memories) from a generic-format export, without vectors (the model's cost is the same for an import and
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import emit
+from bench.lib.common import emit
 
 
 def _vocabulary(n: int = 20000, seed: int = 7) -> list[str]:

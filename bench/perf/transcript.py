@@ -1,6 +1,6 @@
 """A long Claude Code session: import with embeddings and summaries, re-import, grow; prints JSON.
 
-    .venv/bin/python bench/transcript.py [--turns 1000] [--tools 3] [--pad 3600]
+    .venv/bin/python -m bench transcript [--turns 1000] [--tools 3] [--pad 3600]
 
 Generates one Claude Code transcript (`<session>.jsonl`) of `--turns` exchanges: a prompt, `--tools`
 tool calls each followed by a tool result carrying `--pad` characters of output (tool output is what
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import emit, machine
+from bench.lib.common import emit, machine
 
 SESSION = "6b1f0c2e-8a4d-4e1f-9b7c-3d5e7f9a1b2c"
 

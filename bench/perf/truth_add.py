@@ -1,6 +1,6 @@
 """What the truth check costs when a memory is added (prints JSON).
 
-    .venv/bin/python bench/truth_add.py [--memories N] [--adds N]
+    .venv/bin/python -m bench truth_add [--memories N] [--adds N]
 
 A temporary chat.db gets N memories (the texts of bench/eval/truth, repeated with a counter until N),
 embedded with the REAL model in batches; then each of ADDS new texts is added with `Store.add_memory`, and, on the
@@ -16,16 +16,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench._common import emit, machine, timing  # noqa: E402
-from bench.eval_truth_data import fresh_pairs  # noqa: E402
+from bench.lib.common import emit, machine, timing
+from bench.lib.truth_data import fresh_pairs
 
 
 def main() -> None:

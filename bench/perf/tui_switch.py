@@ -1,7 +1,7 @@
 """How long a place switch keeps the TUI's UI thread busy: from pressing the place's digit until the
 arriving screen is drawn, for the first visit of each place and for a return visit; prints JSON.
 
-    .venv/bin/python bench/tui_switch.py [--runs 5]
+    .venv/bin/python -m bench tui_switch [--runs 5]
 
 Each run is a fresh process (a first visit happens once per process) on a copy of the bundled demo, at
 120x40, the fake embedder (the model plays no part in switching). Two variants alternate in the same
@@ -24,7 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import ROOT, emit
+from bench.lib.common import ROOT, emit
 
 ORDER = ["2", "3", "4", "5", "1", "2"]  # memories, search, cleanup, import; back to threads and memories
 NAMES = ["memories", "search", "cleanup", "import", "threads (return)", "memories (return)"]

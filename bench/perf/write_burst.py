@@ -1,7 +1,7 @@
 """Writers at once (issue 31, 1): the two-thread reproduction and a burst of MCP calls, on this code and,
 in the same run, on a baseline checkout.
 
-    .venv/bin/python bench/write_burst.py [--quick] [--baseline GIT_REF] [--calls N] [--timeout S]
+    .venv/bin/python -m bench write_burst [--quick] [--baseline GIT_REF] [--calls N] [--timeout S]
 
 - two threads: A opens a write transaction and does 0.5 s of Python, B writes meanwhile; when each
   committed (seconds from the start), or B's error. Before the write queue (store/writelock.py), A
@@ -26,11 +26,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench._common import emit  # noqa: E402 - after the path is set
-from tests.reliability.mcp_burst import McpProcess, add_calls  # noqa: E402
+from bench.lib.common import ROOT, emit
+from tests.reliability.mcp_burst import McpProcess, add_calls
 
 TWO_THREADS = r"""
 import json, os, sys, tempfile, threading, time
@@ -68,9 +65,10 @@ print(json.dumps(out))
 """
 
 
-def _env(root: Path, tmp: Path) -> dict[str, str]:
+def _env(tmp: Path) -> dict[str, str]:
+    """The children run in `root` (this checkout or the baseline's): Python looks in the working directory
+    before the venv's editable install, so they import that checkout's app and store."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMAPP_")}
-    env["PYTHONPATH"] = str(root)
     env["MEMAPP_CONFIG"] = str(tmp / "absent.toml")
     return env
 
@@ -79,7 +77,7 @@ def two_threads(root: Path, tmp: Path) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-c", TWO_THREADS],
         cwd=root,
-        env=_env(root, tmp),
+        env=_env(tmp),
         capture_output=True,
         text=True,
         timeout=120,
@@ -94,7 +92,7 @@ def mcp_burst(root: Path, tmp: Path, calls: int, timeout: float) -> dict[str, An
     cfg = tmp / "no-model.toml"
     cfg.write_text("[embedding]\nenabled = false\n")
     cmd = [sys.executable, "-m", "app", "--db", str(db), "--config", str(cfg), "mcp", "--create"]
-    server = McpProcess(cmd, _env(root, tmp), root, tmp / "mcp.err")
+    server = McpProcess(cmd, _env(tmp), root, tmp / "mcp.err")
     try:
         burst = server.burst(add_calls(calls), timeout=timeout)
     finally:

@@ -1,6 +1,6 @@
 """The long-conversation evaluation (bench/eval/longmem): one chat.db per archive, six ranked lists, both halves.
 
-Used by `bench/eval_search.py` (the default set). Why it is shaped this way:
+Used by `bench/quality/eval_search.py` (the default set). Why it is shaped this way:
 
 - One database per conversation: a question is asked of one person's archive, as in the public
   long-conversation benchmarks; pooling all archives would let one archive's turns crowd another's.
@@ -29,7 +29,6 @@ import re
 import shutil
 import sqlite3
 import statistics
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -37,15 +36,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))  # _common, also when this file is loaded by path (tests)
+from bench.lib.common import load_jsonl, write_eval_threads
+from store import Store
+from store.migrations import LATEST
+from store.search.engine import DEPTH, Filters
 
-from _common import load_jsonl, write_eval_threads  # noqa: E402
-
-from store import Store  # noqa: E402
-from store.migrations import LATEST  # noqa: E402
-from store.search.engine import DEPTH, Filters  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]  # the repository: bench/quality/eval_longmem.py
 
 LONGMEM = ROOT / "bench" / "eval" / "longmem"
 PEOPLE = ROOT / "bench" / "eval" / "people"  # person-to-person conversations, one thread each

@@ -1,10 +1,10 @@
 """Retrieval evaluation: our hybrid vs keyword-only vs vector-only vs plain BM25 (prints JSON).
 
-    .venv/bin/python bench/eval_search.py [--split tune|test|both] [--rebuild] [--per-question]
+    .venv/bin/python -m bench eval_search [--split tune|test|both] [--rebuild] [--per-question]
         [--answer-floor P] [--out FILE]
-    .venv/bin/python bench/eval_search.py --set small [--variants] [--out FILE]
+    .venv/bin/python -m bench eval_search --set small [--variants] [--out FILE]
 
-Default set, `longmem` (bench/eval/longmem, code in bench/eval_longmem.py): twelve long multi-session
+Default set, `longmem` (bench/eval/longmem, code in bench/quality/eval_longmem.py): twelve long multi-session
 archives, 678 questions of nine kinds, a tuning half and a test half split by conversation. One chat.db
 per archive, built with the REAL model and cached in bench/.data/ (first run a few minutes, then
 seconds). Reports recall@5, recall@10 and MRR per retriever, per split, per kind and per language, and the
@@ -27,21 +27,17 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))  # _common, also when this file is loaded by path (tests)
+from bench.lib.common import load_jsonl, write_eval_threads
+from store import Store
+from store.search.engine import DEPTH, Filters
+from store.search.query import parse_query
+from store.search.rank import Fusion, fuse, order, smooth
 
-from dataclasses import replace  # noqa: E402
-
-from _common import load_jsonl, write_eval_threads  # noqa: E402
-
-from store import Store  # noqa: E402
-from store.search.engine import DEPTH, Filters  # noqa: E402
-from store.search.query import parse_query  # noqa: E402
-from store.search.rank import Fusion, fuse, order, smooth  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]  # the repository: bench/quality/eval_search.py
 
 EVAL = ROOT / "bench" / "eval"
 KS = (5, 10)
@@ -200,8 +196,7 @@ def main(argv: list[str] | None = None, *, emit: Callable[[str], None] = print) 
     parser.add_argument("--out", help="also write the JSON to this file")
     args = parser.parse_args(argv)
     if args.set != "small":
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from eval_longmem import run
+        from bench.quality.eval_longmem import run
 
         report = run(
             split=args.split,

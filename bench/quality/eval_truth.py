@@ -1,6 +1,6 @@
 """Keeping memories true, measured as a user meets it (prints JSON): bench/eval/truth through the real Store.
 
-    .venv/bin/python bench/eval_truth.py [--half tune|test|legacy|all] [--errors] [--embedder default|fake]
+    .venv/bin/python -m bench eval_truth [--half tune|test|legacy|all] [--errors] [--embedder default|fake]
 
 For every labelled pair (bench/eval/truth/fresh/*.tsv, see bench/eval/truth/README.md) a fresh chat.db is
 made, the old text is added with `Store.add_memory`, then the new one (both as `fact`), exactly as
@@ -41,10 +41,9 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.lib.truth_data import Chain, Pair, blind_pairs, chains, fresh_pairs, legacy_pairs
 
-from bench.eval_truth_data import Chain, Pair, blind_pairs, chains, fresh_pairs, legacy_pairs  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]  # the repository: bench/quality/eval_truth.py
 
 OUTCOMES = ("merge", "supersede", "offer", "queue", "both")
 CATEGORY = "fact"

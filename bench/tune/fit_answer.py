@@ -1,9 +1,9 @@
 """Fit the "does the archive answer this?" model (store.search.answer) on the TUNING half (prints JSON).
 
-    .venv/bin/python bench/fit_answer.py [--out FILE]
+    .venv/bin/python -m bench fit_answer [--out FILE]
 
-For every question of bench/eval/longmem the candidate lists are fetched once (bench/tune_search.py's
-Bench, same cached databases as bench/eval_search.py), ranked with the shipped settings and each per-hit
+For every question of bench/eval/longmem the candidate lists are fetched once (bench/tune/tune_search.py's
+Bench, same cached databases as bench/quality/eval_search.py), ranked with the shipped settings and each per-hit
 floor tried, and turned into the query-level signals the search computes (store.search.answer.signals).
 Then, on the tune half only:
 
@@ -32,16 +32,13 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.tune.tune_search import KINDS, NOFILTER, OFF, Bench
+from store.search.answer import TOP, absent_share, signals, uncovered_share
+from store.search.engine import DEPTH
+from store.search.query import parse_query
+from store.search.rank import SMOOTH_DEPTH, Fusion, cjk_lean, fuse, order, smooth
 
-from tune_search import KINDS, NOFILTER, OFF, Bench  # noqa: E402
-
-from store.search.answer import TOP, absent_share, signals, uncovered_share  # noqa: E402
-from store.search.engine import DEPTH  # noqa: E402
-from store.search.query import parse_query  # noqa: E402
-from store.search.rank import SMOOTH_DEPTH, Fusion, cjk_lean, fuse, order, smooth  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]  # the repository: bench/tune/fit_answer.py
 
 MAX_COST = 0.02  # the issue's bound: answerable questions lose at most this much recall@10 to the floor
 SETS = {

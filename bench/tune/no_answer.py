@@ -1,6 +1,6 @@
 """Can search say "no good match" when every result comes from one conversation? (prints JSON)
 
-    .venv/bin/python bench/no_answer.py [--out FILE]
+    .venv/bin/python -m bench no_answer [--out FILE]
 
 The no-answer questions of bench/eval/longmem and bench/eval/people are the hard form: a real attribute
 asked of the wrong person ("What time did Jonas run the 10k in?": Marta ran it), or an attribute the
@@ -11,7 +11,7 @@ answers this" (answerable = positive):
 - the per-hit relevance floor (Fusion.floor / keyword_floor): does the hybrid return anything at all;
 - the shipped answer model (store.search.answer.MODEL), with its concentration signal now counted per
   session (per thread it was 1.0 for every question of a one-thread archive);
-- the same signals refitted on the TUNE half of both sets (bench/fit_answer.py's weighted logistic fit).
+- the same signals refitted on the TUNE half of both sets (bench/tune/fit_answer.py's weighted logistic fit).
 
 For each: AUC on tune and test, and at a handful of thresholds the no-answer false-hit rate (no-answer
 questions still answered) beside the answerable questions kept and their recall@10 (a question held back
@@ -30,15 +30,12 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.tune.fit_answer import auc, fit, prob
+from bench.tune.tune_conversation import KINDS, NOFILTER, Bench, Question, recall
+from store.search.answer import MODEL, TOP, sessions, signals, uncovered_share
+from store.search.rank import Fusion, cjk_lean
 
-from fit_answer import auc, fit, prob  # noqa: E402
-from tune_conversation import KINDS, NOFILTER, Bench, Question, recall  # noqa: E402
-
-from store.search.answer import MODEL, TOP, sessions, signals, uncovered_share  # noqa: E402
-from store.search.rank import Fusion, cjk_lean  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]  # the repository: bench/tune/no_answer.py
 
 FEATURES = ["cos1", "cov1", "cos_gap10", "kwz", "both10", "conc", "uncovered"]
 THRESHOLDS = [0.0, 0.3, 0.5, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97]

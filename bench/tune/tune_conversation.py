@@ -1,9 +1,9 @@
 """Choose the conversation rules' weights on the TUNING half; report both halves of both sets (prints JSON).
 
-    .venv/bin/python bench/tune_conversation.py [--out FILE] [--passes 2]
+    .venv/bin/python -m bench tune_conversation [--out FILE] [--passes 2]
 
 The sets: bench/eval/longmem (twelve archives, one thread per session) and bench/eval/people (four
-person-to-person conversations, one thread each, named speakers), the databases bench/eval_search.py
+person-to-person conversations, one thread each, named speakers), the databases bench/quality/eval_search.py
 caches (built with the real model). Every question's candidate lists are fetched once (and, for a query
 with a date, each retriever's best inside its window); every setting re-ranks them through
 `Store.rank_candidates`, the code `Store.search` runs after its retrievers, so a setting's score here is
@@ -30,18 +30,15 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.lib.common import load_jsonl
+from bench.quality.eval_longmem import LONGMEM, PEOPLE, embed_queries, ensure_databases, make_embedder
+from store import Store
+from store.search.conversation import Cues
+from store.search.engine import DEPTH, Filters
+from store.search.query import parse_query
+from store.search.rank import Fusion
 
-from _common import load_jsonl  # noqa: E402
-from eval_longmem import LONGMEM, PEOPLE, embed_queries, ensure_databases, make_embedder  # noqa: E402
-
-from store import Store  # noqa: E402
-from store.search.conversation import Cues  # noqa: E402
-from store.search.engine import DEPTH, Filters  # noqa: E402
-from store.search.query import parse_query  # noqa: E402
-from store.search.rank import Fusion  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]  # the repository: bench/tune/tune_conversation.py
 
 KINDS = ("message",)
 NOFILTER = Filters()

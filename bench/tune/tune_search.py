@@ -1,9 +1,9 @@
 """Choose the ranking settings on the evaluation's TUNING half; report them on both halves (prints JSON).
 
-    .venv/bin/python bench/tune_search.py [--data bench/eval/longmem] [--out FILE] [--quick]
+    .venv/bin/python -m bench tune_search [--data bench/eval/longmem] [--out FILE] [--quick]
 
 One chat.db per conversation (search within one archive), built with the real model: the evaluation's
-own cache (bench/eval_longmem.py). Every question's candidate lists are fetched once (the keyword
+own cache (bench/quality/eval_longmem.py). Every question's candidate lists are fetched once (the keyword
 list once per BM25 `b` tried, the vector list once), then every setting of the grid re-ranks them with the
 same code `Store.search` runs (store.search.rank: fuse, smooth, order), so a setting's score here is the
 score the shipped search gets with it (checked: the chosen setting is also run through `Store.search`).
@@ -15,7 +15,7 @@ question kind; `--cjk-only` runs just this around the shipped settings); (3) the
 the pair with the fewest no-answer questions returning anything (then the fewest nonsense queries), among
 those that cost the answerable questions at most MAX_FLOOR_COST recall@10. The test half is scored once,
 with the chosen settings, and printed beside the tune half; nothing is chosen on it. The answer floor
-(store.search.answer) is fitted by bench/fit_answer.py, on the same databases.
+(store.search.answer) is fitted by bench/tune/fit_answer.py, on the same databases.
 """
 
 from __future__ import annotations
@@ -30,13 +30,12 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from store import Store
+from store.search.engine import DEPTH, Filters
+from store.search.query import parse_query
+from store.search.rank import SMOOTH_DEPTH, Fusion, fuse, order, smooth
 
-from store import Store  # noqa: E402
-from store.search.engine import DEPTH, Filters  # noqa: E402
-from store.search.query import parse_query  # noqa: E402
-from store.search.rank import SMOOTH_DEPTH, Fusion, fuse, order, smooth  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]  # the repository: bench/tune/tune_search.py
 
 KINDS = ("message",)
 NOFILTER = Filters()
@@ -60,11 +59,10 @@ def load_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def stores(data: Path) -> dict[str, Store]:
-    """One cached chat.db per conversation: the same cache bench/eval_search.py builds and uses
-    (bench/eval_longmem.py `ensure_databases`: rebuilt when the data, the model or the schema changes),
+    """One cached chat.db per conversation: the same cache bench/quality/eval_search.py builds and uses
+    (bench/quality/eval_longmem.py `ensure_databases`: rebuilt when the data, the model or the schema changes),
     so the two scripts score the same databases and the model embeds the archives once."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    from eval_longmem import LONGMEM, ensure_databases
+    from bench.quality.eval_longmem import LONGMEM, ensure_databases
 
     if data.resolve() != LONGMEM.resolve():
         raise SystemExit(f"tune_search: only {LONGMEM} is supported (the cache is eval_longmem's)")

@@ -1,8 +1,8 @@
 """Answer VERIFICATION signals for the answer floor, measured on the evaluation's tuning half (prints JSON).
 
-    .venv/bin/python bench/verify_answer.py [--out FILE] [--tops 1,3,5,10] [--set NAME] [--tune-only]
+    .venv/bin/python -m bench verify_answer [--out FILE] [--tops 1,3,5,10] [--set NAME] [--tune-only]
 
-The answer floor's retrieval signals (store.search.answer, fitted by bench/fit_answer.py) barely separate
+The answer floor's retrieval signals (store.search.answer, fitted by bench/tune/fit_answer.py) barely separate
 near-topic no-answer questions ("what is my cat called" in an archive about a dog) from answerable ones:
 every retrieval score says "close". This script asks instead whether each content word of the query is
 *supported* by the best results, with the one model we ship (all-MiniLM-L6-v2, int8 ONNX), three ways:
@@ -16,7 +16,7 @@ every retrieval score says "close". This script asks instead whether each conten
 3. word presence: per content word, whether a top result contains it (the keyword index's own stemming),
    or a word whose single-word embedding is close to it.
 
-Each question's candidate lists and ranking are bench/fit_answer.py's (same cached databases, shipped
+Each question's candidate lists and ranking are bench/tune/fit_answer.py's (same cached databases, shipped
 ranking and per-hit floor); the signals are computed against its best k results, for each k of --tops.
 Then, on TUNE only: each signal's AUC (answerable vs no-answer, over the questions the per-hit floor lets
 through; also per answerable kind), small sets (with and without today's retrieval signals) scored
@@ -50,19 +50,16 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.lib.word_support import Timing, Tokens, verify
+from bench.tune import fit_answer as fa
+from bench.tune.tune_search import KINDS, NOFILTER, Bench
+from embeddings.onnx_embedder import make_embedder
+from store.search.answer import TOP
+from store.search.engine import DEPTH
+from store.search.query import parse_query
+from store.search.rank import Fusion, order
 
-import fit_answer as fa  # noqa: E402
-from _verify_signals import Timing, Tokens, verify  # noqa: E402
-from tune_search import KINDS, NOFILTER, Bench  # noqa: E402
-
-from embeddings.onnx_embedder import make_embedder  # noqa: E402
-from store.search.answer import TOP  # noqa: E402
-from store.search.engine import DEPTH  # noqa: E402
-from store.search.query import parse_query  # noqa: E402
-from store.search.rank import Fusion, order  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]  # the repository: bench/tune/verify_answer.py
 
 TODAY = "+agreement+uncovered"
 

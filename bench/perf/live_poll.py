@@ -14,8 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import emit, timing
-
+from bench.lib.common import emit, timing
 from embeddings import FakeEmbedder
 from store import MessageIn, Store, ThreadIn
 

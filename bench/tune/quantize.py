@@ -22,7 +22,6 @@ search evaluation, every variant against float32 in the same run; prints JSON.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -32,25 +31,21 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import DATA, MODEL_NAME, ROOT, emit
 
-sys.path.insert(0, str(ROOT))
-
-from embeddings.embedder import default_model_dir  # noqa: E402
-from embeddings.onnx_embedder import OnnxEmbedder  # noqa: E402
-from embeddings.onnx_export import ensure_onnx, model_hash  # noqa: E402
-from embeddings.onnx_quantize import PLANS, quantize  # noqa: E402
+from bench.lib.common import DATA, MODEL_NAME, emit
+from embeddings.embedder import default_model_dir
+from embeddings.onnx_embedder import OnnxEmbedder
+from embeddings.onnx_export import ensure_onnx, model_hash
+from embeddings.onnx_quantize import PLANS, quantize
 
 
 def chunk_texts(n_threads: int) -> list[str]:
-    """The chunk texts an import of bench/import.py's export of `n_threads` conversations embeds."""
-    spec = importlib.util.spec_from_file_location("bench_import", ROOT / "bench" / "import.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    """The chunk texts an import of bench/perf/importing.py's export of `n_threads` conversations embeds."""
+    from bench.perf import importing
+
     path = DATA / "quant" / f"export-{n_threads}.json"
     if not path.exists():
-        mod.export(path, n_threads)
+        importing.export(path, n_threads)
     emb = OnnxEmbedder()
     out = []
     for conv in json.loads(path.read_text()):
@@ -163,8 +158,7 @@ def agreement(vectors: dict[str, np.ndarray], texts: list[str], plans: list[str]
 
 
 def evaluate(plans: list[str], split: str) -> dict[str, Any]:
-    sys.path.insert(0, str(ROOT / "bench"))
-    import eval_longmem as lm
+    from bench.quality import eval_longmem as lm
 
     questions = lm.load_jsonl(lm.LONGMEM / "questions.jsonl")
     if split != "both":

@@ -64,7 +64,7 @@ def vector_rows(s: dict[str, Any]) -> list[list[str]]:
             ]
         )
     rows += _in_process_rows(s, n_mem, n_chunks)
-    if s.get("clock") == "cpu":  # `bench/search.py --cpu` (make bench): vector figures are CPU per query
+    if s.get("clock") == "cpu":  # `bench/perf/search.py --cpu` (make bench): vector figures are CPU per query
         for row in rows:
             if row[0].startswith("Vector top-10"):
                 row[0] += ", CPU per query"
@@ -178,7 +178,7 @@ def _in_process_rows(s: dict[str, Any], n_mem: int, n_chunks: int) -> list[list[
 
 
 def keyword_held_rows(k: dict[str, Any]) -> list[list[str]]:
-    """bench/keyword_held.py: the keyword half ranked in process against FTS5, same queries, same hits."""
+    """bench/perf/keyword_held.py: the keyword half ranked in process against FTS5, same queries, same hits."""
     syn, real = k["synthetic"], k["real_text"]
     labels = (
         (
