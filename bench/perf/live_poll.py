@@ -2,7 +2,7 @@
 what the app calls twice a second on the UI thread), beside what a refresh-by-timer without it would cost
 (the status line's counts, `Store.stats()`), measured in the same run on one database.
 
-    .venv/bin/python bench/live_poll.py [--threads 2000]
+    .venv/bin/python -m bench live_poll [--threads 2000]
 
 Also checks the poll's point: a write from another connection changes the value, and nothing else does.
 """

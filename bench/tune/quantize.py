@@ -1,19 +1,19 @@
 """Which int8 copy of the model, if any (issue 19): speed per CPU-second, agreement with float32 and the
 search evaluation, every variant against float32 in the same run; prints JSON.
 
-    .venv/bin/python bench/quantize.py [--plans all,keep-ffn-out] [--threads 20] [--repeat 3]
+    .venv/bin/python -m bench quantize [--plans all,keep-ffn-out] [--threads 20] [--repeat 3]
                                        [--eval tune|test|both|none]
 
 1. The int8 copies (embeddings.onnx_quantize, one per plan) are made from the cached float32 ONNX file
    into bench/.data/quant/.
-2. Speed: the chunks an import of bench/import.py's export stores (`--threads` conversations of 20
+2. Speed: the chunks an import of bench/perf/importing.py's export stores (`--threads` conversations of 20
    messages), encoded by each variant in this process, round-robin `--repeat` times; CPU seconds
    (user + system, both encoder threads) per pass, median and min-max. Two ways of batching: `batch32`
    (length-sorted batches of 32, what float32 does) and `single` (one text per call, what int8 does so
    that a text's vector does not depend on its batch).
 3. Agreement: cosine of each variant's vector with float32's for every chunk (mean, 1st percentile,
    min), and for `batch32` how far a text alone is from the same text inside its batch.
-4. `--eval`: bench/eval_longmem.py's retrievers on databases built with each variant (cached in
+4. `--eval`: bench/quality/eval_longmem.py's retrievers on databases built with each variant (cached in
    bench/.data/ under the variant's name): recall@10 of the shipped hybrid and of vector-only beside
    float32's. Choose on `tune`; report `test` only for the choice. An eval plan `mix:PLAN` searches the
    float32 databases with PLAN's int8 query vectors (what mixing the two would cost).
@@ -190,7 +190,9 @@ def evaluate(plans: list[str], split: str) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--plans", default=",".join(PLANS), help="int8 plans (embeddings/onnx_quantize.py)")
-    ap.add_argument("--threads", type=int, default=20, help="conversations of bench/import.py's export")
+    ap.add_argument(
+        "--threads", type=int, default=20, help="conversations of bench/perf/importing.py's export"
+    )
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--eval", choices=("tune", "test", "both", "none"), default="none")
     ap.add_argument("--eval-plans", help="plans to evaluate (default: --plans); float32 is always run")

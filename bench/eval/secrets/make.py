@@ -120,7 +120,7 @@ def main() -> None:
             file=sys.stderr,
         )
     if stale:
-        raise SystemExit(f"stale: {', '.join(stale)} (run bench/eval/secrets/make.py)")
+        raise SystemExit(f"stale: {', '.join(stale)} (run `python -m bench.eval.secrets.make`)")
 
 
 if __name__ == "__main__":
