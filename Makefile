@@ -54,7 +54,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench context $(BENCH_SIZE)
 	$(BIN)/python -m bench transcript $(if $(QUICK),--turns 100,)
 	$(BIN)/python -m bench eval_search --out bench/out/eval_search.json
-	$(BIN)/python -m bench report
+	$(BIN)/python -m bench report --write
 
 # The long reliability run (kills, disk full, fuzzing, concurrency, write bursts, lost updates, plain
 # copies after load, restores, at full size), then memory and file descriptors over time

@@ -1,10 +1,11 @@
-"""The README's benchmark table, from the JSON the benchmarks left in bench/out/.
+"""The benchmark table of docs/benchmarks/summary.md, from the JSON the benchmarks left in bench/out/.
 
-    .venv/bin/python -m bench report [--readme]
+    .venv/bin/python -m bench report [--write]
 
 Prints Markdown: one row per figure, with its baseline from the same run, the ratio, the target and
-whether it was met. Missing results (a benchmark not run yet) are left out with a note. `--readme` also
-puts the table into README.md, between its `<!-- bench:start -->` and `<!-- bench:end -->` markers.
+whether it was met. Missing results (a benchmark not run yet) are left out with a note. `--write` also
+puts the table into docs/benchmarks/summary.md, between its `<!-- bench:start -->` and `<!-- bench:end -->`
+markers (`make bench` does): the prose around the table is written by hand, the table never is.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from bench.lib.common import OUT, ROOT
 from bench.lib.report_search import keyword_held_rows, met, vector_rows
 
-README = ROOT / "README.md"
+SUMMARY = ROOT / "docs" / "benchmarks" / "summary.md"
 MARKERS = re.compile(r"(<!-- bench:start -->\n).*?(<!-- bench:end -->)", re.S)
 
 
@@ -302,13 +303,16 @@ def main() -> int:
         print("no results in bench/out/: run `make bench` first", file=sys.stderr)
         return 1
     print(text, end="")
-    if "--readme" in sys.argv[1:]:
-        readme = README.read_text(encoding="utf-8")
-        if not MARKERS.search(readme):
-            print("README.md has no <!-- bench:start --> / <!-- bench:end --> markers", file=sys.stderr)
+    if "--write" in sys.argv[1:]:
+        page = SUMMARY.read_text(encoding="utf-8")
+        if not MARKERS.search(page):
+            print(
+                f"{SUMMARY.relative_to(ROOT)} has no <!-- bench:start --> / <!-- bench:end --> markers",
+                file=sys.stderr,
+            )
             return 1
-        README.write_text(
-            MARKERS.sub(lambda m: m.group(1) + text + m.group(2), readme, count=1), encoding="utf-8"
+        SUMMARY.write_text(
+            MARKERS.sub(lambda m: m.group(1) + text + m.group(2), page, count=1), encoding="utf-8"
         )
     return 0
 

@@ -8,10 +8,13 @@ every module (numpy, the store, Textual), another lists the benchmarks.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -95,3 +98,42 @@ def test_every_bench_path_named_in_code_and_docs_exists() -> None:
         if not (ROOT / name).is_file()
     )
     assert stale == []
+
+
+def test_report_writes_its_table_between_the_markers_and_keeps_the_prose(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bench import report
+    from bench.lib.common import machine
+
+    out = tmp_path / "out"
+    out.mkdir()
+    result = {
+        "date": "2026-11-28",
+        "machine": machine(),
+        "threads": 50,
+        "messages_per_thread": 200,
+        "reimport_write_thread_ms": 20.0,
+        "reimport_statements": 100,
+        "reimport_plus_all_messages_check_ms": 140.0,
+        "target_ms": 25,
+    }
+    (out / "reimport.json").write_text(json.dumps(result))
+    page = tmp_path / "summary.md"
+    page.write_text("Prose before.\n\n<!-- bench:start -->\nold table\n<!-- bench:end -->\n\nProse after.\n")
+    monkeypatch.setattr(report, "OUT", out)
+    monkeypatch.setattr(report, "SUMMARY", page)
+    monkeypatch.setattr(sys, "argv", ["report", "--write"])
+    assert report.main() == 0
+    written = page.read_text()
+    assert written.startswith("Prose before.\n\n<!-- bench:start -->\nMeasured 2026-11-28")
+    assert "| Re-import of 50 unchanged threads x 200 messages | 20.0 ms, 100 SQL statements |" in written
+    assert "| 7.0x | <= 25 ms | yes |" in written and "old table" not in written
+    assert written.endswith("<!-- bench:end -->\n\nProse after.\n")
+    assert "(not run: search, import" in capsys.readouterr().out
+
+
+def test_the_summary_page_has_the_markers_report_writes_between() -> None:
+    from bench import report
+
+    assert report.MARKERS.search(report.SUMMARY.read_text(encoding="utf-8"))
