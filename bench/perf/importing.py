@@ -181,7 +181,7 @@ def run_encode(db: str) -> dict[str, Any]:
     from store import Store
 
     store = Store(db)
-    rows = store.con.execute(
+    rows: list[Any] = store.con.execute(
         "SELECT m.content, c.start_char, c.end_char FROM message_chunks c "
         "JOIN messages m ON m.id = c.message_id ORDER BY c.id"
     ).fetchall()
@@ -245,7 +245,9 @@ def _summaries_done(db: Path, timeout: float = 3600) -> tuple[float, int, dict[i
         with Store(db, embedder=None) as store:
             behind = len(summaries_due(store))
             if not behind or time.perf_counter() - t0 > timeout:
-                rows = store.con.execute("SELECT thread_id, content FROM thread_summaries").fetchall()
+                rows: list[Any] = store.con.execute(
+                    "SELECT thread_id, content FROM thread_summaries"
+                ).fetchall()
                 return time.perf_counter() - t0, behind, {int(r[0]): str(r[1]) for r in rows}
         time.sleep(0.5)
 

@@ -65,7 +65,7 @@ def hybrid_series(
         cpu: dict[str, list[float]] = {"hybrid": [], "vector_only": [], "keyword_only": []}
         modes = set()
         for i, q in enumerate(qc):
-            runs = {
+            runs: dict[str, Callable[[], Any]] = {
                 "hybrid": partial(store.search, texts[i], query_vector=q, k=10, filters=filters),
                 "vector_only": partial(store.semantic_candidates, q, kinds, filters, 10),
                 "keyword_only": partial(

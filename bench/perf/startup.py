@@ -76,7 +76,7 @@ def _hook(kind: str, out_path: str) -> None:
             json.dump(result, fh)
         app.exit()
 
-    App.on_event = on_event  # type: ignore[method-assign]
+    App.on_event = on_event  # type: ignore[method-assign,assignment]
 
 
 def _child() -> None:
@@ -267,9 +267,9 @@ def main() -> None:
                 "memapp_p50": paint,
                 "minimal_p50": base,
                 "ratio": ratio,
-                "memapp_all": [round(float(r["first_paint_s"]) * 1000, 1) for r in runs["memapp"]],  # type: ignore[arg-type]
-                "minimal_all": [round(float(r["first_paint_s"]) * 1000, 1) for r in runs["minimal"]],
-            },  # type: ignore[arg-type]
+                "memapp_all": [round(float(str(r["first_paint_s"])) * 1000, 1) for r in runs["memapp"]],
+                "minimal_all": [round(float(str(r["first_paint_s"])) * 1000, 1) for r in runs["minimal"]],
+            },
             "threads_listed_ms_p50": listed,
             "threads_listed_vs_minimal_paint": listed_ratio,
             "threads_listed_all": [

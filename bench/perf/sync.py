@@ -123,7 +123,7 @@ def main() -> None:
         apply_cost = since(t)
         assert b.scalar("SELECT count(*) FROM messages") == n_messages
         b.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        initial = {
+        initial: dict[str, Any] = {
             "messages": n_messages,
             "threads": threads,
             "memories": memories,
@@ -159,7 +159,7 @@ def main() -> None:
         t = clocks()
         engine.sync(b, None, embed=False)
         idle = since(t)
-        edited = {
+        edited: dict[str, Any] = {
             "edits": len(ids),
             "changeset_file_bytes": folder_bytes(folder) - before,
             "bytes_per_edit": round((folder_bytes(folder) - before) / max(1, len(ids))),

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -153,7 +152,7 @@ def main() -> None:
         t0, c0 = time.perf_counter(), time.process_time()
         summarize_thread(store, thread.id)
         summary_s, summary_cpu = time.perf_counter() - t0, time.process_time() - c0
-        chunks = int(store.con.execute("SELECT count(*) FROM message_chunks").fetchall()[0][0])
+        chunks = int(store.scalar("SELECT count(*) FROM message_chunks"))
         # Baseline, same run: the model alone on a sample of the very texts the import embedded (every
         # text message here is one chunk), scaled to all of them: the import's physical limit.
         texts = [m.content for m in store.get_messages(thread.id, limit=1_000_000) if m.content]
@@ -222,4 +221,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
