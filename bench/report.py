@@ -10,6 +10,7 @@ markers (`make bench` does): the prose around the table is written by hand, the 
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -297,13 +298,16 @@ def table() -> str | None:
     return "\n".join(lines) + "\n"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--write", action="store_true", help=f"also put the table into {SUMMARY.name}")
+    args = parser.parse_args(argv)
     text = table()
     if text is None:
         print("no results in bench/out/: run `make bench` first", file=sys.stderr)
         return 1
     print(text, end="")
-    if "--write" in sys.argv[1:]:
+    if args.write:
         page = SUMMARY.read_text(encoding="utf-8")
         if not MARKERS.search(page):
             print(

@@ -123,8 +123,7 @@ def test_report_writes_its_table_between_the_markers_and_keeps_the_prose(
     page.write_text("Prose before.\n\n<!-- bench:start -->\nold table\n<!-- bench:end -->\n\nProse after.\n")
     monkeypatch.setattr(report, "OUT", out)
     monkeypatch.setattr(report, "SUMMARY", page)
-    monkeypatch.setattr(sys, "argv", ["report", "--write"])
-    assert report.main() == 0
+    assert report.main(["--write"]) == 0
     written = page.read_text()
     assert written.startswith("Prose before.\n\n<!-- bench:start -->\nMeasured 2026-11-28")
     assert "| Re-import of 50 unchanged threads x 200 messages | 20.0 ms, 100 SQL statements |" in written
