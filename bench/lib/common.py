@@ -1,7 +1,7 @@
 """What the benchmarks share: synthetic data that behaves like the real thing, timing, and output.
 
 Every benchmark prints one JSON document on stdout and a one-line summary on stderr, and keeps the JSON
-in bench/out/NAME.json (`python -m bench report` turns those into the table in docs/benchmarks/README.md).
+in bench/out/NAME.json (`python -m bench report` turns those into the table in docs/benchmarks/summary.md).
 Generated data lives in bench/.data/ (gitignored) and is reused until DATA_VERSION (or the benchmark's own
 BUILD) changes.
 

@@ -1,5 +1,6 @@
-"""The search benchmarks' rows of the README's table (bench/report.py): vectors through sqlite-vec and
-held in process, the hybrid on both clocks, the keyword half held against FTS5."""
+"""The search benchmarks' rows of the table in docs/benchmarks/summary.md (`python -m bench report`):
+vectors through sqlite-vec and held in process, the hybrid on both clocks, the keyword half held against
+FTS5."""
 
 from __future__ import annotations
 

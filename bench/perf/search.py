@@ -23,8 +23,8 @@ Builds (once, cached in bench/.data/) a chat.db with 100,000 memories and 200,00
   just these, for the sizes given with `--sizes`.
 
 This file is the command: arguments, the order things run in, the targets, the summary line and the JSON
-(bench/out/search.json, which bench/report.py turns into the README table). The databases come from
-bench/lib/search_data.py.
+(bench/out/search.json, which `python -m bench report` turns into the table in docs/benchmarks/summary.md).
+The databases come from bench/lib/search_data.py.
 
 Targets (issue 7): vector p50 <= 1.5x numpy with recall@10 >= 0.95; hybrid p50 <= 2x vector-only p50.
 Issue 19, vectors held in process: <= 1.0x numpy at 10k rows, <= 0.3x above, recall@10 >= 0.98; hybrid
