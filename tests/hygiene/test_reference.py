@@ -13,6 +13,10 @@ from app.cli import build_parser, reference
 
 
 def test_committed_references_are_current() -> None:
+    writers = {reference.written_with(p) for p in (reference.CLI_MD, reference.CONFIG_MD)}
+    if None not in writers and writers != {reference.PYTHON}:
+        # argparse lays out help differently in other Python versions; the files are made with the project's
+        pytest.skip(f"the references were generated with Python {writers}, this is {reference.PYTHON}")
     stale = [str(p.relative_to(reference.ROOT)) for p in reference.stale()]
     assert not stale, f"{', '.join(stale)} differ from the code: run `make docs-reference` and commit them"
 
