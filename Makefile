@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check lint types bench soak clean
+.PHONY: run test check lint types bench soak clean docs-reference docs
 
 # apsw-sqlite3mc provides the `apsw` module in place of `apsw`: a venv made before it came in still has the
 # plain one, and removing that later would delete the module both installed, so it goes first.
@@ -35,6 +35,16 @@ lint: $(STAMP)
 types: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+
+# docs/reference/cli.md and config.md, generated from the argparse parser and store/config.py;
+# tests/hygiene/test_reference.py fails when the committed files differ from what this writes.
+docs-reference: $(STAMP)
+	$(BIN)/python -m app.cli.reference
+
+# The documentation as a static site in site/ (mkdocs-material, the `docs` extra, installed on first use).
+docs: $(STAMP)
+	$(BIN)/python -c "import material" 2>/dev/null || $(BIN)/pip install -q -c constraints.txt -e ".[docs]"
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
 
 # What CI runs (.ci/run): lint, format check, types (tests included), import contracts, then the tests.
 check: lint types test
@@ -67,4 +77,4 @@ soak: $(STAMP)
 		&& $(BIN)/python tests/reliability/soak_table.py --write --seconds $$(( $$(date +%s) - start ))
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) build site *.egg-info .pytest_cache .ruff_cache .mypy_cache

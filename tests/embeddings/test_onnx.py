@@ -25,7 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def varied_texts() -> list[str]:
     """A few hundred texts of every kind the app embeds: English prose, Chinese, code, single words,
     mixed scripts, punctuation, and inputs far past the model's 256 word pieces."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    # README and the guides: prose of every kind the app stores (README alone became too short for 150)
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs" / "guide").glob("*.md"))]
+    readme = "\n\n".join(p.read_text(encoding="utf-8") for p in docs)
     paras = [p.strip() for p in readme.split("\n\n") if len(p.strip()) > 40][:150]
     code = []
     for src in sorted((ROOT / "store").glob("*.py"))[:14]:

@@ -35,7 +35,7 @@ FORMATS_HINT = (
     "memapp reads: ChatGPT data exports (.zip, folder or conversations*.json), Claude.ai exports "
     "(.zip, folder, conversations.json, memories.json), simonw/llm logs.db, Open WebUI chat exports (.json) "
     "Claude Code and Codex CLI session transcripts (.jsonl, or a folder of them), a text list of memories "
-    "(--format text) and the generic JSON/JSONL format (see the README)"
+    "(--format text) and the generic JSON/JSONL format (docs/guide/import-formats.md)"
 )
 
 
