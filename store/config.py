@@ -85,6 +85,10 @@ class SearchConfig:
     role: float = 1.0  # lift for the user's / assistant's turns on an "I" / "you" question
     author: float = 4.0  # lift for a named speaker's own turns
     date: float = 4.0  # lift for the turns inside a date the question names
+    event_date: float = (
+        4.0  # lift for the turns inside a date relative to an event ("the week before her birthday")
+    )
+    told: float = 0.0  # share of that lift for a turn written after the date that tells of it ("last week")
     diverse: float = 0.05  # list questions: how hard the top is spread over sessions
     per_hit_floor: bool = False  # also drop semantic-only hits below the floor once a search answers
     floor: float = 0.3  # cosine a result needs unless its keywords carry it
@@ -150,6 +154,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "search.role": (0.0, 100.0),
     "search.author": (0.0, 100.0),
     "search.date": (0.0, 100.0),
+    "search.event_date": (0.0, 100.0),
+    "search.told": (0.0, 1.0),
     "search.diverse": (0.0, 10.0),
     "search.floor": (0.0, 1.0),
     "search.keyword_floor": (0.0, 1.0),
