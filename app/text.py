@@ -48,6 +48,28 @@ def one_line(text: str, width: int) -> str:
     return set_cell_size(flat, width - 1).rstrip() + "…"
 
 
+def fit(text: str, width: int) -> str:
+    """`one_line` padded with spaces to exactly `width` cells: a column of a plain-text table (the CLI's
+    lists), which `f"{s:<50}"` would pad by characters and misalign for CJK titles (issue 28.10)."""
+    flat = one_line(text, width)
+    return flat + " " * max(0, width - cell_len(flat))
+
+
+def tail(text: str, width: int) -> str:
+    """The end of `text` in at most `width` cells, "…" in front when cut: for paths, whose file name is
+    the part worth keeping."""
+    if cell_len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[: max(0, width)]
+    kept = ""
+    for ch in reversed(text):
+        if cell_len(ch + kept) > width - 1:
+            break
+        kept = ch + kept
+    return "…" + kept
+
+
 def cell(text: str, width: int | None = None, style: str = "") -> Text:
     """A DataTable cell: one line, literal, never parsed as markup."""
     value = one_line(text, width) if width is not None else _SPACES.sub(" ", literal(text)).strip()

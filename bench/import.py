@@ -17,8 +17,16 @@ neither warms up the other:
    helper process, embeddings/token_worker.py; `cpu_s` / `helper_cpu_s` are the CPU seconds of the
    import's process and of that helper, steadier than wall time on a busy machine).
 
+4. summaries (issue 28.25): `memapp import --no-embed` of 500 threads of 40 messages (20,000 messages, every
+   thread long enough to be summarised), three ways, each a fresh `memapp` process on a fresh chat.db: plain
+   (a big import hands its summaries to a background `memapp summarize --due`), `--no-summarize` (the
+   baseline) and `--summarize-now` (what plain did before); then how long the background process takes
+   to finish, and that it made every summary, the same as `--summarize-now`'s. `--summaries-only` runs
+   just this part.
+
 Targets (issue 7, 19): embedding import >= 0.8x the raw encode rate (messages per CPU-second); --no-embed >= 5,000
-messages/s. Also reported: chat.db bytes per 1,000 messages with and without vectors and each import's
+messages/s; (28.25) a plain import's summaries cost at most half the import's own time: plain <= 1.5x the
+--no-summarize baseline, wall and CPU. Also reported: chat.db bytes per 1,000 messages with and without vectors and each import's
 peak RSS. The embedding run defaults to 100 threads (2,000 messages): on 2 cores the model encodes about
 20-30 chunks a second, so the full 40,000 messages take about an hour per pass; `--full` runs it anyway.
 """
@@ -203,6 +211,89 @@ def run_encode(db: str) -> dict[str, Any]:
 # -- the run ---------------------------------------------------------------------------------------------
 
 
+def _cli(db: Path, *args: str) -> tuple[dict[str, Any], float, float]:
+    """`memapp --db DB import ...` in a fresh process: its JSON report, wall seconds and CPU seconds."""
+    env = dict(os.environ, MEMAPP_CONFIG=str(db.with_suffix(".toml")))
+    db.with_suffix(".toml").write_text("[embedding]\nenabled = false\n")
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app", "--db", str(db), "import", *args, "--json"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    out = proc.stdout.read() if proc.stdout else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if status != 0:
+        raise SystemExit(f"memapp import {' '.join(args)} failed ({status})")
+    return json.loads(out), wall, usage.ru_utime + usage.ru_stime
+
+
+def _summaries_done(db: Path, timeout: float = 3600) -> tuple[float, int, dict[int, str]]:
+    """Wait for the background summariser: (seconds waited, threads still behind, summaries by thread)."""
+    from store import Store
+    from store.importing.pipeline import summaries_due
+
+    t0 = time.perf_counter()
+    while True:
+        with Store(db, embedder=None) as store:
+            behind = len(summaries_due(store))
+            if not behind or time.perf_counter() - t0 > timeout:
+                rows = store.con.execute("SELECT thread_id, content FROM thread_summaries").fetchall()
+                return time.perf_counter() - t0, behind, {int(r[0]): str(r[1]) for r in rows}
+        time.sleep(0.5)
+
+
+def summaries_run(threads: int, per_thread: int = 40) -> dict[str, Any]:
+    """Part 4 of the module docstring: plain vs --no-summarize vs --summarize-now, same export, same run."""
+    key = f"d{DATA_VERSION}-e{EXPORT}-s{per_thread}"
+    global PER_THREAD
+    path = data_file(f"import-summaries-{threads}-{key}", stale="import-summaries-") / "conversations.json"
+    if not path.exists():
+        saved, PER_THREAD = PER_THREAD, per_thread
+        try:
+            export(path, threads)
+        finally:
+            PER_THREAD = saved
+    runs: dict[str, Any] = {}
+    for name, flags in (
+        ("no_summarize", ["--no-summarize"]),
+        ("plain", []),
+        ("summarize_now", ["--summarize-now"]),
+    ):
+        db = data_file(f"import-summaries-{name}.db")
+        remove_db(db)
+        report, wall, cpu = _cli(db, str(path), "--no-embed", *flags)
+        runs[name] = {
+            "seconds": round(wall, 2),
+            "cpu_s": round(cpu, 2),
+            "messages": report["messages_added"],
+            "messages_per_s": round(report["messages_added"] / wall, 1),
+            "summaries_background": report["summaries_background"],
+        }
+        if name == "plain":
+            waited, behind, made = _summaries_done(db)
+            runs[name]["background_done_after_s"] = round(wall + waited, 2)
+            runs[name]["threads_left_behind"] = behind
+            plain_summaries = made
+        if name == "summarize_now":
+            _, _, made = _summaries_done(db, timeout=0)
+            runs[name]["same_summaries_as_background"] = made == plain_summaries
+            runs[name]["summaries"] = len(made)
+    base = runs["no_summarize"]
+    plain = runs["plain"]
+    return {
+        "export": {"threads": threads, "messages": threads * per_thread},
+        **runs,
+        "plain_vs_no_summarize": {
+            "wall": round(plain["seconds"] / base["seconds"], 3),
+            "cpu": round(plain["cpu_s"] / base["cpu_s"], 3),
+        },
+        "summarize_now_vs_no_summarize_cpu": round(runs["summarize_now"]["cpu_s"] / base["cpu_s"], 2),
+    }
+
+
 def median_run(runs: list[tuple[dict[str, Any], float]]) -> tuple[dict[str, Any], float]:
     """The run with the median messages per CPU-second, with every run's CPU seconds and rate beside it."""
     ordered = sorted(runs, key=lambda r: r[0]["messages_per_cpu_s"])
@@ -227,6 +318,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="20 threads with embeddings, 500 without")
     ap.add_argument("--no-old", action="store_true", help="skip the old (sentence-transformers) import run")
     ap.add_argument("--runs", type=int, default=3, help="rounds of new import, raw encode, old import")
+    ap.add_argument("--summaries-only", action="store_true", help="only part 4: summaries vs --no-summarize")
+    ap.add_argument("--summary-threads", type=int, default=500, help="threads of 40 messages in part 4")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.quick:
@@ -235,6 +328,14 @@ def main() -> None:
         kind, *rest = a.child
         out = run_encode(rest[0]) if kind == "encode" else run_import(rest[0], rest[1], kind == "import")
         print(json.dumps(out))
+        return
+    if a.quick:
+        a.summary_threads = 100
+    if a.summaries_only:
+        load = os.getloadavg()
+        summaries = summaries_run(a.summary_threads)
+        summaries["load_average_1_5_15"] = [round(x, 2) for x in load]
+        emit("import_summaries", summaries, _summaries_line(summaries))
         return
     n_embed = a.no_embed_threads if a.full else a.threads
     key = f"d{DATA_VERSION}-e{EXPORT}"
@@ -283,9 +384,13 @@ def main() -> None:
         f"with the model; targets "
         f"{'met' if all(targets.values()) else 'MISSED: ' + ', '.join(k for k, v in targets.items() if not v)}"
     )
+    summaries = summaries_run(a.summary_threads)
+    targets["summaries_le_half_the_import"] = summaries["plain_vs_no_summarize"]["wall"] <= 1.5
+    summary += "; " + _summaries_line(summaries)
     emit(
         "import",
         {
+            "summaries": summaries,
             "export": {str(n): v[1] for n, v in exports.items() if v[1]},
             "embed_import": imp,
             "raw_encode": enc,
@@ -304,6 +409,19 @@ def main() -> None:
             "targets": targets,
         },
         summary,
+    )
+
+
+def _summaries_line(r: dict[str, Any]) -> str:
+    p, b, n = r["plain"], r["no_summarize"], r["summarize_now"]
+    return (
+        f"summaries ({r['export']['messages']} messages in {r['export']['threads']} long threads, --no-embed): "
+        f"plain {p['messages_per_s']:.0f} msg/s ({p['seconds']:.1f} s, {p['cpu_s']:.1f} CPU-s; "
+        f"{p['summaries_background']} threads summarised in the background, done after "
+        f"{p['background_done_after_s']:.0f} s) vs --no-summarize {b['messages_per_s']:.0f} msg/s "
+        f"({b['seconds']:.1f} s, {b['cpu_s']:.1f} CPU-s): {r['plain_vs_no_summarize']['wall']:.2f}x wall; "
+        f"--summarize-now {n['messages_per_s']:.0f} msg/s ({n['cpu_s']:.1f} CPU-s, "
+        f"{r['summarize_now_vs_no_summarize_cpu']:.1f}x the baseline's CPU)"
     )
 
 

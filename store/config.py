@@ -57,6 +57,9 @@ class CleanupConfig:
 class SummaryConfig:
     trigger_messages: int = 30
     max_tokens: int = 1000
+    # `memapp import` leaving more messages than this to summarise hands the summaries to a background
+    # process and returns (app/cli/importing.py): summarising costs 10-20x the import's own time.
+    background_after: int = 2000
 
 
 @dataclass
@@ -138,6 +141,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "cleanup.trash_retention_days": (0, 36500),
     "summary.trigger_messages": (1, 10**6),
     "summary.max_tokens": (50, 10**6),
+    "summary.background_after": (0, 10**9),
     "context.safety_margin": (0.0, 0.9),
     "context.output_reserve": (0, 10**7),
     "context.recent_messages": (0, 10**4),

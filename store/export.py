@@ -50,6 +50,9 @@ def canonical_tables(store: Store) -> list[str]:
         for r in store.con.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
             "AND name NOT LIKE 'fts\\_%' ESCAPE '\\' AND name NOT LIKE 'vec\\_%' ESCAPE '\\' "
+            # The sync state (store.sync) is this device's, never a backup's: a restored copy syncing as
+            # the same device would clash with it.
+            "AND name NOT LIKE 'sync\\_%' ESCAPE '\\' "
             "AND sql NOT LIKE 'CREATE VIRTUAL%'"
         )
     ]

@@ -292,6 +292,28 @@ def _m007_float16_vectors(con: apsw.Connection) -> None:
     convert_to_f16(con)
 
 
+def _m008_import_titles_and_reads(con: apsw.Connection) -> None:
+    """Two things an import keeps so that what it did once is not undone or repeated:
+
+    - `threads.source_title`: the title the export gave the thread at its last import, beside the title
+      shown, so that a re-import keeps a rename made in memapp unless the export itself renamed the thread
+      (store.titles). NULL for threads imported before: their title may already be a rename, so it is kept.
+    - `import_files.read_upto`: the furthest byte of a session file ever read. A file that shrank and
+      grew back, or was edited, is read again over bytes already imported, in other pieces than before;
+      such a read looks up what is stored (store.importing.sessions). NULL for files read before: their
+      offset stands for it."""
+    con.execute("ALTER TABLE threads ADD COLUMN source_title TEXT")
+    con.execute("ALTER TABLE import_files ADD COLUMN read_upto INTEGER")
+
+
+def _m009_sync_ids(con: apsw.Connection) -> None:
+    """Global ids for every row that syncs, and the sync bookkeeping tables (issue 29): the SQL, as it
+    was released, is in store.sync.m009."""
+    from store.sync import m009
+
+    m009.migrate(con)
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial", _m001_initial),
     (2, "suggestions", _m002_suggestions),
@@ -300,6 +322,8 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (5, "truth", _m005_truth),
     (6, "stemmed_keywords", _m006_stemmed_keywords),
     (7, "float16_vectors", _m007_float16_vectors),
+    (8, "import_titles_and_reads", _m008_import_titles_and_reads),
+    (9, "sync_ids", _m009_sync_ids),
 ]
 LATEST = MIGRATIONS[-1][0]
 

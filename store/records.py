@@ -108,6 +108,7 @@ class Thread:
     token_count: int
     metadata: dict[str, Any]
     archived_at: float | None = None  # archived threads are hidden from lists and search by default
+    source_title: str | None = None  # the export's title at the last import (store.titles)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -40,8 +40,12 @@ from store.records import (
     now,
 )
 from store.text import index_text, rebuild_fts, unpaired_surrogate
+from store.titles import imported_title, unchanged
 
-THREAD_COLUMNS = "id, source, external_id, title, created_at, updated_at, message_count, token_count, metadata, archived_at"
+THREAD_COLUMNS = (
+    "id, source, external_id, title, created_at, updated_at, message_count, token_count, metadata, archived_at, "
+    "source_title"
+)
 MESSAGE_COLUMNS = "id, thread_id, seq, role, content, token_count, external_id, created_at, metadata"
 SORTS = {
     "updated": "updated_at DESC, id DESC",
@@ -54,7 +58,8 @@ SORTS = {
 
 
 def _thread(row: Sequence[Any]) -> Thread:
-    return Thread(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], json_loads(row[8]), row[9])
+    r = row
+    return Thread(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], json_loads(r[8]), r[9], r[10])
 
 
 def thread_where(text: str | None, archived: bool | None) -> tuple[list[str], list[Any]]:
@@ -105,13 +110,6 @@ def _check_storable(thread: ThreadIn, positions: Sequence[int]) -> list[str]:
 
 def _metadata_json(metadata: dict[str, Any]) -> str:
     return json_dumps(metadata) if metadata else "{}"
-
-
-def _unchanged(thread: ThreadIn, found: Thread) -> bool:
-    """Writing `thread`, which has no new message, over `found` would change nothing (same title, no
-    later activity), so a re-import need not take the write lock for it."""
-    title = thread.title.strip() or found.title or "Untitled"
-    return title == found.title and (thread.updated_at or 0.0) <= found.updated_at
 
 
 def _new_positions(thread: ThreadIn, existing: AbstractSet[str]) -> list[int]:
@@ -313,7 +311,7 @@ class ThreadsMixin(StoreCore):
             stored = self.stored_thread(thread)
         found = stored.thread
         positions = stored.new_positions(thread)
-        if not positions and found is not None and _unchanged(thread, found):
+        if not positions and found is not None and unchanged(thread, found):
             return ThreadWrite(found.id, False, 0, False)  # stored whole: nothing to write, no lock
         metadata = _check_storable(thread, positions)
         if prepared is not None and len(prepared.spans) != len(positions):
@@ -338,16 +336,19 @@ class ThreadsMixin(StoreCore):
             self.find_thread(thread.source, thread.external_id) if thread.external_id is not None else None
         )
         created = found is None
-        title = thread.title.strip() or (found.title if found else "") or "Untitled"
+        title, source_title = imported_title(
+            thread.title, found.title if found else None, found.source_title if found else None
+        )
         if found is None:
             created_at = thread.created_at or t
             self.con.execute(
-                "INSERT INTO threads(source, external_id, title, created_at, updated_at, metadata) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO threads(source, external_id, title, source_title, created_at, updated_at, metadata) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     thread.source,
                     thread.external_id,
                     title,
+                    source_title,
                     created_at,
                     thread.updated_at or created_at,
                     _metadata_json(thread.metadata),
@@ -381,12 +382,12 @@ class ThreadsMixin(StoreCore):
             [thread.updated_at or 0.0] + [thread.messages[i].created_at or 0.0 for i in positions]
         )
         self.con.execute(
-            "UPDATE threads SET title = ?, "
+            "UPDATE threads SET title = ?, source_title = ?, "
             "updated_at = max(updated_at, ?), "
             "message_count = (SELECT count(*) FROM messages WHERE thread_id = ?), "
             "token_count = (SELECT coalesce(sum(token_count), 0) FROM messages WHERE thread_id = ?) "
             "WHERE id = ?",
-            (title, last_activity, thread_id, thread_id, thread_id),
+            (title, source_title, last_activity, thread_id, thread_id, thread_id),
         )
         return ThreadWrite(thread_id, created, len(chosen), title_changed and not created)
 

@@ -38,6 +38,7 @@ COMMAND_MODULES = [
     "conflicts",
     "secrets",
     "encryption",
+    "sync",
 ]
 
 
@@ -137,6 +138,21 @@ def main(argv: list[str] | None = None) -> int:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     argv = sys.argv[1:] if argv is None else argv
+    code = _main(argv)
+    if code == 2 and _is_hook(argv):
+        # For a Claude Code Stop hook, exit 2 means "do not stop, keep working": a bad flag in the hook's
+        # command line (already reported in one line) must not steer the agent. 1 is shown and ignored.
+        return 1
+    return code
+
+
+def _is_hook(argv: list[str]) -> bool:
+    """Whether `argv` runs `memapp hook` (also when the options before it do not parse)."""
+    command = command_in(argv)
+    return command == "hook" or (command is None and "hook" in argv)
+
+
+def _main(argv: list[str]) -> int:
     args = _tui_args(argv)
     if args is None:
         try:

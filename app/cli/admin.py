@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError, check_folder
 from store import maintenance
@@ -63,16 +63,46 @@ def cmd_doctor(ctx: Context) -> int | None:
     return None if report["ok"] else EXIT_FAILED
 
 
-def _progress(ctx: Context, what: str) -> Any:
-    if ctx.json:
-        return None
-    start = time.monotonic()
+class _Progress:
+    """Progress of `embed` and `reindex`, on stderr only: stdout holds the result, and a script may send
+    it into a file (where `\\r` redraws used to leave a line ending in a stray `)`). On a terminal the line
+    is redrawn in place; otherwise a plain line is written every 10 %."""
 
-    def report(done: int, total: int) -> None:
-        rate = done / max(1e-9, time.monotonic() - start)
-        print(f"\r{what}: {done}/{total} ({rate:.0f}/s)", end="", flush=True)
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.start = time.monotonic()
+        self.terminal = sys.stderr.isatty()
+        self.drawn = False
+        self.next_percent = 10
 
-    return report
+    def __call__(self, done: int, total: int) -> None:
+        rate = done / max(1e-9, time.monotonic() - self.start)
+        line = f"{self.what}: {done}/{total} ({rate:.0f}/s)"
+        if self.terminal:
+            sys.stderr.write("\r" + line)
+            sys.stderr.flush()
+            self.drawn = True
+            return
+        percent = 100 * done // max(1, total)
+        if percent >= self.next_percent or done >= total:
+            print(line, file=sys.stderr, flush=True)
+            self.next_percent = (percent // 10 + 1) * 10
+
+    def close(self) -> None:
+        """End the redrawn line, so what follows starts on its own."""
+        if self.drawn:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+            self.drawn = False
+
+
+def _progress(ctx: Context, what: str) -> _Progress | None:
+    return None if ctx.json else _Progress(what)
+
+
+def _finish(progress: _Progress | None) -> None:
+    if progress is not None:
+        progress.close()
 
 
 def cmd_embed(ctx: Context) -> int | None:
@@ -82,9 +112,13 @@ def cmd_embed(ctx: Context) -> int | None:
         return EXIT_FAILED
     if ctx.args.prepare:
         return _prepare(ctx)
-    result = maintenance.embed_missing(ctx.store, progress=_progress(ctx, "embedding"))
+    progress = _progress(ctx, "embedding")
+    try:
+        result = maintenance.embed_missing(ctx.store, progress=progress)
+    finally:
+        _finish(progress)
     ctx.emit(
-        result, lambda: print(f"\nembedded {result['messages']} messages and {result['memories']} memories")
+        result, lambda: print(f"embedded {result['messages']} messages and {result['memories']} memories")
     )
     return None if not result.get("error") else EXIT_FAILED
 
@@ -115,13 +149,15 @@ def _prepare(ctx: Context) -> int | None:
 
 
 def cmd_reindex(ctx: Context) -> int | None:
-    result = maintenance.reindex(
-        ctx.store, vectors=not ctx.args.keyword_only, progress=_progress(ctx, "re-embedding")
-    )
+    progress = _progress(ctx, "re-embedding")
+    try:
+        result = maintenance.reindex(ctx.store, vectors=not ctx.args.keyword_only, progress=progress)
+    finally:
+        _finish(progress)
     ctx.emit(
         result,
         lambda: print(
-            f"\nreindexed: keyword index rebuilt; {result['messages']} messages and "
+            f"reindexed: keyword index rebuilt; {result['messages']} messages and "
             f"{result['memories']} memories embedded"
             + (f" ({result['error']})" if result.get("error") else "")
         ),

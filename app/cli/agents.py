@@ -68,6 +68,8 @@ def cmd_hook(ctx: Context) -> int | None:
         ctx.emit(report.to_json())
     elif report.messages_added:
         print(f"memapp: {report.messages_added} new messages from {path.name}")
+    for e in report.notes:
+        fail(f"hook: note: {e.file}: {e.error}")
     for e in report.errors:
         fail(f"hook: skipped {e.file}: {e.error}")
     return None if report.ok else EXIT_FAILED
@@ -161,6 +163,8 @@ def _import(ctx: Context, files: list[Path], a: argparse.Namespace) -> bool:
             ),
             flush=True,
         )
+    for e in report.notes:
+        fail(f"note: {e.file}: {e.error}")
     for e in report.errors:
         fail(f"skipped {e.file}: {e.error}")
     return bool(report.errors)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli.common import JSON_HELP, Context, int_arg, one_line
+from app.cli.common import JSON_HELP, Context, int_arg
+from app.text import fit, one_line
 from store import cleanup
 
 
@@ -56,7 +57,7 @@ def cmd_trash_list(ctx: Context) -> None:
             print("the trash is empty")
         for m in items:
             when = "pinned: never purged" if m["pinned"] else f"purge after {m['purge_after']}"
-            print(f"{m['id']:>6}  {m['category']:<10} {one_line(m['content'], 60):<60}  ({when})")
+            print(f"{m['id']:>6}  {m['category']:<10} {fit(m['content'], 60)}  ({when})")
 
     ctx.emit({"trash": items, "retention_days": retention}, human)
 

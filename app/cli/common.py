@@ -237,11 +237,6 @@ def check_folder(path: Path, parents: bool) -> None:
         raise UsageError(f"{folder} {what}; create it first, or add --parents to create it")
 
 
-def one_line(text: str, width: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
 def report_duplicate(ctx: Context, exc: DuplicateMemoryError) -> int:
     """A merge into a pinned or hand-edited memory was refused: say which one, exit 1."""
     if ctx.json:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli.common import JSON_HELP, Context, one_line
+from app.cli.common import JSON_HELP, Context
+from app.text import one_line
 from store.records import iso
 from store.truth.conflicts import (
     KEEPS,

@@ -22,9 +22,9 @@ from app.cli.common import (
     UsageError,
     fail,
     importance_arg,
-    one_line,
     report_duplicate,
 )
+from app.text import one_line
 from store import CATEGORIES
 from store.errors import DuplicateMemoryError
 from store.extract.suggestions import (

@@ -9,14 +9,22 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
+from app.cli.background import start_summarizer
 from app.cli.common import EXIT_FAILED, Context, UsageError
+from app.cli.import_display import Updater, progress_display
 from store.importing.formats import FORMATS
-from store.importing.pipeline import ImportProgress, ImportReport, ImportTotals, count_export, import_paths
+from store.importing.pipeline import (
+    ImportReport,
+    count_export,
+    import_paths,
+    summaries_due,
+    summarize_due,
+    unsummarised_messages,
+)
 from store.importing.sessions import is_session_path
 from store.scratch import scratch_dir, write_private
 
@@ -50,22 +58,38 @@ def _import(ctx: Context, names: list[str]) -> int | None:
     store = ctx.store
     embed = not args.no_embed
     show = not ctx.json and sys.stderr.isatty()
-    with _progress_display(show) as (count, update):
+    with progress_display(show) as display:
         sessions = any(is_session_path(p, args.format) for p in paths)
         # Session logs are not counted first: that would read every session, also the unchanged ones.
-        totals = count(lambda: count_export(paths, args.format)) if show and not sessions else None
-        report = import_paths(
-            store,
-            paths,
-            args.format,
-            embed=embed,
-            progress=update,
-            totals=totals,
-            summarize=not args.no_summarize,
+        totals = (
+            display.count(lambda seen: count_export(paths, args.format, seen))
+            if show and not sessions
+            else None
         )
+        update = display.update if show else None
+        report = import_paths(
+            store, paths, args.format, embed=embed, progress=update, totals=totals, summarize=False
+        )
+        if not args.no_summarize:
+            _summaries(ctx, report, embed, update)
     note = store.precision_note if embed and report.messages_added else None
     ctx.emit(report.to_json(), lambda: _print_report(report, embed, note))
     return None if report.ok else EXIT_FAILED
+
+
+def _summaries(ctx: Context, report: ImportReport, embed: bool, update: Updater) -> None:
+    """Bring the summaries of the threads that grew up to date: here when that is little work (or
+    --summarize-now), else in a background process, so a big import returns once its threads are written
+    (app/cli/background.py says why)."""
+    store = ctx.store
+    due = summaries_due(store, report.grown_threads)
+    if not due:
+        return
+    if ctx.args.summarize_now or unsummarised_messages(store, due) <= store.config.summary.background_after:
+        report.summaries_updated += summarize_due(store, due, use_model=embed, progress=update)
+        return
+    start_summarizer(ctx, use_model=embed)
+    report.summaries_background = len(due)
 
 
 def _print_report(report: ImportReport, embed: bool, note: str | None = None) -> None:
@@ -83,91 +107,29 @@ def _print_report(report: ImportReport, embed: bool, note: str | None = None) ->
         print(f"sessions: {r.files_read} read, {r.files_unchanged} unchanged")
     if r.summaries_updated:
         print(f"summaries: {r.summaries_updated} threads summarised")
+    if r.summaries_background:
+        print(
+            f"summaries: {r.summaries_background} threads are being summarised in the background "
+            "(`memapp summarize --due` does it now)"
+        )
     if not embed:
         print("vectors:  not written (--no-embed); run `memapp embed` for semantic search")
     elif r.vector_problem and r.messages_added:
         print(f"vectors:  not written: {r.vector_problem}")
     elif note:
         print(f"vectors:  {note}")
+    if r.notes:
+        print(f"repaired: {len(r.notes)} (nothing skipped; listed on stderr)")
     if r.errors:
         print(f"skipped:  {r.skipped} (listed on stderr)")
 
 
 def _print_errors(report: ImportReport) -> None:
-    for e in report.errors:
-        where = f"{e.file} [{e.conversation}]" if e.conversation else e.file
-        text = e.error if e.error.startswith(where) else f"{where}: {e.error}"
-        print(f"memapp: skipped {text}", file=sys.stderr)
-
-
-Counter = Callable[[Callable[[], ImportTotals]], ImportTotals]
-Updater = Callable[[ImportProgress], None] | None
-
-
-@contextmanager
-def _progress_display(show: bool) -> Iterator[tuple[Counter, Updater]]:
-    """A rich progress bar (threads, messages, rate, ETA) on stderr, or nothing."""
-    if not show:
-        yield (lambda fn: fn()), None
-        return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        Progress,
-        SpinnerColumn,
-        TaskProgressColumn,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    progress = Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TaskProgressColumn(),
-        TextColumn("{task.fields[threads]} threads, {task.fields[messages]} messages, {task.fields[rate]}"),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    )
-    task = progress.add_task("reading the export", total=None, threads="-", messages="-", rate="-")
-
-    def count(fn: Callable[[], ImportTotals]) -> ImportTotals:
-        totals = fn()
-        progress.update(
-            task,
-            description="importing",
-            total=max(totals.messages, 1),
-            threads=f"0/{totals.threads}",
-            messages=f"0/{totals.messages}",
-        )
-        return totals
-
-    def update(p: ImportProgress) -> None:
-        if p.phase == "summarising":
-            progress.update(
-                task,
-                description="summarising",
-                total=max(1, p.threads_total or 1),
-                completed=p.threads_done,
-                threads=f"{p.threads_done}/{p.threads_total}",
-                messages="-",
-                rate="grown threads",
-            )
-            return
-        fields: dict[str, Any] = {
-            "threads": f"{p.threads_done}/{p.threads_total}"
-            if p.threads_total is not None
-            else p.threads_done,
-            "messages": f"{p.messages_done}/{p.messages_total}"
-            if p.messages_total is not None
-            else p.messages_done,
-            "rate": f"{p.messages_done / max(p.elapsed, 1e-9):.0f} msg/s",
-        }
-        progress.update(task, completed=p.messages_done, **fields)
-
-    with progress:
-        yield count, update
+    for kind, problems in (("note:", report.notes), ("skipped", report.errors)):
+        for e in problems:
+            where = f"{e.file} [{e.conversation}]" if e.conversation else e.file
+            text = e.error if e.error.startswith(where) else f"{where}: {e.error}"
+            print(f"memapp: {kind} {text}", file=sys.stderr)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -189,10 +151,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--no-embed", action="store_true", help="write no vectors now (fast); `memapp embed` adds them later"
     )
-    p.add_argument(
+    summaries = p.add_mutually_exclusive_group()
+    summaries.add_argument(
         "--no-summarize",
         action="store_true",
-        help="do not update thread summaries and topics afterwards (`memapp summarize` does it later)",
+        help="do not update thread summaries and topics afterwards (`memapp summarize --due` does it later)",
+    )
+    summaries.add_argument(
+        "--summarize-now",
+        action="store_true",
+        help="update the summaries before returning, however long that takes (a big import otherwise "
+        "leaves them to a background process: summary.background_after)",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON, no progress")
     p.set_defaults(handler=cmd_import, creates=True)

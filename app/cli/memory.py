@@ -6,7 +6,15 @@ import argparse
 import sys
 from typing import Any
 
-from app.cli.common import JSON_HELP, Context, UsageError, importance_arg, int_arg, one_line, report_duplicate
+from app.cli.common import (
+    JSON_HELP,
+    Context,
+    UsageError,
+    importance_arg,
+    int_arg,
+    report_duplicate,
+)
+from app.text import fit, one_line
 from store import CATEGORIES, Memory
 from store.errors import DuplicateMemoryError
 from store.records import iso
@@ -17,10 +25,7 @@ MEMORY_ID = int_arg("memory id")
 
 def _print_memory_line(m: Memory) -> None:
     pin = "*" if m.pinned else ("~" if m.valid_until is not None else " ")  # ~: superseded
-    print(
-        f"{m.id:>6} {pin} {m.category:<10} {m.importance:>2}  {one_line(m.content, 70):<70}  "
-        f"used {m.access_count}"
-    )
+    print(f"{m.id:>6} {pin} {m.category:<10} {m.importance:>2}  {fit(m.content, 70)}  used {m.access_count}")
 
 
 def _print_memory(m: Memory, source: Source, older: list[Memory], successor: Memory | None) -> None:

@@ -13,7 +13,8 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError, fail, one_line
+from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError, fail
+from app.text import one_line
 from store import CATEGORIES, ROLES, Store
 from store.errors import StoreError
 from store.records import iso

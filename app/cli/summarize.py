@@ -27,8 +27,10 @@ def _print_result(r: SummaryResult, *, verbose: bool) -> None:
 
 def cmd_summarize(ctx: Context) -> int | None:
     a = ctx.args
+    if a.due:
+        return _due(ctx)
     if (a.thread is None) == (not a.all):
-        raise UsageError("give a thread id or --all")
+        raise UsageError("give a thread id, --all or --due")
     if a.thread is not None:
         r = summarize_thread(ctx.store, a.thread, force=a.rebuild)
         ctx.emit(r.to_json(), lambda: _print_result(r, verbose=True))
@@ -54,6 +56,21 @@ def cmd_summarize(ctx: Context) -> int | None:
     return EXIT_FAILED if failed else None
 
 
+def _due(ctx: Context) -> int | None:
+    """`memapp summarize --due`: what an import does after writing its threads (also the background
+    process a big import starts): every thread behind by at least summary.trigger_messages messages."""
+    from store.importing.pipeline import summaries_due, summarize_due
+
+    store = ctx.store
+    due = summaries_due(store)
+    done = summarize_due(store, due, use_model=not ctx.args.no_model)
+    ctx.emit(
+        {"threads_due": len(due), "summaries_updated": done},
+        lambda: print(f"summaries: {done} threads summarised"),
+    )
+    return None
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "summarize",
@@ -64,5 +81,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("thread", nargs="?", type=int, metavar="THREAD", help="thread id")
     p.add_argument("--all", action="store_true", help="every thread with messages not yet summarised")
     p.add_argument("--rebuild", action="store_true", help="summarise from the first message again")
+    p.add_argument(
+        "--due",
+        action="store_true",
+        help="the threads an import would summarise: behind by summary.trigger_messages messages or more",
+    )
+    p.add_argument("--no-model", action="store_true", help="with --due: TF-IDF, no embedding model")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler=cmd_summarize)

@@ -12,7 +12,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError, one_line
+from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError
+from app.text import fit, one_line
 from store.message_notes import notes, thread_notes
 from store.records import Message, iso
 from store.threads import SORTS
@@ -30,7 +31,7 @@ def cmd_list(ctx: Context) -> None:
             print("no threads")
         for t in threads:
             print(
-                f"{t.id:>6}  {one_line(t.title, 50):<50}  {t.source:<9} {t.message_count:>5} msgs "
+                f"{t.id:>6}  {fit(t.title, 50)}  {t.source:<9} {t.message_count:>5} msgs "
                 f"{t.token_count:>8} tok  {iso(t.updated_at)}{'  (archived)' if t.archived_at else ''}"
             )
 

@@ -20,6 +20,11 @@ ThreadSort = Literal["updated", "created", "title", "messages", "tokens"]
 MAX_K = 50
 MAX_PAGE = 100
 MAX_BUDGET = 200_000
+MAX_ID = 2**53 - 1
+"""The largest id a client can send exactly (JSON numbers are doubles in JavaScript clients); SQLite's own
+limit, 2**63 - 1, overflowed on the way in ("unexpected OverflowError", issue 28.19)."""
+MAX_OFFSET = 1_000_000_000
+"""Far past any archive's rows; keeps offset + limit inside SQLite's integers."""
 
 Query = Annotated[
     str,
@@ -29,10 +34,10 @@ Query = Annotated[
 ]
 K = Annotated[int, Field(ge=1, le=MAX_K, description=f"How many results to return (1-{MAX_K}).")]
 MemoryId = Annotated[
-    int, Field(ge=1, description="The memory's id, as search_memory or list_memories show it.")
+    int, Field(ge=1, le=MAX_ID, description="The memory's id, as search_memory or list_memories show it.")
 ]
 ThreadId = Annotated[
-    int, Field(ge=1, description="The thread's id, as list_threads or search results show it.")
+    int, Field(ge=1, le=MAX_ID, description="The thread's id, as list_threads or search results show it.")
 ]
 Importance = Annotated[
     int, Field(ge=1, le=10, description="How much this matters to the user, 1 (trivia) to 10 (essential).")
@@ -87,6 +92,7 @@ AroundMessage = Annotated[
     int | None,
     Field(
         ge=1,
+        le=MAX_ID,
         description="Show the window around this message id (from search_conversations) instead of offset.",
     ),
 ]
@@ -98,7 +104,7 @@ ScopeArg = Annotated[
     ConversationScope,
     Field(description="both: messages and thread summaries; or only messages, or only summaries."),
 ]
-ThreadFilter = Annotated[int | None, Field(ge=1, description="Only within this thread.")]
+ThreadFilter = Annotated[int | None, Field(ge=1, le=MAX_ID, description="Only within this thread.")]
 ContextQuery = Annotated[
     str | None,
     Field(
@@ -107,7 +113,8 @@ ContextQuery = Annotated[
     ),
 ]
 Offset = Annotated[
-    int, Field(ge=0, description="How many items to skip (paging: pass the previous next_offset).")
+    int,
+    Field(ge=0, le=MAX_OFFSET, description="How many items to skip (paging: pass the previous next_offset)."),
 ]
 Limit = Annotated[int, Field(ge=1, le=MAX_PAGE, description=f"How many items per page (1-{MAX_PAGE}).")]
 Since = Annotated[

@@ -17,18 +17,24 @@ from __future__ import annotations
 
 import inspect
 import logging
-import os
-import re
 import threading
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import AsyncIterable, Callable, Iterable
 from importlib import metadata
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
+import anyio
 import apsw
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.server.stdio import stdio_server
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import ValidationError
 
+from app.mcp.arg_errors import explain
+from app.mcp.args import MAX_ID
+from app.mcp.stdio import GuardedLines, stdin_lines
 from app.mcp.table import TOOLS, ToolSpec
 from store.errors import StoreError
 from store.secrets import redact_text
@@ -91,6 +97,10 @@ class LazyStore:
 def _failure(spec: ToolSpec, exc: Exception) -> ToolError:
     if isinstance(exc, StoreError):
         return ToolError(str(exc))
+    if isinstance(exc, OverflowError):  # a number past SQLite's integers that no argument bound caught
+        return ToolError(
+            f"a number in the arguments is too large (ids go up to {MAX_ID:,}); nothing was changed"
+        )
     if isinstance(exc, apsw.BusyError):
         return ToolError(
             "chat.db stayed locked by another memapp process (an import?) past the busy timeout; nothing was "
@@ -143,16 +153,90 @@ def tool_annotations(spec: ToolSpec) -> ToolAnnotations:
     )
 
 
+class MemappServer(MCPServer):
+    """The SDK's server with memapp's stdio guard (app.mcp.stdio), argument errors in one line, and the
+    embedding model loaded in the background once a session starts."""
+
+    def __init__(
+        self, *, tools: dict[str, ToolSpec], warm_up: Callable[[], None] | None, **kwargs: Any
+    ) -> None:
+        super().__init__("memapp", **kwargs)
+        self._specs = tools
+        self._warm_up = warm_up
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            spec = self._specs.get(name)
+            if spec is None or not isinstance(exc.__cause__, ValidationError):
+                raise
+            # `from` the ValidationError: the SDK then logs the rejected field names, as before.
+            raise ToolError(explain(name, spec.fn, exc.__cause__, arguments)) from exc.__cause__
+
+    async def run_stdio_async(self) -> None:
+        await self.serve_lines(stdin_lines())
+
+    async def serve_lines(
+        self, source: AsyncIterable[bytes], stdout: anyio.AsyncFile[str] | None = None
+    ) -> None:
+        """Serve one session reading the client's lines (bytes) from `source` and writing to `stdout`
+        (default: the process's stdout, claimed the SDK's way)."""
+        lines = GuardedLines(source, on_session_start=self._start_warm_up)
+        async with stdio_server(stdin=cast("anyio.AsyncFile[str]", lines), stdout=stdout) as (read, write):
+            lines.answer_through(write)
+            low = self._lowlevel_server
+            await low.run(read, write, low.create_initialization_options())
+
+    def _start_warm_up(self) -> None:
+        if self._warm_up is not None:
+            threading.Thread(target=self._warm_up, name="memapp-mcp-warm-up", daemon=True).start()
+
+
+def warm_up(store: Callable[[], Store]) -> Callable[[], None]:
+    """What a session's start sets going in a thread: open the store, load the embedding model and read
+    the vectors, keyword row lengths and tokenizer the first search and profile would otherwise wait for
+    (0.47 s of the first search_memory, issue 28.26). A call that comes meanwhile waits for the same
+    locks (the store's, the model's), never loads twice; a failure is left for that call to report."""
+
+    def run() -> None:
+        t0 = time.perf_counter()
+        try:
+            s = store()
+            s.tokens.load()
+            if s.load_model():
+                s.hold_vectors(load=True)
+            s.hold_keywords(load=True)
+        except Exception as exc:  # noqa: BLE001 - the first tool call meets the same problem and says it
+            log.info("warm-up stopped: %s: %s", type(exc).__name__, exc)
+            return
+        log.info("warm-up done in %.2f s (%s)", time.perf_counter() - t0, s.semantic_state)
+
+    return run
+
+
 def build_server(
-    open_store: Callable[[], Store], *, read_only: bool = False, tools: Iterable[ToolSpec] = TOOLS
-) -> MCPServer:
-    """The server with every tool of the table (only the read-only ones when `read_only`)."""
+    open_store: Callable[[], Store],
+    *,
+    read_only: bool = False,
+    tools: Iterable[ToolSpec] = TOOLS,
+    warm_up_model: bool = False,
+) -> MemappServer:
+    """The server with every tool of the table (only the read-only ones when `read_only`); with
+    `warm_up_model` the model loads in the background when a stdio session starts."""
     instructions = INSTRUCTIONS_READ_ONLY if read_only else INSTRUCTIONS
-    server: MCPServer = MCPServer("memapp", instructions=instructions, version=version(), log_level="WARNING")
     store = LazyStore(open_store)
-    for spec in tools:
-        if read_only and not spec.read_only:
-            continue
+    chosen = {spec.name: spec for spec in tools if spec.read_only or not read_only}
+    server = MemappServer(
+        tools=chosen,
+        warm_up=warm_up(store) if warm_up_model else None,
+        instructions=instructions,
+        version=version(),
+        log_level="WARNING",
+    )
+    for spec in chosen.values():
         server.add_tool(
             _bind(spec, store),
             name=spec.name,
@@ -163,43 +247,6 @@ def build_server(
     return server
 
 
-# A lone UTF-16 surrogate escape ("\ud800") is valid JSON text but not a string the SDK's parser accepts:
-# the request was dropped without an answer and the client waited forever. Such escapes are read as
-# U+FFFD (as imports do), a proper pair is kept, and an escaped backslash is never mistaken for one.
-_ESCAPES = re.compile(
-    rb"\\\\"  # an escaped backslash: consumed first, so the "u" after it is not an escape
-    rb"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"  # a surrogate pair: kept
-    rb"|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"  # a lone surrogate
-)
-
-
-def clean_line(line: bytes) -> bytes:
-    """One JSON-RPC line with lone surrogate escapes replaced by the escape of U+FFFD."""
-
-    def fix(m: re.Match[bytes]) -> bytes:
-        text = m.group(0)
-        return text if text == b"\\\\" or len(text) == 12 else b"\\ufffd"
-
-    return _ESCAPES.sub(fix, line) if b"\\u" in line else line
-
-
-def _clean_stdin() -> None:
-    """Put a pipe on fd 0 that a thread fills with the real stdin's lines, cleaned (see clean_line)."""
-    real = os.dup(0)
-    read_end, write_end = os.pipe()
-    os.dup2(read_end, 0)
-    os.close(read_end)
-
-    def pump() -> None:
-        with os.fdopen(real, "rb") as source, os.fdopen(write_end, "wb") as sink:
-            for line in source:
-                sink.write(clean_line(line))
-                sink.flush()
-
-    threading.Thread(target=pump, name="memapp-mcp-stdin", daemon=True).start()
-
-
 def run_stdio(open_store: Callable[[], Store], *, read_only: bool = False) -> None:
-    server = build_server(open_store, read_only=read_only)
-    _clean_stdin()
+    server = build_server(open_store, read_only=read_only, warm_up_model=True)
     server.run()

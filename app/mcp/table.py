@@ -4,11 +4,14 @@ ask the user before a call (MCP tool annotations).
 To add a tool, write a function of (store, arguments…) returning a results model and add a row here; the
 server registers every row (only the read-only ones with `--read-only`).
 
-Hints: read_only tools change nothing the user sees (a search still counts an access, which is
-bookkeeping, not content). add_memory is not destructive (it adds, or merges by the documented rule, and
-history keeps the old wording); update_memory and delete_memory are, though both are undoable (history, the
-trash). Repeating any write with the same arguments has no further effect, so all are idempotent. No tool
-reaches outside the local chat.db (open_world is false for all).
+Hints (MCP: destructive means "may do more than add"; a client asks the user first): read_only tools change
+nothing the user sees (a search still counts an access, which is bookkeeping, not content). A tool that can
+change or hide what is already remembered is destructive, even where history or the trash can undo it:
+add_memory (a near-duplicate merges into an existing memory and rewords it; a reversal supersedes the old
+memory, issue 28.22), update_memory, delete_memory, unpin_memory (the memory loses its protection from
+cleanup and automatic merges) and resolve_conflict. restore_memory and pin_memory only add back or protect.
+Repeating any write with the same arguments has no further effect, so all are idempotent. No tool reaches
+outside the local chat.db (open_world is false for all).
 """
 
 from __future__ import annotations
@@ -40,12 +43,12 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(mem.search_memory, "Search memories", read_only=True),
     ToolSpec(mem.get_profile, "Session profile", read_only=True, capped=False),
     ToolSpec(mem.list_memories, "List memories", read_only=True),
-    ToolSpec(mem.add_memory, "Add a memory", read_only=False),
+    ToolSpec(mem.add_memory, "Add a memory", read_only=False, destructive=True),
     ToolSpec(mem.update_memory, "Correct a memory", read_only=False, destructive=True),
     ToolSpec(mem.delete_memory, "Move a memory to the trash", read_only=False, destructive=True),
     ToolSpec(mem.restore_memory, "Restore a memory from the trash", read_only=False),
     ToolSpec(mem.pin_memory, "Pin a memory", read_only=False),
-    ToolSpec(mem.unpin_memory, "Unpin a memory", read_only=False),
+    ToolSpec(mem.unpin_memory, "Unpin a memory", read_only=False, destructive=True),
     ToolSpec(conv.search_conversations, "Search past conversations", read_only=True),
     ToolSpec(conv.list_threads, "List conversations", read_only=True),
     ToolSpec(conv.read_thread, "Read a conversation", read_only=True),

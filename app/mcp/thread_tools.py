@@ -40,12 +40,26 @@ from app.mcp.results import (
     ThreadRead,
     why,
 )
+from store.errors import NotFoundError
 from store.records import iso
 
 if TYPE_CHECKING:  # the store's numpy-backed modules load on the first call, not before `initialize`
+    from store.records import Thread
     from store.store import Store
 
 _SCOPES = {"both": "conversations", "messages": "messages", "summaries": "summaries"}
+
+
+def _thread(store: Store, thread: int) -> Thread:
+    """The thread, or a tool error saying it does not exist (not a search's "no good match": an assistant
+    that passed a wrong id must learn that the id is wrong, issue 28.18)."""
+    try:
+        return store.get_thread(thread)
+    except NotFoundError as exc:
+        raise ToolError(
+            f"there is no thread with id {thread}: list_threads and search_conversations give the ids of "
+            "existing threads"
+        ) from exc
 
 
 def list_threads(
@@ -87,7 +101,7 @@ def read_thread(
 ) -> ThreadRead:
     """Read a past conversation: its summary and topics, and a window of its messages in order (from
     offset, or centred on around_message). Long messages are cut to max_chars."""
-    t = store.get_thread(thread)
+    t = _thread(store, thread)
     if around_message is not None:
         m = store.get_message(around_message)
         if m.thread_id != thread:
@@ -121,6 +135,8 @@ def search_conversations(
     match, a score and why it matched. A role filter searches messages only."""
     from store.search.engine import Filters
 
+    if thread is not None:
+        _thread(store, thread)
     filters = Filters(thread_id=thread, role=role, since=epoch(since), until=epoch(until))
     resp = store.search(query, scope=_SCOPES[scope], k=k, filters=filters)
     hits = []
@@ -150,6 +166,7 @@ def get_context(
     budget. The memories included count as accessed."""
     from store.context.builder import build_context
 
+    _thread(store, thread)
     result = build_context(store, thread, budget, query=query)
     data = result.to_json()
     return ContextOut(messages=data["messages"], token_stats=data["token_stats"], metadata=data["metadata"])

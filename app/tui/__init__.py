@@ -15,12 +15,33 @@ import sys
 import threading
 import time
 
-from app.cli.common import EXIT_FAILED, Context
+from app.cli.common import EXIT_FAILED, EXIT_USAGE, Context
 from store import checkpoints
 from store.errors import StoreError
 
+NO_TERMINAL = (
+    "memapp: the TUI needs a terminal, and {what} not one; run `memapp` in a terminal window, or use a "
+    "command (memapp --help lists them, e.g. memapp search QUERY)"
+)
+
+
+def _not_a_terminal() -> str | None:
+    """Which of stdin and stdout is not a terminal, or None when both are. Why check: started from a pipe,
+    cron or an editor's task runner, the app drew to nobody and waited for keys that never came."""
+    bad = [
+        name
+        for name, stream in (("stdin", sys.__stdin__), ("stdout", sys.__stdout__))
+        if stream is None or not stream.isatty()
+    ]
+    if not bad:
+        return None
+    return " and ".join(bad) + (" are" if len(bad) > 1 else " is")
+
 
 def run(args: argparse.Namespace) -> int:
+    if (what := _not_a_terminal()) is not None:
+        print(NO_TERMINAL.format(what=what), file=sys.stderr)
+        return EXIT_USAGE
     try:
         ctx = Context(args)
         locked = _needs_unlock(ctx)

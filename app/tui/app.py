@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events
+from textual.actions import SkipAction
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
@@ -36,7 +37,8 @@ from textual.screen import Screen
 from app.text import short_path
 from app.tui.commands import MemappCommands
 from app.tui.messages import CountsChanged, ModelStateChanged
-from app.tui.modes import ALT_DIGIT_AS_KEY, FIRST_MODE, PLACES, mode_screen_class
+from app.tui.modes import ALT_DIGIT_AS_KEY, FIRST_MODE, PLACES, import_all_screens, mode_screen_class
+from app.tui.switching import KeysDuringSwitch
 from app.tui.widgets.status_line import AppStatus
 from app.tui.work import run_in_thread
 from store.errors import StoreError
@@ -50,7 +52,7 @@ THEME_SETTING = "tui.theme"
 POLL_SECONDS = 0.5
 """How often the app checks whether another process wrote to chat.db (the issue asks for ~1 s)."""
 
-GLOBAL_ACTIONS = {"go", "help", "new_memory", "load_demo"}
+GLOBAL_ACTIONS = {"go", "place", "help", "new_memory", "load_demo"}
 
 
 class _OnFirstUse:
@@ -128,15 +130,27 @@ class MemApp(App[None]):
     data_version: reactive[int] = reactive(0, init=False)
     """Bumped after every write; screens reload when it differs from what they last showed."""
 
-    def __init__(self, store: Store | StoreOpener, *, load_model: bool = True, greet: bool = True) -> None:
+    def __init__(
+        self,
+        store: Store | StoreOpener,
+        *,
+        load_model: bool = True,
+        greet: bool = True,
+        import_screens: bool = True,
+    ) -> None:
         super().__init__()
         self._store: Store | None = None
         self._opener: StoreOpener | None = None
         self._store_lock = threading.Lock()
         self._load_model = load_model
+        self._import_screens = import_screens
+        self.screens_imported = threading.Event()
+        """Set once every place's screen module is imported (in the model's thread, after the model)."""
         self._model_started = False
         self._greet = greet
         self._awaiting_unlock = isinstance(store, StoreOpener) and store.locked
+        app_keys = [k.strip() for b in self.BINDINGS if isinstance(b, Binding) for k in b.key.split(",")]
+        self._switch_keys = KeysDuringSwitch(self, [*app_keys, *ALT_DIGIT_AS_KEY], self.on_event)
         self._seen_data_version: int | None = None
         self._theme_restored = False
         if isinstance(store, StoreOpener):
@@ -273,14 +287,22 @@ class MemApp(App[None]):
 
     def _load_model_later(self) -> None:
         """Once, after the first counts are on screen: importing torch holds the GIL for seconds, and
-        started any earlier it slows the first screen's rows by hundreds of milliseconds."""
-        if self._model_started or self.status.semantic != "loading":
+        started any earlier it slows the first screen's rows by hundreds of milliseconds. The other
+        screens' modules are imported in the same thread afterwards (`import_all_screens`)."""
+        if self._model_started:
             return
         self._model_started = True
         # A daemon thread of its own, not a Textual thread worker: those run in asyncio's default executor,
         # which App.run() waits for on exit, so quitting in the first seconds would hang until torch had
         # finished loading (memapp.tui exits at once instead, see `model_loading`).
-        threading.Thread(target=self._load_model_now, name="memapp-model", daemon=True).start()
+        threading.Thread(target=self._in_background, name="memapp-model", daemon=True).start()
+
+    def _in_background(self) -> None:
+        if self.status.semantic == "loading":
+            self._load_model_now()
+        if self._import_screens:
+            import_all_screens()
+        self.screens_imported.set()
 
     def _load_model_now(self) -> None:
         try:
@@ -367,20 +389,39 @@ class MemApp(App[None]):
             self.screen.dismiss()
 
     async def on_event(self, event: events.Event) -> None:
-        """A terminal's alt+digit arrives as a macOS Option+digit character (see modes.ALT_DIGIT_AS_KEY);
-        taken here, before the focused text box would type it."""
+        """Keys typed while a screen is switching are held (app.tui.switching). A terminal's alt+digit
+        arrives as a macOS Option+digit character (see modes.ALT_DIGIT_AS_KEY); taken here, before the
+        focused text box would type it."""
+        if isinstance(event, events.Key) and self._switch_keys.take(event):
+            return
         if isinstance(event, events.Key) and event.key in ALT_DIGIT_AS_KEY:
             place = next((p for p in PLACES if p.key == ALT_DIGIT_AS_KEY[event.key]), None)
             if place is not None:
                 event.stop()
                 event.prevent_default()
-                self.action_go(place.mode)
+                await self.action_go(place.mode)
                 return
         await super().on_event(event)
 
-    def action_go(self, mode: str) -> None:
+    async def switching(self, change: Awaitable[object]) -> None:
+        """Await a screen change (`switch_mode`, `push_screen` of a main screen) with the keys typed
+        meanwhile held until the arriving screen is drawn (app.tui.switching)."""
+        await self._switch_keys.during(change)
+
+    async def open_screen(self, screen: Screen[Any]) -> None:
+        """Push a main screen (a thread, from a list or a search hit) the way switching does."""
+        await self.switching(self.push_screen(screen))
+
+    async def action_place(self, mode: str) -> None:
+        """A place's digit: typed as text in a text box, else the switch."""
+        if self._switch_keys.typing_in_a_box():
+            raise SkipAction
+        await self.action_go(mode)
+
+    async def action_go(self, mode: str) -> None:
         self._leave_welcome()
-        self.switch_mode(mode)
+        if mode != self.current_mode:
+            await self.switching(self.switch_mode(mode))
 
     def action_help(self) -> None:
         from app.tui.screens.help import HelpScreen
@@ -403,7 +444,7 @@ class MemApp(App[None]):
         from app.tui.screens.import_screen import ImportScreen
 
         self._leave_welcome()
-        await self.switch_mode("import")
+        await self.switching(self.switch_mode("import"))
         screen = self.screen
         if isinstance(screen, ImportScreen):
             screen.action_demo()

@@ -23,6 +23,11 @@ RATE_SETTING = "import.messages_per_second.{mode}"
 DEFAULT_RATE = {"embed": 60.0, "plain": 1500.0}
 """First-time guesses (messages per second) on a small laptop; replaced by the measured rate afterwards."""
 MEASURED_AFTER = 3.0  # seconds of writing before the measured rate replaces the first guess
+_BEFORE_WRITING = {
+    "reading": "reading the export",
+    "loading the model": "loading the model",
+    "embedding": "embedding the first batch",
+}
 
 
 def clock(seconds: float) -> str:
@@ -92,6 +97,8 @@ class ImportPhases:
                 f"Step 3 of 3 · summarising the threads that grew: {number(p.threads_done)}/"
                 f"{number(p.threads_total or 0)}"
             )
+        if p.phase in _BEFORE_WRITING:  # nothing written yet: say what is being waited for
+            return f"Step 2 of 3 · {_BEFORE_WRITING[p.phase]} ({number(p.threads_read)} threads read)…"
         of_threads = f"/{number(p.threads_total)}" if p.threads_total is not None else ""
         of_messages = f"/{number(p.messages_total)}" if p.messages_total is not None else ""
         what = "embedding and writing" if self.embed else "writing (no vectors)"

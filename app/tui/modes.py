@@ -39,12 +39,17 @@ class Place:
     cls: str
 
     def binding(self) -> Binding:
-        """The digit, when no text box has the focus (in a box a digit is text), and alt+digit."""
+        """The digit, when no text box has the focus (in a box a digit is text), and alt+digit.
+
+        A priority binding, so the app sees it first and starts the switch (holding the keys typed after
+        it, app.tui.switching) before those keys reach the old screen; in a text box the action declines
+        (SkipAction) and the digit is typed."""
         return Binding(
             f"{self.key},alt+{self.key}",
-            f"go('{self.mode}')",
+            f"place('{self.mode}')",
             self.label,
             show=False,
+            priority=True,
             id=f"go-{self.mode}",
             tooltip=f"{self.tooltip} (alt+{self.key} also works while typing in a box)",
         )
@@ -108,3 +113,14 @@ FIRST_MODE = "threads"
 def mode_screen_class(mode: str) -> type[Screen[Any]]:
     """The base screen class of `mode` (importing its module on first use)."""
     return BY_MODE[mode].screen_class()
+
+
+def import_all_screens() -> None:
+    """Import every place's screen module (and the thread view), for a background thread once the app is
+    up: the first switch to a place then no longer imports it on the UI thread (the search screen's
+    imports alone took 0.9 s at load ~9, issue 28.7). Safe beside the UI thread importing one of them at
+    the same moment: the screen modules import each other only in one direction at module level (a
+    cycle would let one thread see the other's half-initialised module)."""
+    for place in PLACES:
+        place.screen_class()
+    importlib.import_module("app.tui.screens.thread_view")

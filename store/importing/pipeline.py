@@ -32,7 +32,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +52,15 @@ from store.store import Store
 DEMO_FILE = "demo.json"
 
 
-def count_export(paths: Sequence[str | os.PathLike[str]], fmt: str = "auto") -> ImportTotals:
-    """Threads and messages in the exports (a parse-only pass, for progress totals and ETA)."""
+def count_export(
+    paths: Sequence[str | os.PathLike[str]],
+    fmt: str = "auto",
+    progress: Callable[[ImportTotals], None] | None = None,
+) -> ImportTotals:
+    """Threads and messages in the exports (a parse-only pass, for progress totals and ETA). `progress`
+    gets the counts so far a few times a second: on a big export this pass takes seconds."""
     threads = messages = 0
+    shown = time.monotonic()
     for path in paths:
         if is_session_path(path, fmt):
             continue  # counting would read every session, also the unchanged ones
@@ -66,6 +72,9 @@ def count_export(paths: Sequence[str | os.PathLike[str]], fmt: str = "auto") -> 
             if isinstance(item, ThreadIn):
                 threads += 1
                 messages += len(item.messages)
+                if progress is not None and time.monotonic() - shown >= 0.2:
+                    shown = time.monotonic()
+                    progress(ImportTotals(threads, messages))
     return ImportTotals(threads, messages)
 
 
@@ -126,34 +135,50 @@ def import_paths(
         report.files_unchanged += sessions.unchanged
         report.files_read += sessions.read
     if summarize:
-        from store.extract.summaries import maybe_summarize, threads_to_summarize, unsummarised_count
-
-        # Not only the threads this run grew: a killed or --no-summarize import left threads whose summary
-        # is behind (derived from last_message_seq, so nothing else has to remember it), and re-running
-        # the import, which then writes no message, must still bring them up to date.
-        trigger = max(1, store.config.summary.trigger_messages)
-        behind = threads_to_summarize(store, min_new=trigger)
-        grown = [t for t in dict.fromkeys(report.grown_threads) if unsummarised_count(store, t) >= trigger]
-        due = list(dict.fromkeys([*grown, *behind]))
-        started = time.monotonic()
-        for done, thread_id in enumerate(due):
-            if progress is not None:  # a phase of its own: seconds on a big import, never a silent 100 %
-                progress(
-                    ImportProgress(
-                        "",
-                        done,
-                        len(due),
-                        0,
-                        None,
-                        report.messages_added,
-                        time.monotonic() - started,
-                        "summarising",
-                    )
-                )
-            # --no-embed: no model at all, the summaries use TF-IDF (README "Importing")
-            if maybe_summarize(store, thread_id, use_model=embed) is not None:
-                report.summaries_updated += 1
+        due = summaries_due(store, report.grown_threads)
+        report.summaries_updated += summarize_due(store, due, use_model=embed, progress=progress)
     return report
+
+
+def summaries_due(store: Store, grown: Sequence[int] = ()) -> list[int]:
+    """Threads whose summary an import brings up to date: those that grew (`grown`, this run) or are
+    behind by at least `summary.trigger_messages` messages.
+
+    Not only the threads a run grew: a killed or --no-summarize import left threads whose summary is
+    behind (derived from last_message_seq, so nothing else has to remember it), and re-running the
+    import, which then writes no message, must still bring them up to date."""
+    from store.extract.summaries import threads_to_summarize, unsummarised_count
+
+    trigger = max(1, store.config.summary.trigger_messages)
+    behind = threads_to_summarize(store, min_new=trigger)
+    grown_due = [t for t in dict.fromkeys(grown) if unsummarised_count(store, t) >= trigger]
+    return list(dict.fromkeys([*grown_due, *behind]))
+
+
+def unsummarised_messages(store: Store, threads: Sequence[int]) -> int:
+    """Messages the summaries of `threads` have not covered yet (what summarising them will read)."""
+    from store.extract.summaries import unsummarised_count
+
+    return sum(unsummarised_count(store, t) for t in threads)
+
+
+def summarize_due(
+    store: Store, due: Sequence[int], *, use_model: bool = True, progress: ProgressFn | None = None
+) -> int:
+    """Summarise each thread in `due` (each in its own transaction); returns how many were updated.
+    `use_model=False` (an import with --no-embed) never loads the model: the summaries use TF-IDF."""
+    from store.extract.summaries import maybe_summarize
+
+    started = time.monotonic()
+    updated = 0
+    for done, thread_id in enumerate(due):
+        if progress is not None:  # a phase of its own: seconds on a big import, never a silent 100 %
+            progress(
+                ImportProgress("", done, len(due), 0, None, 0, time.monotonic() - started, "summarising")
+            )
+        if maybe_summarize(store, thread_id, use_model=use_model) is not None:
+            updated += 1
+    return updated
 
 
 def load_demo(
@@ -237,4 +262,7 @@ __all__ = [
     "import_paths",
     "is_memapp_export",
     "load_demo",
+    "summaries_due",
+    "summarize_due",
+    "unsummarised_messages",
 ]

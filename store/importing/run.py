@@ -46,9 +46,13 @@ class ImportReport:
     files_unchanged: int = 0  # session logs not read: same size and mtime as at the last import
     files_read: int = 0  # session logs read (from where the last import stopped)
     errors: list[ImportProblem] = field(default_factory=list)
+    notes: list[ImportProblem] = field(default_factory=list)  # repaired, nothing skipped (not a failure)
     vector_problem: str | None = None  # why threads were written without vectors, when embedding was asked
     grown_threads: list[int] = field(default_factory=list)  # threads that received messages (to summarise)
     summaries_updated: int = 0
+    summaries_background: int = (
+        0  # threads left to a background `memapp summarize --due` (app/cli/background.py)
+    )
 
     @property
     def skipped(self) -> int:
@@ -68,10 +72,12 @@ class ImportReport:
             "suggestions_added": self.suggestions_added,
             "files_read": self.files_read,
             "files_unchanged": self.files_unchanged,
+            "summaries_background": self.summaries_background,
             "skipped": self.skipped,
             "errors": [
                 {"file": e.file, "conversation": e.conversation, "error": e.error} for e in self.errors
             ],
+            "notes": [{"file": e.file, "conversation": e.conversation, "note": e.error} for e in self.notes],
         }
 
 
@@ -88,7 +94,10 @@ class ImportProgress:
     elapsed: float
     phase: str = "writing"
     """'writing' (threads being embedded and written; the counts above), or 'summarising' (after every
-    thread is written: `threads_done` of `threads_total` grown threads have been looked at)."""
+    thread is written: `threads_done` of `threads_total` grown threads have been looked at). Before the
+    first thread is written, so a display never sits at 0 % without a word: 'reading' (the export is
+    being parsed: `threads_read` so far), 'loading the model' and 'embedding' (the first batch)."""
+    threads_read: int = 0
 
 
 @dataclass(frozen=True)
@@ -190,6 +199,8 @@ class Run:
         self.started = time.monotonic()
         self.threads_done = 0
         self.messages_done = 0
+        self.threads_read = 0
+        self.noted = 0.0  # when the last phase snapshot was sent (they are rate-limited)
 
     # -- input -------------------------------------------------------------------------------------
 
@@ -201,7 +212,7 @@ class Run:
         suggestions: list[SuggestionIn] = []
         for item in items:
             if isinstance(item, ImportProblem):
-                self.report.errors.append(item)
+                (self.report.notes if item.note else self.report.errors).append(item)
             elif isinstance(item, MemoryIn):
                 memories.append(item)
             elif isinstance(item, SuggestionIn):
@@ -269,6 +280,9 @@ class Run:
                 )
             )
             return
+        self.threads_read += 1
+        if not self.threads_done:
+            self._note("reading")
         # The secret gate, before anything is counted, chunked or embedded from the text (store.secrets).
         thread = self.store.redact_thread(thread)
         key = (thread.source, thread.external_id) if thread.external_id is not None else None
@@ -308,6 +322,8 @@ class Run:
             return
         future = None
         if batch.texts and self.embedding:
+            if not self.threads_done and self.store.embedder is not None and not self.store.embedder.loaded:
+                self._note("loading the model", now=True)
             future = (
                 self.pool.submit(self._encode, batch.texts) if self.pool else _done(self._encode(batch.texts))
             )
@@ -351,6 +367,8 @@ class Run:
         future: Future[np.ndarray | None] | None,
         counted: Future[list[int]] | None,
     ) -> None:
+        if future is not None and not future.done() and not self.threads_done:
+            self._note("embedding", now=True)
         vectors = future.result() if future is not None else None
         if future is not None and vectors is None and self.embedding:
             self.embedding = False  # the model failed: write the rest without vectors, say why
@@ -358,6 +376,26 @@ class Run:
         counts = self.counter.counts(counted) if self.counter is not None else None
         for pending in batch.items:
             self._write(pending, vectors, counts)
+
+    def _note(self, phase: str, *, now: bool = False) -> None:
+        """A snapshot of a phase before the first thread is written (at most 5 a second unless `now`)."""
+        t = time.monotonic()
+        if self.progress is None or (not now and t - self.noted < 0.2):
+            return
+        self.noted = t
+        self.progress(
+            ImportProgress(
+                "",
+                0,
+                self.totals.threads if self.totals else None,
+                0,
+                self.totals.messages if self.totals else None,
+                0,
+                t - self.started,
+                phase,
+                self.threads_read,
+            )
+        )
 
     def _write(self, p: _Pending, vectors: np.ndarray | None, counts: list[int] | None) -> None:
         prepared = None
@@ -425,4 +463,4 @@ def _memory_name(memory: MemoryIn) -> str:
 def _file_name(label: str) -> str:
     """Where an imported memory came from, as its file's name: a full path would tie the database (and its
     exports) to one machine's folders."""
-    return label.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or label
+    return printable(label.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or label)

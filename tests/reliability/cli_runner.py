@@ -164,7 +164,7 @@ def _tui_edits(db: str, journal: str, seed: int) -> int:
     async def run() -> None:
         app = MemApp(store, greet=False)
         async with app.run_test(size=(100, 30)) as pilot:
-            app.action_go("memories")
+            await app.action_go("memories")
             while not (isinstance(app.screen, MemoriesScreen) and app.screen.query("#memories-table")):
                 await pilot.pause(0.02)
             screen = app.screen

@@ -9,12 +9,18 @@ CREATE INDEX memories_source_message ON long_term_memories(source_message_id)
             WHERE source_message_id IS NOT NULL;
 -- index memories_superseded
 CREATE INDEX memories_superseded ON long_term_memories(superseded_by) WHERE superseded_by IS NOT NULL;
+-- index memories_uid
+CREATE UNIQUE INDEX memories_uid ON long_term_memories(uid);
 -- index memory_conflicts_old
 CREATE INDEX memory_conflicts_old ON memory_conflicts(old_id);
 -- index memory_conflicts_status
 CREATE INDEX memory_conflicts_status ON memory_conflicts(status, id);
+-- index memory_conflicts_uid
+CREATE UNIQUE INDEX memory_conflicts_uid ON memory_conflicts(uid);
 -- index memory_history_memory
 CREATE INDEX memory_history_memory ON memory_history(memory_id, id);
+-- index memory_history_uid
+CREATE UNIQUE INDEX memory_history_uid ON memory_history(uid);
 -- index memory_suggestions_memory
 CREATE INDEX memory_suggestions_memory ON memory_suggestions(merge_with);
 -- index memory_suggestions_message
@@ -30,8 +36,14 @@ CREATE INDEX messages_created ON messages(created_at);
 -- index messages_external
 CREATE UNIQUE INDEX messages_external ON messages(thread_id, external_id)
             WHERE external_id IS NOT NULL;
+-- index messages_uid
+CREATE UNIQUE INDEX messages_uid ON messages(uid);
+-- index sync_messages_thread
+CREATE INDEX sync_messages_thread ON sync_messages(thread_uid, pos);
 -- index threads_archived
 CREATE INDEX threads_archived ON threads(archived_at) WHERE archived_at IS NOT NULL;
+-- index threads_uid
+CREATE UNIQUE INDEX threads_uid ON threads(uid);
 -- index threads_updated
 CREATE INDEX threads_updated ON threads(updated_at DESC, id DESC);
 -- table compression_history
@@ -62,7 +74,7 @@ CREATE TABLE import_files(
             head TEXT NOT NULL,
             thread_id INTEGER REFERENCES threads(id) ON DELETE CASCADE,
             imported_at REAL NOT NULL
-        );
+        , read_upto INTEGER);
 -- table long_term_memories
 CREATE TABLE long_term_memories(
             id INTEGER PRIMARY KEY,
@@ -82,7 +94,7 @@ CREATE TABLE long_term_memories(
             deleted_at REAL
         , valid_from REAL, valid_until REAL, superseded_by INTEGER
             REFERENCES long_term_memories(id) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED, source_message_id INTEGER
-            REFERENCES messages(id) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED, source_note TEXT);
+            REFERENCES messages(id) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED, source_note TEXT, uid TEXT);
 -- table memory_conflicts
 CREATE TABLE memory_conflicts(
             id INTEGER PRIMARY KEY,
@@ -94,7 +106,7 @@ CREATE TABLE memory_conflicts(
             status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'resolved')),
             resolution TEXT CHECK (resolution IN ('new', 'old', 'both', 'merge')),
             created_at REAL NOT NULL,
-            resolved_at REAL,
+            resolved_at REAL, uid TEXT, kind TEXT NOT NULL DEFAULT 'classifier',
             UNIQUE(new_id, old_id)
         );
 -- table memory_history
@@ -107,7 +119,7 @@ CREATE TABLE "memory_history"(
             old TEXT,
             new TEXT,
             at REAL NOT NULL
-        );
+        , uid TEXT, memory_uid TEXT);
 -- table memory_suggestions
 CREATE TABLE memory_suggestions(
             id INTEGER PRIMARY KEY,
@@ -154,7 +166,7 @@ CREATE TABLE messages(
             compressed INTEGER NOT NULL DEFAULT 0,
             external_id TEXT,
             created_at REAL,
-            metadata TEXT NOT NULL DEFAULT '{}',
+            metadata TEXT NOT NULL DEFAULT '{}', uid TEXT,
             UNIQUE(thread_id, seq)
         );
 -- table schema_migrations
@@ -164,6 +176,60 @@ CREATE TABLE settings(
             key TEXT PRIMARY KEY,
             value TEXT NOT NULL
         );
+-- table sync_access
+CREATE TABLE sync_access(
+    memory_uid TEXT NOT NULL, device TEXT NOT NULL, count INTEGER NOT NULL, last_accessed REAL,
+    PRIMARY KEY(memory_uid, device)
+) WITHOUT ROWID;
+-- table sync_applied
+CREATE TABLE sync_applied(
+    device TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    at REAL NOT NULL
+);
+-- table sync_conflicts
+CREATE TABLE sync_conflicts(
+    uid TEXT PRIMARY KEY, new_uid TEXT, old_uid TEXT, relation TEXT, similarity REAL, reasons TEXT,
+    kind TEXT, status TEXT, resolution TEXT, created_at REAL, resolved_at REAL, stamps TEXT NOT NULL
+) WITHOUT ROWID;
+-- table sync_history
+CREATE TABLE sync_history(
+    uid TEXT PRIMARY KEY, memory_uid TEXT, event TEXT, old TEXT, new TEXT, at REAL
+) WITHOUT ROWID;
+-- table sync_memories
+CREATE TABLE sync_memories(
+    uid TEXT PRIMARY KEY, category TEXT, content TEXT, importance INTEGER, origin TEXT,
+    user_edited INTEGER, source_thread_uid TEXT, source_message_uid TEXT, source_note TEXT,
+    created_at REAL, updated_at REAL, deleted_at REAL, valid_from REAL, valid_until REAL,
+    superseded_by_uid TEXT, stamps TEXT NOT NULL
+) WITHOUT ROWID;
+-- table sync_messages
+CREATE TABLE sync_messages(
+    uid TEXT PRIMARY KEY, thread_uid TEXT NOT NULL, pos INTEGER NOT NULL
+) WITHOUT ROWID;
+-- table sync_pending
+CREATE TABLE sync_pending(
+    id INTEGER PRIMARY KEY,
+    changeset BLOB NOT NULL,
+    clock INTEGER NOT NULL,
+    at REAL NOT NULL
+);
+-- table sync_pins
+CREATE TABLE sync_pins(
+    memory_uid TEXT NOT NULL, token TEXT NOT NULL, PRIMARY KEY(memory_uid, token)
+) WITHOUT ROWID;
+-- table sync_state
+CREATE TABLE sync_state(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- table sync_threads
+CREATE TABLE sync_threads(
+    uid TEXT PRIMARY KEY, source TEXT, external_id TEXT, title TEXT, created_at REAL, updated_at REAL,
+    metadata TEXT, archived_at REAL, stamps TEXT NOT NULL
+) WITHOUT ROWID;
+-- table sync_wire_messages
+CREATE TABLE sync_wire_messages(
+    uid TEXT PRIMARY KEY, thread_uid TEXT, pos INTEGER, role TEXT, content TEXT, external_id TEXT,
+    created_at REAL, metadata TEXT
+) WITHOUT ROWID;
 -- table thread_summaries
 CREATE TABLE thread_summaries(
             thread_id INTEGER PRIMARY KEY REFERENCES threads(id) ON DELETE CASCADE,
@@ -183,6 +249,16 @@ CREATE TABLE threads(
             updated_at REAL NOT NULL,
             message_count INTEGER NOT NULL DEFAULT 0,
             token_count INTEGER NOT NULL DEFAULT 0,
-            metadata TEXT NOT NULL DEFAULT '{}', archived_at REAL,
+            metadata TEXT NOT NULL DEFAULT '{}', archived_at REAL, source_title TEXT, uid TEXT,
             UNIQUE(source, external_id)
         );
+-- trigger long_term_memories_uid
+CREATE TRIGGER long_term_memories_uid AFTER INSERT ON long_term_memories WHEN NEW.uid IS NULL BEGIN UPDATE long_term_memories SET uid = coalesce(NEW.uid, CASE WHEN CASE WHEN NEW.origin != 'manual' THEN 'h:' || NEW.category || ':' || NEW.content_hash END IS NOT NULL AND NOT EXISTS (SELECT 1 FROM long_term_memories WHERE uid = CASE WHEN NEW.origin != 'manual' THEN 'h:' || NEW.category || ':' || NEW.content_hash END) THEN CASE WHEN NEW.origin != 'manual' THEN 'h:' || NEW.category || ':' || NEW.content_hash END ELSE 'u:' || lower(hex(randomblob(16))) END) WHERE rowid = NEW.rowid; END;
+-- trigger memory_conflicts_uid
+CREATE TRIGGER memory_conflicts_uid AFTER INSERT ON memory_conflicts WHEN NEW.uid IS NULL BEGIN UPDATE memory_conflicts SET uid = coalesce(NEW.uid, 'u:' || lower(hex(randomblob(16)))) WHERE rowid = NEW.rowid; END;
+-- trigger memory_history_uid
+CREATE TRIGGER memory_history_uid AFTER INSERT ON memory_history WHEN NEW.uid IS NULL OR NEW.memory_uid IS NULL BEGIN UPDATE memory_history SET uid = coalesce(NEW.uid, 'u:' || lower(hex(randomblob(16)))), memory_uid = coalesce(NEW.memory_uid, (SELECT m.uid FROM long_term_memories m WHERE m.id = NEW.memory_id)) WHERE rowid = NEW.rowid; END;
+-- trigger messages_uid
+CREATE TRIGGER messages_uid AFTER INSERT ON messages WHEN NEW.uid IS NULL BEGIN UPDATE messages SET uid = coalesce(NEW.uid, CASE WHEN (SELECT t.uid FROM threads t WHERE t.id = NEW.thread_id) || '#' || coalesce('e:' || NEW.external_id, 's:' || NEW.seq) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM messages WHERE uid = (SELECT t.uid FROM threads t WHERE t.id = NEW.thread_id) || '#' || coalesce('e:' || NEW.external_id, 's:' || NEW.seq)) THEN (SELECT t.uid FROM threads t WHERE t.id = NEW.thread_id) || '#' || coalesce('e:' || NEW.external_id, 's:' || NEW.seq) ELSE 'u:' || lower(hex(randomblob(16))) END) WHERE rowid = NEW.rowid; END;
+-- trigger threads_uid
+CREATE TRIGGER threads_uid AFTER INSERT ON threads WHEN NEW.uid IS NULL BEGIN UPDATE threads SET uid = coalesce(NEW.uid, CASE WHEN 'x:' || NEW.source || '/' || NEW.external_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM threads WHERE uid = 'x:' || NEW.source || '/' || NEW.external_id) THEN 'x:' || NEW.source || '/' || NEW.external_id ELSE 'u:' || lower(hex(randomblob(16))) END) WHERE rowid = NEW.rowid; END;

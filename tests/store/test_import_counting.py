@@ -211,7 +211,7 @@ def test_an_import_merges_the_keyword_index_less_while_it_runs_then_restores_it(
         plain_store,
         [export(tmp_path / "x.jsonl", 6, 4)],
         embed=False,
-        progress=lambda _snapshot: seen.append(_automerge(plain_store)),
+        progress=lambda p: seen.append(_automerge(plain_store)) if p.phase == "writing" else None,
     )
     assert report.threads_added == 6
     assert seen == [0] * 6  # progress is reported after each thread is written

@@ -128,8 +128,10 @@ def test_batched_import_keeps_every_vector_on_its_message(
         "suggestions_added": 0,
         "files_read": 0,
         "files_unchanged": 0,
+        "summaries_background": 0,
         "skipped": 0,
         "errors": [],
+        "notes": [],
     }
     assert assert_vectors_match_their_messages(store, fake_embedder) > 13
     t = store.find_thread("jsonl", "b")
@@ -218,8 +220,10 @@ def test_a_newer_export_adds_only_new_threads_and_messages_and_updates_titles(
         "suggestions_added": 0,
         "files_read": 0,
         "files_unchanged": 0,
+        "summaries_background": 0,
         "skipped": 0,
         "errors": [],
+        "notes": [],
     }
     assert report.threads_unchanged == 1
     a = store.find_thread("jsonl", "a")
@@ -415,6 +419,7 @@ def test_progress_is_reported_after_every_thread_with_totals(store: Store, tmp_p
     assert totals == ImportTotals(threads=5, messages=15)
     seen: list[ImportProgress] = []
     import_paths(store, [export], progress=seen.append, totals=totals, batch_chunks=3)
+    seen = [p for p in seen if p.phase == "writing"]  # (the phases before the first write: the next test)
     assert [p.threads_done for p in seen] == [1, 2, 3, 4, 5]
     assert [p.messages_done for p in seen] == [1, 3, 6, 10, 15]
     assert all(p.threads_total == 5 and p.messages_total == 15 for p in seen)
@@ -483,3 +488,24 @@ def test_ctrl_c_inside_a_thread_transaction_leaves_nothing_of_that_thread(
     assert store.stats()["threads"] == 3
     report = import_paths(store, [export], embed=False)
     assert report.threads_added == 3 and store.stats()["threads"] == 6 and store.check_indexes() == []
+
+
+def test_progress_says_what_happens_before_the_first_thread_is_written(
+    store: Store, fake_embedder: FakeEmbedder, tmp_path: Path
+) -> None:
+    """28.16: a progress bar sat at 0 % while the export was read and the model loaded and embedded the
+    first batch. Snapshots now name those phases before the first thread is written, and counting the
+    export reports its numbers as they grow."""
+    export = write_jsonl(tmp_path / "x.jsonl", [thread(f"t{i}", 3) for i in range(5)])
+    seen: list[ImportProgress] = []
+    counted: list[ImportTotals] = []
+    totals = count_export([export], progress=counted.append)
+    import_paths(store, [export], progress=seen.append, totals=totals, summarize=False)
+    first_write = next(i for i, p in enumerate(seen) if p.phase == "writing")
+    before = seen[:first_write]
+    assert before and before[0].phase == "reading" and before[0].threads_read == 1
+    assert all(
+        p.threads_done == 0 and p.phase in ("reading", "loading the model", "embedding") for p in before
+    )
+    assert seen[-1].phase == "writing" and seen[-1].threads_done == 5
+    assert totals == ImportTotals(5, 15)

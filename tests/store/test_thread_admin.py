@@ -3,6 +3,7 @@ find in a thread, the settings table and data_version (how the TUI notices other
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from embeddings import FakeEmbedder
 from store import Store, ThreadIn
 from store.errors import InvalidInputError, NotFoundError
+from store.importing.pipeline import import_paths
 from store.records import MessageIn
 from store.search.engine import Filters
 
@@ -60,6 +62,33 @@ def test_a_reimport_keeps_the_archive_flag(store: Store) -> None:
     store.archive_thread(tid)
     _thread(store, "a", "Old", ["hello there", "a new message"])
     assert store.get_thread(tid).archived_at is not None and store.get_thread(tid).message_count == 2
+
+
+def test_a_reimport_keeps_a_rename_unless_the_export_renamed_it(store: Store, tmp_path: Path) -> None:
+    """31.6: re-importing an unchanged export undid `threads rename` (README promises the opposite).
+    The title the export gave is kept beside the title shown (migration 8): an unchanged export keeps
+    the person's title, and writes nothing; a newer export whose own title changed brings that one."""
+    path = tmp_path / "t.json"
+
+    def export(title: str, n: int = 2) -> Path:
+        msgs = [{"id": f"m{i}", "role": "user", "content": f"message {i}"} for i in range(n)]
+        path.write_text(json.dumps([{"id": "x", "title": title, "messages": msgs}]), encoding="utf-8")
+        return path
+
+    import_paths(store, [export("Exported title")], embed=False)
+    [t] = store.list_threads()
+    store.rename_thread(t.id, "My title")
+    changes = store.con.total_changes()
+    again = import_paths(store, [export("Exported title")], embed=False)
+    assert (again.threads_updated, again.threads_unchanged) == (0, 1)
+    assert store.get_thread(t.id).title == "My title" and store.con.total_changes() == changes
+    grown = import_paths(store, [export("Exported title", 3)], embed=False)  # a newer export, same title
+    assert grown.messages_added == 1 and store.get_thread(t.id).title == "My title"
+    import_paths(store, [export("Renamed in ChatGPT", 3)], embed=False)
+    assert store.get_thread(t.id).title == "Renamed in ChatGPT"
+    store.rename_thread(t.id, "Mine again")
+    import_paths(store, [export("Renamed in ChatGPT", 3)], embed=False)
+    assert store.get_thread(t.id).title == "Mine again"
 
 
 def test_rename_and_delete(store: Store) -> None:

@@ -9,8 +9,9 @@ import apsw
 import sqlite_vec
 
 from embeddings import FakeEmbedder
-from store import Store
+from store import Store, ThreadIn
 from store.migrations import LATEST
+from store.records import MessageIn
 from store.text import fts_query
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "chat-v1.db"
@@ -63,3 +64,31 @@ def test_v1_database_upgrades_and_keeps_every_row(tmp_path: Path) -> None:
     s.add_memory("a new memory after the upgrade", "fact")
     assert s.check_indexes() == [] and s.integrity_check() == "ok"
     s.close()
+
+
+def test_threads_from_before_migration_10_keep_their_title_on_reimport(tmp_path: Path) -> None:
+    """Migration 10 adds threads.source_title, NULL for old rows: such a title may already be a rename
+    (31.6), so a re-import whose export calls the thread something else keeps it, and remembers the
+    export's title for next time."""
+    db = tmp_path / "chat.db"
+    shutil.copy(FIXTURE, db)
+    s = Store(db, embedder=FakeEmbedder())
+    try:
+        assert s.con.execute("SELECT title, source_title FROM threads WHERE id = 1").fetchall() == [
+            ("Backups", None)
+        ]
+        thread = ThreadIn(
+            "chatgpt",
+            "conv-1",
+            "NAS backup question",
+            [MessageIn("user", "How do I back up my NAS?", "n1"), MessageIn("user", "And offsite?", "n9")],
+        )
+        s.write_thread(thread)
+        assert s.con.execute("SELECT title, source_title FROM threads WHERE id = 1").fetchall() == [
+            ("Backups", "NAS backup question")
+        ]
+        thread.title = "Renamed in ChatGPT"
+        s.write_thread(thread)
+        assert s.get_thread(1).title == "Renamed in ChatGPT"
+    finally:
+        s.close()

@@ -135,7 +135,8 @@ def test_v6_database_with_vectors_upgrades_to_float16(tmp_path: Path) -> None:
     mat32 = np.stack(list(mems.values()))
     active = {i for (i,) in _raw(db, "SELECT memory_id FROM vec_memories WHERE deleted = 0")}
     s = Store(db, embedder=emb)
-    assert s.schema_version() == LATEST == 7
+    assert s.schema_version() == LATEST  # every migration, 7 (float16) among them
+    assert s.scalar("SELECT count(*) FROM schema_migrations WHERE version = 7") == 1
     # Every vector kept, at float16 precision, under the same id, with its filter columns.
     for table, pk, want in (("vec_memories", "memory_id", mems), ("vec_chunks", "chunk_id", chunks)):
         got = {int(i): b for i, b in s.con.execute(f"SELECT {pk}, embedding FROM {table}")}

@@ -37,7 +37,8 @@ def binding_rows(app: MemApp, bindings: list[BindingType]) -> list[tuple[str, st
     for b in Binding.make_bindings(bindings):
         if not b.description or b.system:
             continue
-        key = (b.action, b.description)
+        # A group (raise/lower importance) is one row: its keys, its name, the first tooltip.
+        key = ("group", b.group.description) if b.group else (b.action, b.description)
         # The keys themselves, not the footer's shorthand: "+/-" in the footer is two rows here ("+ =" and
         # "-"), so no key is listed twice.
         rows.setdefault(key, []).append(app.get_key_display(replace(b, key_display=None)))

@@ -28,6 +28,7 @@ from textual.worker import Worker, WorkerState
 from app.text import literal, number
 from app.tui.import_progress import DEFAULT_RATE, RATE_SETTING, ImportPhases
 from app.tui.screens.base import MemappScreen
+from app.tui.widgets.on_off import OnOffSwitch
 from store.importing.formats import FORMATS
 from store.importing.pipeline import (
     ImportProgress,
@@ -143,7 +144,13 @@ class ImportScreen(MemappScreen):
                     id="import-format",
                 ),
                 Label("Embed now", classes="field-label"),
-                Switch(True, id="import-embed", tooltip="Off: faster import; run `memapp embed` later"),
+                OnOffSwitch(
+                    True,
+                    switch_id="import-embed",
+                    on="on",
+                    off="off: embed later",
+                    tooltip="Off: faster import; run `memapp embed` later",
+                ),
                 classes="toolbar",
             ),
             ProgressBar(id="import-progress", show_eta=False),
@@ -349,9 +356,10 @@ class ImportScreen(MemappScreen):
             )
         if r.vector_problem:
             text.append(f"  no vectors written: {literal(r.vector_problem)} (run `memapp embed` later)\n")
-        if r.errors:
-            text.append(f"\nSkipped {len(r.errors)}:\n", style="bold")
-            for e in r.errors:
+        for problems, heading in ((r.notes, "Repaired (nothing skipped)"), (r.errors, "Skipped")):
+            if problems:
+                text.append(f"\n{heading} {len(problems)}:\n", style="bold")
+            for e in problems:
                 where = literal(e.file) + (f" › {literal(e.conversation)}" if e.conversation else "")
                 text.append(f"  {where}\n    {literal(e.error)}\n")
         text.append("\nPress 1 to browse the threads, 2 for the memories, 3 to search.", style="italic")

@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from store.truth.timeline import Source
 
 
+IMPORTANCE = Binding.Group("Importance")
+
+
 class MemoriesScreen(MemoryListScreen):
     """The memory table; n new, e/Enter edit, p pin, +/- importance, d delete (u undoes)."""
 
@@ -50,13 +53,16 @@ class MemoriesScreen(MemoryListScreen):
             id="memories-pin",
             tooltip="Pin or unpin (pinned memories are never cleaned up)",
         ),
+        # One footer entry ("+/- Importance": the minus key is not shown on its own) and, by the group,
+        # one row in the help for both keys.
         Binding(
             "plus,equals_sign",
             "importance(1)",
             "Importance",
             key_display="+/-",
             id="memories-more",
-            tooltip="Raise importance by one (- lowers it)",
+            tooltip="Raise (+) or lower (-) the importance by one",
+            group=IMPORTANCE,
         ),
         Binding(
             "minus",
@@ -64,24 +70,27 @@ class MemoriesScreen(MemoryListScreen):
             "Less important",
             show=False,
             id="memories-less",
-            tooltip="Lower importance by one",
+            tooltip="Raise (+) or lower (-) the importance by one",
+            group=IMPORTANCE,
         ),
         Binding("d,delete", "delete", "Delete", id="memories-delete", tooltip="Move to the trash (u undoes)"),
         Binding("u", "undo", "Undo", id="memories-undo", tooltip="Bring back the memory you deleted last"),
         Binding(
             "slash", "filter", "Filter", show=False, id="memories-filter", tooltip="Filter memories by text"
         ),
-        Binding(
+        Binding(  # the footer leaves it out at 80 columns: the toolbar's selector shows the category
             "c",
             "category",
             "Category",
+            show=False,
             id="memories-category",
             tooltip="Cycle the category shown: all, preference, project, skill, fact",
         ),
-        Binding(
+        Binding(  # ... and this one's selector what is shown
             "f",
             "state",
             "Show",
+            show=False,
             id="memories-state",
             tooltip="Cycle what is shown: all, current, superseded, conflicts to review",
         ),
@@ -181,7 +190,8 @@ class MemoriesScreen(MemoryListScreen):
                 if d is not None:
                     self._resolve(conflict, "merge", d.content)
 
-            self.app.push_screen(MemoryEditScreen(None, draft), edited)
+            title = f"Merge memories {o.id} and {n.id} in your own words"
+            self.app.push_screen(MemoryEditScreen(None, draft, title=title), edited)
             return
         store = self.store
         from store.truth.conflicts import OPTION_WORDS, resolve_conflict
@@ -225,7 +235,13 @@ class MemoriesScreen(MemoryListScreen):
 
         def done(m: Memory) -> None:
             self.deleted.append(m.id)
-            self.notify(f"Memory {m.id} moved to the trash. Press u to undo.", title="Deleted", markup=False)
+            # Ten seconds, not Textual's five: it says what to press, and the reader may be slower than that.
+            self.notify(
+                f"Memory {m.id} moved to the trash. Press u to undo.",
+                title="Deleted",
+                markup=False,
+                timeout=10,
+            )
             self.memapp.data_changed()
 
         self.in_thread(
@@ -256,7 +272,7 @@ class MemoriesScreen(MemoryListScreen):
         self.app.copy_to_clipboard(facts.memory.content)
         self.notify(f"Copied memory {facts.memory.id} to the clipboard.", title="Copy", markup=False)
 
-    def action_source(self) -> None:
+    async def action_source(self) -> None:
         facts = self.query_one(MemoryDetail).facts
         if facts is None or facts.memory.source_thread_id is None:
             self.notify("This memory was not taken from a thread.", markup=False)
@@ -267,6 +283,6 @@ class MemoriesScreen(MemoryListScreen):
         from app.tui.screens.thread_view import ThreadViewScreen
 
         m = facts.memory  # at the message it came from, when known (store.truth provenance)
-        self.app.push_screen(
+        await self.memapp.open_screen(
             ThreadViewScreen(facts.memory.source_thread_id, message_id=m.source_message_id, nav=self.nav)
         )

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual import on
 from textual.app import App, ComposeResult, SuspendNotSupported
@@ -28,6 +28,7 @@ from textual.widgets import Button, Input, Label, Select, Static, Switch, TextAr
 
 from app.text import one_line, when
 from app.tui.screens.confirm import ConfirmScreen
+from app.tui.widgets.on_off import OnOffSwitch
 from app.tui.work import run_in_thread
 from store import CATEGORIES, Memory
 from store.errors import DuplicateMemoryError
@@ -81,8 +82,10 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
         *,
         source: Source | None = None,
         successor: Memory | None = None,
+        title: str | None = None,
     ) -> None:
         super().__init__()
+        self.title_text = title  # what the dialog is for, when it is not a plain new or edited memory
         self.memory = memory
         self.source = source
         self.successor = successor
@@ -94,7 +97,7 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
 
     def compose(self) -> ComposeResult:
         m = self.memory
-        title = "New memory" if m is None else f"Edit memory {m.id}"
+        title = self.title_text or ("New memory" if m is None else f"Edit memory {m.id}")
         with Vertical(id="memory-box", classes="dialog"):
             yield Static(title, classes="dialog-title", markup=False)
             if m is not None:
@@ -134,7 +137,7 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
             yield Static("", id="memory-errors", markup=False)
             with Horizontal(id="memory-bottom"):
                 yield Label("Pinned", classes="field-label")
-                yield Switch(self.draft.pinned, id="memory-pinned")
+                yield OnOffSwitch(self.draft.pinned, switch_id="memory-pinned", on="yes", off="no")
                 yield Static("", classes="spacer")
                 # Short labels: the three fit beside the switch in an 80-column terminal (footer and help
                 # spell the keys out).
@@ -193,7 +196,7 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
         area.text = edited.rstrip("\n")
         area.focus()
 
-    def action_open_source(self) -> None:
+    async def action_open_source(self) -> None:
         """Leave the editor (nothing saved) for the thread, scrolled to the source message."""
         src = self.source
         if src is None or src.thread_id is None:
@@ -201,9 +204,9 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
             return
         from app.tui.screens.thread_view import ThreadViewScreen  # the thread view imports editors itself
 
-        app = self.app
+        app = cast("MemApp", self.app)
         self.dismiss(None)
-        app.push_screen(ThreadViewScreen(src.thread_id, message_id=src.message_id, nav="memories"))
+        await app.open_screen(ThreadViewScreen(src.thread_id, message_id=src.message_id, nav="memories"))
 
 
 def editor_command() -> list[str]:

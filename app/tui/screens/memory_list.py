@@ -66,7 +66,7 @@ class MemoryListScreen(MemappScreen):
             Horizontal(
                 Select(options, value=ALL, allow_blank=False, id="memories-category", compact=True),
                 Select(STATES, value=ALL, allow_blank=False, id="memories-state", compact=True),
-                Input(placeholder="Filter by text  (/)", id="memories-filter", compact=True),
+                Input(placeholder="Filter  (/)", id="memories-filter", compact=True),  # fits at 80 columns
                 Static("", id="memories-info", markup=False),
                 classes="toolbar -compact",
             ),

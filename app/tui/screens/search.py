@@ -81,10 +81,10 @@ class SearchScreen(MemappScreen):
         Binding("slash", "focus_input", "Search box", id="search-box", tooltip="Back to the search box"),
         Binding(
             "escape",
-            "toggle_focus",
-            "Results/box",
+            "leave_box",
+            "Leave box",
             id="search-toggle",
-            tooltip="Move between the search box and the results",
+            tooltip="Leave the text box for the results (/ goes back to the box)",
         ),
         Binding(
             "ctrl+o",
@@ -127,6 +127,7 @@ class SearchScreen(MemappScreen):
         self._timer: Timer | None = None
         self._touched_keys: set[tuple[str, int]] = set()
         self._submit_pending = False
+        self._open_pending = False
         self._typing = False
 
     def compose_body(self) -> list[Widget]:
@@ -216,6 +217,7 @@ class SearchScreen(MemappScreen):
     @on(Input.Changed, "#search-input")
     def _typed(self) -> None:
         self._typing = True
+        self._open_pending = False  # typed on after Enter Enter: that search is not the one to open
         if self._timer is not None:
             self._timer.stop()
         self._timer = self.set_timer(DEBOUNCE, self.start_search)
@@ -289,7 +291,7 @@ class SearchScreen(MemappScreen):
     def _show(self, found: Found) -> None:
         self._found = found
         same = found.query == self.shown_query and found.scope == self.scope and bool(self.results)
-        keep = self.table.cursor_row if same else 0
+        keep = self._row_to_keep(found) if same else 0
         self.results = found.response.results + found.response.weak  # weak rows last, marked (match_cell)
         self.shown_query = found.query
         self.shown_keyword_only = found.keyword_only
@@ -320,6 +322,21 @@ class SearchScreen(MemappScreen):
             self._count_access()
             if self.results:
                 table.focus()
+                if self._open_pending:
+                    self.call_later(self.action_open)
+        self._open_pending = False
+
+    def _row_to_keep(self, found: Found) -> int:
+        """The row of the result the cursor is on, in `found` (the same query again: the model came in,
+        or the data changed). By identity, not by row number: the hybrid search orders differently from
+        the keyword-only one it replaces, and Enter must open the hit the user highlighted, not what
+        moved into its row (issue 28.6: a thread summary there opened the thread at the top)."""
+        row = self.table.cursor_row
+        if not 0 <= row < len(self.results):
+            return 0
+        current = self.results[row]
+        new = found.response.results + found.response.weak
+        return next((i for i, r in enumerate(new) if (r.kind, r.id) == (current.kind, current.id)), row)
 
     @property
     def table(self) -> DataTable[Text]:
@@ -390,11 +407,14 @@ class SearchScreen(MemappScreen):
             if self.results:
                 self.table.focus()
             return
+        if self._submit_pending:  # Enter again before the results came: open the first one then
+            self._open_pending = True
+            return
         self._submit_pending = True
         self.start_search()
 
     @on(DataTable.RowSelected, "#search-results")
-    def action_open(self) -> None:
+    async def action_open(self) -> None:
         table = self.table
         if not self.results or table.cursor_row >= len(self.results):
             return
@@ -415,7 +435,7 @@ class SearchScreen(MemappScreen):
             )
         elif r.thread_id is not None:
             message_id = r.id if r.kind == "message" else None
-            self.app.push_screen(ThreadViewScreen(r.thread_id, message_id=message_id, nav=self.nav))
+            await self.memapp.open_screen(ThreadViewScreen(r.thread_id, message_id=message_id, nav=self.nav))
 
     def action_filters(self) -> None:
         bar = self.query_one("#search-filter-bar")
@@ -446,12 +466,15 @@ class SearchScreen(MemappScreen):
     def action_focus_input(self) -> None:
         self.query_one("#search-input", Input).focus()
 
-    def action_toggle_focus(self) -> None:
-        """Box -> results (or, with none, away from the box so the screen keys work) -> box."""
-        box = self.query_one("#search-input", Input)
-        if not box.has_focus:
-            box.focus()
-        elif self.results:
+    def action_leave_box(self) -> None:
+        """Out of the box (or a filter): to the results, or with none, away from it so the digits switch
+        screen.
+
+        Only out, never back in (issue 28.8): it used to toggle, so a second Esc put the focus back in
+        the search box and the next digit was typed into the query. `/` goes back to the box."""
+        if self.focused is None or self.focused is self.table:
+            return
+        if self.results:
             self.table.focus()
         else:
             self.set_focus(None)

@@ -51,10 +51,26 @@ class ThreadViewScreen(MemappScreen):
             id="thread-back",
             tooltip="Back to the list (closes find first)",
         ),
+        # Start, End and Copy are left out of the footer (help and the palette list them): with them it
+        # was cut at 80 columns (issue 28.10).
         Binding(
-            "home,g", "first", "Start", priority=True, id="thread-first", tooltip="Jump to the first message"
+            "home,g",
+            "first",
+            "Start",
+            show=False,
+            priority=True,
+            id="thread-first",
+            tooltip="Jump to the first message",
         ),
-        Binding("end,G", "last", "End", priority=True, id="thread-last", tooltip="Jump to the last message"),
+        Binding(
+            "end,G",
+            "last",
+            "End",
+            show=False,
+            priority=True,
+            id="thread-last",
+            tooltip="Jump to the last message",
+        ),
         Binding(
             "s",
             "toggle_summary",
@@ -82,6 +98,7 @@ class ThreadViewScreen(MemappScreen):
             "y",
             "copy",
             "Copy",
+            show=False,
             id="thread-copy",
             tooltip="Copy the message at the top of the view (or the highlighted one) to the clipboard",
         ),

@@ -112,6 +112,7 @@ class ThreadsScreen(MemappScreen):
         self.generation = 0
         self.title_width = 30
         self._reselect: int | None = None
+        self._reselect_row = 0  # where the cursor was: the row to land on when that thread is gone
         self._filter_timer: Timer | None = None
 
     def compose_body(self) -> list[Widget]:
@@ -138,6 +139,7 @@ class ThreadsScreen(MemappScreen):
         if table.row_count and self._reselect is None:
             key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
             self._reselect = int(key) if key is not None else None
+            self._reselect_row = table.cursor_row
         self.generation += 1
         self.loaded = 0
         self.exhausted = False
@@ -188,23 +190,32 @@ class ThreadsScreen(MemappScreen):
         self._show_info()
 
     def _columns(self) -> list[Column]:
-        # Title sorts A→Z (ascending); every other column largest/newest first.
-        arrow = {
-            key: (" ▲" if key == "title" else " ▼") if key == self.sort else "" for key in SORT_BY_COLUMN
-        }
+        """Every sortable column says so (issue 28.12: only the sorted one had an arrow, so nothing told a
+        newcomer a header could be clicked): the sorted one ▲ (title, A→Z) or ▼ (largest/newest first),
+        the others a dim ↕."""
+
+        def label(name: str, key: str) -> Text:
+            if SORT_BY_COLUMN[key] != self.sort:
+                return Text.assemble(name, (" ↕", "dim"))
+            return Text(f"{name} {'▲' if key == 'title' else '▼'}")
+
         return [
-            (f"Title{arrow['title']}", "title", self.title_width),
-            (f"Source{arrow['source']}", "source", 9),
-            (f"Msgs{arrow['messages']}", "messages", 6),
-            (f"Tokens{arrow['tokens']}", "tokens", 8),
-            (f"Last active{arrow['updated']}", "updated", 16),
+            (label("Title", "title"), "title", self.title_width),
+            (label("Source", "source"), "source", 9),
+            (label("Msgs", "messages"), "messages", 6),
+            (label("Tokens", "tokens"), "tokens", 8),
+            (label("Last active", "updated"), "updated", 16),
         ]
 
     def _move_to(self, thread_id: int) -> None:
+        """Back on the thread the cursor was on; if it left the list (archived, deleted, filtered out),
+        on the row it was at, so the next thread moves up under the cursor instead of the list jumping
+        back to the top (issue 28.9)."""
+        table = self.table
         try:
-            self.table.move_cursor(row=self.table.get_row_index(str(thread_id)))
-        except Exception:  # not in the first page any more: stay at the top
-            self.table.move_cursor(row=0)
+            table.move_cursor(row=table.get_row_index(str(thread_id)))
+        except Exception:  # not in the first page any more
+            table.move_cursor(row=min(self._reselect_row, max(0, table.row_count - 1)))
 
     def _show_info(self) -> None:
         label = dict(SORTS)[self.sort]
@@ -242,7 +253,7 @@ class ThreadsScreen(MemappScreen):
     # -- actions -------------------------------------------------------------------------------------
 
     @on(DataTable.RowSelected, "#threads-table")
-    def action_open(self) -> None:
+    async def action_open(self) -> None:
         table = self.table
         if not table.row_count:
             return
@@ -252,7 +263,7 @@ class ThreadsScreen(MemappScreen):
                 ThreadViewScreen,  # Markdown and all: not for the first frame
             )
 
-            self.app.push_screen(ThreadViewScreen(int(key), nav=self.nav))
+            await self.memapp.open_screen(ThreadViewScreen(int(key), nav=self.nav))
 
     def current_thread_id(self) -> int | None:
         table = self.table

@@ -85,9 +85,9 @@ class WelcomeScreen(Screen[None]):
         yield Footer()
 
     @on(Button.Pressed, "#welcome-import")
-    def action_import_file(self) -> None:
+    async def action_import_file(self) -> None:
         self.dismiss()
-        cast("MemApp", self.app).action_go("import")
+        await cast("MemApp", self.app).action_go("import")
 
     @on(Button.Pressed, "#welcome-memory")
     def action_new_memory(self) -> None:

@@ -25,6 +25,7 @@ from store import Message
 PAGE = 20
 MAX_MOUNTED = 100
 EDGE = 3  # lines from either end of the scroll range that count as "reached the end"
+SETTLE_TRIES = 20  # refreshes to wait for the new messages' layout before scrolling to the target
 
 Fetch = Callable[[int, int], Sequence[Message]]
 
@@ -48,6 +49,7 @@ class MessageList(VerticalScroll):
         self.end = 0
         self.busy = False
         self.target: int | None = None
+        self._settling = False  # a target to scroll to once the messages just mounted are laid out
         self._top = Static("", classes="edge", markup=False)
         self._bottom = Static("", classes="edge", markup=False)
 
@@ -57,6 +59,7 @@ class MessageList(VerticalScroll):
 
     def on_mount(self) -> None:
         self.watch(self, "scroll_y", self._scrolled, init=False)
+        self.watch(self, "virtual_size", self._laid_out_again, init=False)
 
     @property
     def views(self) -> list[MessageView]:
@@ -123,21 +126,50 @@ class MessageList(VerticalScroll):
         self.start, self.end = offset, offset + len(rows)
         await self.mount_all(self._make(offset, rows), before=self._bottom)
         self._update_edges()
+        self._settling = True
         self.call_after_refresh(self._settle_on_target)
 
     async def _replace_at_end(self, offset: int, rows: list[Message]) -> None:
         await self._replace(offset, rows)
         self.call_after_refresh(lambda: self.scroll_end(animate=False, immediate=True))
 
-    def _settle_on_target(self) -> None:
+    def _settle_on_target(self, tries: int = 0) -> None:
+        """Scroll the target message (a search hit, a find match) to the top, once it is laid out.
+
+        Why wait: Textual can run an after-refresh callback before the layout that was due (when the
+        screen's refresh is deferred, e.g. under load or inside a batch update); the new messages then
+        have no position yet and the scroll landed at the top of the window, not at the hit (issue
+        28.6). So this looks again after the next refreshes, and the content-size watcher
+        (`_laid_out_again`) calls it once the layout has happened."""
+        if not self._settling:
+            return
         target = next((v for v in self.views if v.index == self.target), None)
         for view in self.views:
             view.set_class(view is target, "-target")
+        if target is not None and not self._placed(target):
+            if tries < SETTLE_TRIES:
+                self.call_after_refresh(self._settle_on_target, tries + 1)
+            else:
+                self.busy = False  # paging works meanwhile; the layout watcher still scrolls to it
+            return
+        self._settling = False
         if target is not None:
             self.scroll_to(y=target.virtual_region.y, animate=False, immediate=True)
         else:
             self.scroll_home(animate=False, immediate=True)
         self.busy = False
+
+    def _placed(self, view: MessageView) -> bool:
+        """Whether `view` has its place in the laid-out content (a widget not laid out yet has an empty
+        region, and scrolling is clamped to the content size the last layout gave)."""
+        region = view.virtual_region
+        return region.height > 0 and self.virtual_size.height >= region.bottom
+
+    def _laid_out_again(self, _size: object) -> None:
+        # Called from inside the layout pass (the content size is set before the viewport's): scroll
+        # once that pass is over, or the scroll is clamped to the old size.
+        if self._settling:
+            self.call_after_refresh(self._settle_on_target, SETTLE_TRIES)
 
     def _scrolled(self, _y: float) -> None:
         if self.busy or not self.views:

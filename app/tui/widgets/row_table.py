@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable
 
-Column = tuple[str, str, int]
+Column = tuple[str | Text, str, int]
 """A column: its label, its key, its width in cells."""
 
 

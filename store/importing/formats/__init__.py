@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -48,6 +49,7 @@ from store.importing.formats._common import (
     UnknownFormatError,
     describe,
 )
+from store.importing.formats.repair import Repairs
 
 __all__ = [
     "FORMATS",
@@ -100,11 +102,15 @@ def read_export(path: str | os.PathLike[str], fmt: str = "auto") -> Iterator[Ite
 
 
 def _guarded(items: Iterator[Item], path: Path) -> Iterator[Item]:
-    """Last line of defence: an unexpected error ends this file with a problem, not a traceback."""
+    """Every record repaired (store.importing.formats.repair), and the last line of defence: an
+    unexpected error ends this file with a problem, not a traceback."""
+    repairs = Repairs()
     try:
-        yield from items
+        for item in items:
+            yield repairs.item(item)
     except Exception as exc:
         yield ImportProblem(str(path), None, f"import of this file stopped: {describe(exc)}")
+    yield from repairs.notes(str(path))
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
@@ -137,23 +143,50 @@ def detect_format(path: str | os.PathLike[str]) -> str:
 
 
 def sniff_session(path: Path) -> str | None:
-    """ "claude-code" or "codex" when the file's first JSON lines are a coding-agent session, else None."""
+    """ "claude-code" or "codex" when the file's first JSON lines are a coding-agent session, else None.
+
+    A first line longer than the bytes looked at, or still being written (a session that just started),
+    is recognised by the keys it begins with: the session reader then waits for the rest of it."""
     try:
         with path.open("rb") as fp:
             head = fp.read(_HEAD)
     except OSError:
         return None
-    for raw in head.split(b"\n")[:8]:
+    *complete, partial = head.split(b"\n")
+    for raw in complete[:8]:
         if not raw.strip():
             continue
         try:
             obj = json.loads(raw)
         except (ValueError, RecursionError):  # RecursionError: a line nested deeper than Python recurses
-            return None  # a half line at the end of the head, or not JSON Lines
+            return None  # not JSON Lines
         if claude_code.looks_like(obj):
             return "claude-code"
         if codex.looks_like(obj):
             return "codex"
+    if any(raw.strip() for raw in complete):
+        return None
+    return _sniff_partial(partial.decode("utf-8", errors="replace"))
+
+
+_CLAUDE_START = re.compile(
+    r'"type"\s*:\s*"(user|assistant|summary|system|file-history-snapshot|queue-operation|progress)"'
+)
+_CLAUDE_KEYS = re.compile(r'"(sessionId|parentUuid|leafUuid|messageId)"\s*:')
+_CODEX_START = re.compile(
+    r'"type"\s*:\s*"(session_meta|response_item|turn_context|event_msg)"\s*,\s*"payload"'
+)
+
+
+def _sniff_partial(text: str) -> str | None:
+    """The agent a first line that is not complete (yet) belongs to, from the keys it begins with."""
+    text = text.lstrip("\ufeff \t\r")
+    if not text.startswith("{"):
+        return None
+    if _CODEX_START.search(text):
+        return "codex"
+    if _CLAUDE_START.search(text) and _CLAUDE_KEYS.search(text):
+        return "claude-code"
     return None
 
 
@@ -202,7 +235,10 @@ def _detect_json(p: Path, head: bytes) -> str:
     except JsonError as exc:
         kind, error = _classify_text(head.decode("utf-8", errors="replace")), str(exc)
     if kind is None and error and not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith((b"{", b"[")):
-        return "text"  # a pasted list of memories (Markdown bullets, numbered lines, one per line)
+        if _CONTEXT_TEXT.match(head.decode("utf-8", errors="replace").lstrip("\ufeff")):
+            kind = "memapp-context"
+        else:
+            return "text"  # a pasted list of memories (Markdown bullets, numbered lines, one per line)
     if kind is None and not error:
         name = p.name.lower()
         kind = "claude" if name == "memories.json" else None
@@ -211,6 +247,12 @@ def _detect_json(p: Path, head: bytes) -> str:
             f"{p} is a memapp export (a backup of chat.db), not another tool's chat export; "
             "`memapp import` restores it into an empty database."
         )
+    if kind == "memapp-context":
+        raise UnknownFormatError(
+            f"{p} is a context memapp built for a chat model (`memapp context`, or saved from the TUI's "
+            "context preview), not a chat export: its messages and memories come from chat.db already, so "
+            "it is not imported again. Import the export the conversation came from instead."
+        )
     if kind is None:
         reason = f"not valid JSON ({error})" if error else "JSON of a shape we do not know"
         raise UnknownFormatError(f"{p}: {reason}. {FORMATS_HINT}.")
@@ -218,6 +260,9 @@ def _detect_json(p: Path, head: bytes) -> str:
 
 
 _EMPTY = object()
+# A context saved as text: the TUI's preview (`## role` then a blank line, per message) or the printout of
+# `memapp context THREAD` ("thread 3: 812 of 2000 tokens (...").
+_CONTEXT_TEXT = re.compile(r"(## (system|user|assistant|tool)\r?\n\r?\n|thread \d+: \d+ of \d+ tokens \()")
 
 
 def _classify_stream(stream: JsonStream) -> str | None:
@@ -239,6 +284,8 @@ def _classify(obj: Any) -> str | None:
         return None
     if obj.get("format") == "memapp-export":
         return "memapp-export"
+    if "messages" in obj and isinstance(obj.get("token_stats"), dict) and "budget" in obj["token_stats"]:
+        return "memapp-context"  # `memapp context --json`, or the TUI's context preview saved as .json
     if "mapping" in obj:
         return "chatgpt"
     if "chat_messages" in obj or "conversations_memory" in obj or "project_memories" in obj:

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from store.errors import StoreError
-from store.importing.formats._json import JsonError, JsonStream
+from store.importing.formats._json import JsonError, JsonStream, Skipped
 from store.records import MemoryIn, MessageIn, SuggestionIn, ThreadIn
 
 FORMATS: tuple[str, ...] = (
@@ -53,11 +53,16 @@ class BadRecord(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ImportProblem:
-    """Something that was skipped: a whole file (conversation None) or one conversation in it."""
+    """Something that was skipped: a whole file (conversation None) or one conversation in it.
+
+    With `note`, nothing was skipped: the text was repaired (invalid UTF-8 or a lone surrogate shown as
+    U+FFFD, a repeated id renamed) and everything was imported; the person is told, the import does not
+    count as failed."""
 
     file: str
     conversation: str | None
     error: str
+    note: bool = False
 
 
 Item = ThreadIn | MemoryIn | SuggestionIn | ImportProblem
@@ -356,21 +361,40 @@ def bad_utf8_problems(stream: JsonStream, label: str) -> Iterator[ImportProblem]
             None,
             f"{n} invalid UTF-8 byte{'s' if n > 1 else ''} (the first near byte {stream.bad_utf8[0]}) "
             "shown as U+FFFD; the rest of the file was imported",
+            note=True,
         )
 
 
 def json_items(stream: JsonStream, list_keys: tuple[str, ...] = ()) -> Iterator[Any]:
-    """The items of a list root (streamed), of a `{key: [...]}` wrapper, or a single object root."""
-    if stream.peek() == "[":
-        yield from stream.iter_array()
+    """The items of a list root, of a `{key: [...]}` wrapper (the first of `list_keys` found), or a single
+    object root. Lists are streamed with recovery: an element that cannot be read comes as a Skipped."""
+    first = stream.peek()
+    if first == "[":
+        yield from stream.iter_array(recover=True)
         return
-    root = stream.value()
+    if first != "{" or not list_keys:
+        root = stream.value()
+        stream.expect_end()
+        if isinstance(root, dict):
+            yield root
+            return
+        raise JsonError(f"the file holds a JSON {type(root).__name__}, expected a list of conversations")
+    rest: dict[str, Any] = {}
+    streamed = False
+    for key, value in stream.members(list_keys):
+        if isinstance(value, Iterator):
+            if streamed:
+                rest[key] = list(value)
+            else:
+                streamed = True
+                yield from value
+        else:
+            rest[key] = value
     stream.expect_end()
-    if isinstance(root, dict):
-        for key in list_keys:
-            if isinstance(root.get(key), list):
-                yield from root[key]
-                return
-        yield root
-        return
-    raise JsonError(f"the file holds a JSON {type(root).__name__}, expected a list of conversations")
+    if not streamed:
+        yield rest
+
+
+def skipped_problem(item: Skipped, label: str, what: str) -> ImportProblem:
+    """The problem for an element of a list that could not be read (and was passed over)."""
+    return ImportProblem(label, f"{what} {item.index}", item.describe())

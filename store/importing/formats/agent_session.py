@@ -6,14 +6,17 @@ drown search and summaries in `ls` output. So the words stay messages, and each 
 between two of them becomes one message with role "tool", empty text and the calls (name, a one-line
 input, whether it failed) in its metadata; the thread view and `threads show` print it as one line.
 
-Why a run is keyed by its first line: the file is read in pieces (a session still being written is
-imported after every turn), and a piece may end in the middle of a run. The rest of the run then starts
-a new run message keyed by its own first line; re-reading the whole file later keys the whole run by the
-same first line, which is stored already, so nothing is imported twice.
+Why a run is keyed by its first line, and each call keeps its own id: the file is read in pieces (a
+session still being written is imported after every turn), and a piece may end in the middle of a run.
+The rest of the run then starts a new run message keyed by its own first line. A file read again in
+other pieces (it shrank and grew back, or was rewritten) cuts its runs elsewhere, so the run keys alone
+would store a call twice, or skip the calls a stored run gained; store.importing.sessions therefore
+drops the calls whose ids the thread already holds.
 
 Both readers also go over their lines the same way (`objects`, `problem_if_it_fails`): a line that is not
 a JSON object, or one the reader fails on, becomes an ImportProblem naming its byte offset, and the rest
-of the session is still read.
+of the session is still read. Lines are read one at a time (store.importing.formats.lines), so only the
+messages kept, never the tool output, are held for a whole session.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from store.importing.formats._common import ImportProblem, Item, describe
-from store.importing.formats.lines import Lines, read_lines
+from store.importing.formats.lines import Lines
 from store.records import MessageIn
 
 MAX_CALLS_PER_MESSAGE = 2000  # a longer run is split: metadata stays a reasonable size
@@ -76,6 +79,7 @@ class TranscriptBuilder:
     def _remember(self, call_id: str, call: dict[str, Any]) -> dict[str, Any]:
         if call_id:
             self._calls[call_id] = call
+            call["id"] = call_id  # a call is known by it when a session is read again in other pieces
         return call
 
     def session_model(self, meta: dict[str, Any]) -> None:
@@ -89,27 +93,40 @@ class TranscriptBuilder:
                     del m.metadata["model"]
 
 
-def open_session(path: Path, start: int, what: str) -> Lines | tuple[list[Item], int]:
-    """The complete lines of `path` from byte `start`; or, when the file cannot be read or its first line
-    is not JSON (it is not `what` at all), the problem and the offset to read from next time."""
+def objects(
+    lines: Lines, path: Path, session: str, out: list[Item], what: str
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(byte offset, object) for every line that is a JSON object; any other line is a problem in `out`.
+
+    A file whose first line is not JSON is not `what` at all: one problem, nothing read (the next read
+    starts at the beginning again). A file that cannot be read ends the read where it failed."""
+    first = lines.start == 0
     try:
-        lines = read_lines(path, start)
+        for offset, obj, error in lines:
+            if first and not isinstance(obj, dict):
+                out.append(ImportProblem(str(path), None, f"not {what} (its first line is not JSON)"))
+                lines.end = 0
+                return
+            first = False
+            if error or not isinstance(obj, dict):
+                out.append(
+                    ImportProblem(str(path), session, f"byte {offset}: line is {error or 'not an object'}")
+                )
+                continue
+            yield offset, obj
     except OSError as exc:
-        return [ImportProblem(str(path), None, describe(exc))], start
-    if start == 0 and lines.rows and not isinstance(lines.rows[0][1], dict):
-        return [ImportProblem(str(path), None, f"not {what} (its first line is not JSON)")], 0
-    return lines
-
-
-def objects(lines: Lines, path: Path, session: str, out: list[Item]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(byte offset, object) for every line that is a JSON object; any other line is a problem in `out`."""
-    for offset, obj, error in lines.rows:
-        if error or not isinstance(obj, dict):
-            out.append(
-                ImportProblem(str(path), session, f"byte {offset}: {error or 'line is not an object'}")
+        out.append(ImportProblem(str(path), None, describe(exc)))
+    if lines.bad_utf8:
+        n = lines.bad_utf8
+        out.append(
+            ImportProblem(
+                str(path),
+                session,
+                f"{n} invalid UTF-8 byte{'s' if n > 1 else ''} (the first in the line at byte "
+                f"{lines.first_bad_utf8}) shown as U+FFFD; the lines were imported",
+                note=True,
             )
-            continue
-        yield offset, obj
+        )
 
 
 @contextmanager

@@ -32,6 +32,7 @@ from store.importing.formats._common import (
     Item,
     JsonError,
     JsonStream,
+    Skipped,
     as_dict,
     as_list,
     bad_utf8_problems,
@@ -42,14 +43,14 @@ from store.importing.formats._common import (
     ident,
     json_items,
     parse_ts,
+    skipped_problem,
     stream_error,
     title_or_fallback,
 )
+from store.importing.formats.chatgpt_manifest import CONVERSATION_FILE, check_manifest
 from store.records import MemoryIn, MessageIn, ThreadIn
 
 SOURCE = "chatgpt"
-CONVERSATION_FILE = re.compile(r"conversations(-\d+)?\.json")
-MANIFEST = "export_manifest.json"
 
 # Tool outputs that are plumbing, not conversation (memory writes, search result dumps).
 _HIDDEN_TOOLS = {"bio", "web.run", "web.search", "web"}
@@ -99,7 +100,7 @@ def read(path: Path) -> Iterator[Item]:
                 str(path), None, "no conversations.json or conversations-NNN.json in this ChatGPT export"
             )
             return
-        yield from _check_manifest(bundle, names)
+        yield from check_manifest(bundle, names)
         try:
             bundle.check_sizes(names)
         except ImportFormatError as exc:
@@ -114,44 +115,14 @@ def read(path: Path) -> Iterator[Item]:
                 with bundle.open(name) as fp:
                     stream = JsonStream(fp)
                     for conv in json_items(stream, ("conversations",)):
+                        if isinstance(conv, Skipped):
+                            yield skipped_problem(conv, label, "conversation")
+                            continue
                         yield from _one(conv, label, seen_threads, seen_memories)
             except (JsonError, OSError, zipfile.BadZipFile, EOFError) as exc:
                 yield ImportProblem(label, None, stream_error(exc, stream))
                 continue
             yield from bad_utf8_problems(stream, label)
-
-
-def _check_manifest(bundle: Bundle, names: list[str]) -> Iterator[ImportProblem]:
-    manifests = bundle.matching(re.compile(re.escape(MANIFEST)))
-    if not manifests or bundle.kind == "file":
-        return
-    label = bundle.label(manifests[0])
-    try:
-        with bundle.open(manifests[0]) as fp:
-            manifest = json.loads(fp.read(16 * 1024**2).decode("utf-8-sig"))
-    except (ValueError, OSError, zipfile.BadZipFile) as exc:
-        yield ImportProblem(
-            label, None, f"unreadable export manifest ({describe(exc)}); importing the files present"
-        )
-        return
-    present = {n.rsplit("/", 1)[-1] for n in names}
-    for listed in sorted(_file_names(manifest)):
-        if listed not in present:
-            yield ImportProblem(
-                label, None, f"the export manifest lists {listed} but it is not in the export"
-            )
-
-
-def _file_names(value: Any) -> set[str]:
-    """Every conversations file name mentioned anywhere in the manifest."""
-    if isinstance(value, str):
-        base = value.replace("\\", "/").rsplit("/", 1)[-1]
-        return {base} if CONVERSATION_FILE.fullmatch(base) else set()
-    if isinstance(value, dict):
-        return set().union(*(_file_names(v) for v in [*value.keys(), *value.values()])) if value else set()
-    if isinstance(value, list):
-        return set().union(*(_file_names(v) for v in value)) if value else set()
-    return set()
 
 
 def _digest(thread: ThreadIn) -> int:
@@ -302,46 +273,20 @@ def _message(
     content = as_dict(msg.get("content") if msg.get("content") is not None else {}, "content")
     ctype = content.get("content_type")
     meta = dict_or_empty(msg.get("metadata"))
-    recipient = msg.get("recipient")
 
     if meta.get("is_user_system_message") and ctype == "user_editable_context":
-        instructions = {
-            k: content[k]
-            for k in ("user_profile", "user_instructions")
-            if isinstance(content.get(k), str) and content[k].strip()
-        }
-        if instructions:
-            thread_meta["custom_instructions"] = instructions
+        _custom_instructions(content, thread_meta)
         return None
     if ctype in _REASONING_TYPES:
         reasoning.extend(_reasoning_text(content))
         return None
-    if role is None or meta.get("is_visually_hidden_from_conversation") or msg.get("weight") == 0:
-        return None
-    if role == "system" and not meta.get("is_user_system_message"):
-        return None
-    if role == "tool" and (tool in _HIDDEN_TOOLS or (tool == "browser" and ctype != "tether_quote")):
+    if role is None or not _shown(role, tool, ctype, msg, meta):
         return None
     extra: dict[str, Any] = {}
-    if role == "assistant" and recipient in _CODE_TOOLS and ctype == "code":
-        code = content.get("text")
-        if not isinstance(code, str) or not code.strip():
-            return None
-        language = content.get("language") if isinstance(content.get("language"), str) else ""
-        language = "python" if language in ("", "unknown") else language
-        extra["code"] = language  # the code the interpreter ran; its output is the next (tool) message
-        content = {"content_type": "text", "parts": [f"```{language}\n{code.strip()}\n```"]}
-    elif role == "assistant" and recipient not in (None, "all"):
-        if recipient != "canmore.create_textdoc":
-            return None
-        doc = _canvas(content)
-        if doc is None:
-            return None
-        extra["canvas"] = doc[0]
-        content = {"content_type": "text", "parts": [doc[1]]}
-    elif ctype in _HIDDEN_TYPES:
+    routed = _routed(role, msg.get("recipient"), ctype, content, extra)
+    if routed is None:
         return None
-
+    content = routed
     text, assets = _text_and_assets(content)
     text = clean_text(strip_citations(text))
     attachments = [
@@ -355,6 +300,71 @@ def _message(
         return None  # "DALL·E displayed 1 image..." status lines; the image itself is kept
     if not text:
         text = "[attached: " + ", ".join(attachments or assets) + "]"
+    _extras(extra, role, tool, content, meta, attachments, assets, reasoning)
+    return MessageIn(
+        role=role,
+        content=text,
+        external_id=node_id,
+        created_at=parse_ts(msg.get("create_time")),
+        metadata=extra,
+    )
+
+
+def _custom_instructions(content: dict[str, Any], thread_meta: dict[str, Any]) -> None:
+    """The person's custom instructions (a hidden system node) go into the thread's metadata."""
+    instructions = {
+        k: content[k]
+        for k in ("user_profile", "user_instructions")
+        if isinstance(content.get(k), str) and content[k].strip()
+    }
+    if instructions:
+        thread_meta["custom_instructions"] = instructions
+
+
+def _shown(role: str, tool: str | None, ctype: Any, msg: dict[str, Any], meta: dict[str, Any]) -> bool:
+    """Whether the node is something the person saw (not hidden scaffolding or tool plumbing)."""
+    if meta.get("is_visually_hidden_from_conversation") or msg.get("weight") == 0:
+        return False
+    if role == "system" and not meta.get("is_user_system_message"):
+        return False
+    return not (role == "tool" and (tool in _HIDDEN_TOOLS or (tool == "browser" and ctype != "tether_quote")))
+
+
+def _routed(
+    role: str, recipient: Any, ctype: Any, content: dict[str, Any], extra: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The content to show for a message sent somewhere (code to the interpreter as a fenced block, a
+    canvas document as its text), the content itself, or None for what is not shown."""
+    if role == "assistant" and recipient in _CODE_TOOLS and ctype == "code":
+        code = content.get("text")
+        if not isinstance(code, str) or not code.strip():
+            return None
+        language = content.get("language") if isinstance(content.get("language"), str) else ""
+        language = "python" if language in ("", "unknown") else language
+        extra["code"] = language  # the code the interpreter ran; its output is the next (tool) message
+        return {"content_type": "text", "parts": [f"```{language}\n{code.strip()}\n```"]}
+    if role == "assistant" and recipient not in (None, "all"):
+        if recipient != "canmore.create_textdoc":
+            return None
+        doc = _canvas(content)
+        if doc is None:
+            return None
+        extra["canvas"] = doc[0]
+        return {"content_type": "text", "parts": [doc[1]]}
+    return None if ctype in _HIDDEN_TYPES else content
+
+
+def _extras(
+    extra: dict[str, Any],
+    role: str,
+    tool: str | None,
+    content: dict[str, Any],
+    meta: dict[str, Any],
+    attachments: list[str],
+    assets: list[str],
+    reasoning: list[str],
+) -> None:
+    """What goes in a message's metadata beside its text (in place)."""
     if attachments:
         extra["attachments"] = attachments
     if assets:
@@ -363,18 +373,11 @@ def _message(
         extra["tool"] = tool
     if role == "assistant" and isinstance(meta.get("model_slug"), str):
         extra["model"] = meta["model_slug"]
-    if ctype == "tether_quote":
+    if content.get("content_type") == "tether_quote":
         extra.update({k: content[k] for k in ("url", "title") if isinstance(content.get(k), str)})
     if role == "assistant" and reasoning and "code" not in extra:  # reasoning goes with the answer
         extra["reasoning"] = list(reasoning)
         reasoning.clear()
-    return MessageIn(
-        role=role,
-        content=text,
-        external_id=node_id,
-        created_at=parse_ts(msg.get("create_time")),
-        metadata=extra,
-    )
 
 
 def _text_and_assets(content: dict[str, Any]) -> tuple[str, list[str]]:

@@ -39,6 +39,7 @@ from store.importing.formats._common import (
     Item,
     JsonError,
     JsonStream,
+    Skipped,
     as_dict,
     as_list,
     as_text,
@@ -49,6 +50,7 @@ from store.importing.formats._common import (
     ident,
     json_items,
     parse_ts,
+    skipped_problem,
     stream_error,
     title_or_fallback,
 )
@@ -93,6 +95,9 @@ def read(path: Path) -> Iterator[Item]:
                 with bundle.open(name) as fp:
                     stream = JsonStream(fp)
                     for item in json_items(stream):
+                        if isinstance(item, Skipped):
+                            yield skipped_problem(item, label, "conversation")
+                            continue
                         yield from _one(item, label)
             except (JsonError, OSError, zipfile.BadZipFile, EOFError) as exc:
                 yield ImportProblem(label, None, stream_error(exc, stream))
@@ -205,6 +210,23 @@ def _message(msg: dict[str, Any], index: int) -> MessageIn | None:
         texts.append(as_text(msg.get("text")))
     text = clean_text("\n\n".join(texts))
 
+    sections = _attachments(msg, meta)
+    content = "\n\n".join([text, *sections]) if text else "\n\n".join(sections)
+    if not content and not meta:
+        return None
+    if role == "user" and not text and only_tool_results and "tool_results" in meta:
+        role = "tool"
+    return MessageIn(
+        role=role,
+        content=content,
+        external_id=ident(msg.get("uuid")) or f"idx:{index}",
+        created_at=parse_ts(msg.get("created_at")),
+        metadata=meta,
+    )
+
+
+def _attachments(msg: dict[str, Any], meta: dict[str, Any]) -> list[str]:
+    """The text Claude extracted from each attachment, as delimited sections (names go to `meta`)."""
     sections: list[str] = []
     for att in as_list(msg.get("attachments"), "attachments"):
         if not isinstance(att, dict):
@@ -221,18 +243,7 @@ def _message(msg: dict[str, Any], index: int) -> MessageIn | None:
     ]
     if files:
         meta["files"] = files
-    content = "\n\n".join([text, *sections]) if text else "\n\n".join(sections)
-    if not content and not meta:
-        return None
-    if role == "user" and not text and only_tool_results and "tool_results" in meta:
-        role = "tool"
-    return MessageIn(
-        role=role,
-        content=content,
-        external_id=ident(msg.get("uuid")) or f"idx:{index}",
-        created_at=parse_ts(msg.get("created_at")),
-        metadata=meta,
-    )
+    return sections
 
 
 def _block_text(value: Any) -> str:

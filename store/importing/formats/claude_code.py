@@ -7,12 +7,13 @@ by `uuid`/`parentUuid`; an assistant answer is split over several lines (one per
 
 What is kept: the person's prompts and the assistant's text, each line its own message keyed by its
 `uuid`. Tool calls (tool_use) and their results (tool_result, sent back as `user` lines) are condensed
-into run messages (store.importing.formats.agent_session says how and why). Skipped: thinking blocks
-(the model's scratch work, often longer than the answer), `isMeta` lines and slash-command plumbing
-(`<command-name>`, `<local-command-stdout>`), compaction summaries (they restate what the thread already
-holds), and sidechains: `isSidechain` lines are a sub-agent's own conversation (the Task tool); the
-main thread keeps the Task call and the sub-agent's answer comes back as its result, so sub-agent files
-(`<session>/subagents/agent-*.jsonl`) add no thread.
+into run messages (store.importing.formats.agent_session says how and why). A slash command is kept as
+what the person typed, `/name arguments` (a bare housekeeping command such as `/clear` is dropped).
+Skipped: thinking blocks (the model's scratch work, often longer than the answer), `isMeta` lines (the
+prompt a command expands into, reminders), local-command output (`<local-command-stdout>`), compaction
+summaries (they restate what the thread already holds), and sidechains: `isSidechain` lines are a
+sub-agent's own conversation (the Task tool); the main thread keeps the Task call and the sub-agent's
+answer comes back as its result, so sub-agent files (`<session>/subagents/agent-*.jsonl`) add no thread.
 
 Project path (`cwd`), git branch and Claude Code version go into the thread's metadata. The title is the
 session's `summary` line, else the first prompt.
@@ -20,6 +21,7 @@ session's `summary` line, else the first prompt.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,21 +35,31 @@ from store.importing.formats._common import (
 from store.importing.formats.agent_session import (
     TranscriptBuilder,
     objects,
-    open_session,
     problem_if_it_fails,
 )
-from store.importing.formats.lines import Lines, session_id_from_name, short
+from store.importing.formats.lines import read_lines, session_id_from_name, short
 from store.records import ThreadIn
 
 SOURCE = "claude-code"
 _LINE_TYPES = ("user", "assistant", "system", "queue-operation", "progress")
-_PLUMBING = (
-    "<command-name>",
-    "<command-message>",
-    "<local-command-",
-    "<command-args>",
-    "Caveat: The messages below",
+# What Claude Code writes into the user's stream that the user did not type: a local command's output
+# and the caveat before it.
+_PLUMBING = ("<local-command-", "Caveat: The messages below")
+# A slash command: `<command-name>/x</command-name>`, `<command-message>x is running…</command-message>` and
+# `<command-args>the user's words</command-args>`, in either order (1.0.x wrote the message first).
+_COMMAND = ("<command-name>", "<command-message>", "<command-args>")
+_COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
+_COMMAND_MESSAGE = re.compile(r"<command-message>\s*(.*?)(?: is running…)?\s*</command-message>", re.DOTALL)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+# Claude Code's own housekeeping commands: typed without arguments they change a setting or show a
+# screen, and say nothing about the work (with arguments, e.g. `/compact keep the API notes`, they do).
+_HOUSEKEEPING_NAMES = (
+    "add-dir agents bashes bug clear compact config context cost doctor exit export feedback help hooks ide "
+    "install-github-app login logout mcp memory migrate-installer model output-style permissions plugin "
+    "privacy-settings quit release-notes resume rewind sandbox stats status statusline terminal-setup "
+    "theme todos upgrade usage vim"
 )
+_HOUSEKEEPING = frozenset(_HOUSEKEEPING_NAMES.split())
 # The field of a tool's input that says best what it did (else the whole input, shortened).
 _KEY_INPUT = ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt")
 
@@ -75,15 +87,13 @@ def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
     A read from an offset gives the thread an empty title unless it meets a summary line: the stored
     title stays.
     """
-    lines = open_session(path, start, "a Claude Code session transcript")
-    if not isinstance(lines, Lines):
-        return lines
+    lines = read_lines(path, start)
     session = session_id_from_name(path)
     out: list[Item] = []
     b = TranscriptBuilder()
     meta: dict[str, Any] = {}
     summary: str | None = None
-    for offset, obj in objects(lines, path, session, out):
+    for offset, obj in objects(lines, path, session, out, "a Claude Code session transcript"):
         with problem_if_it_fails(out, path, session, offset):
             kind = obj.get("type")
             if kind == "summary":
@@ -142,7 +152,9 @@ def _line(b: TranscriptBuilder, obj: dict[str, Any], fallback_id: str) -> None:
         btype = block.get("type")
         if btype == "text" and isinstance(block.get("text"), str):
             text = block["text"]
-            if role == "user" and text.lstrip().startswith(_PLUMBING):
+            if role == "user" and text.lstrip().startswith(_COMMAND):
+                text = _slash_command(text)
+            elif role == "user" and text.lstrip().startswith(_PLUMBING):
                 continue
             texts.append(text)
         elif btype == "tool_use":
@@ -166,6 +178,20 @@ def _line(b: TranscriptBuilder, obj: dict[str, Any], fallback_id: str) -> None:
         b.say(role, text, ext, when, meta, calls)
     elif calls:
         b.call(ext, when, calls)
+
+
+def _slash_command(text: str) -> str:
+    """What the person typed for a slash command: `/name the arguments` ("" for housekeeping such as a
+    bare `/clear`). The command's prompt that Claude Code expands it into is an `isMeta` line (skipped):
+    the person's own words are these arguments, and a session started with a command used to be stored
+    with no user message at all ("Untitled")."""
+    found = _COMMAND_NAME.search(text) or _COMMAND_MESSAGE.search(text)
+    args = _COMMAND_ARGS.search(text)
+    name = found.group(1).strip() if found else ""
+    words = args.group(1).strip() if args else ""
+    if not name or (not words and name.lstrip("/") in _HOUSEKEEPING):
+        return ""
+    return " ".join(x for x in ("/" + name.lstrip("/"), words) if x)
 
 
 def _input(value: Any) -> str:

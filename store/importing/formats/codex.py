@@ -31,10 +31,9 @@ from store.importing.formats._common import (
 from store.importing.formats.agent_session import (
     TranscriptBuilder,
     objects,
-    open_session,
     problem_if_it_fails,
 )
-from store.importing.formats.lines import Lines, session_id_from_name, short
+from store.importing.formats.lines import read_lines, session_id_from_name, short
 from store.records import ThreadIn
 
 SOURCE = "codex"
@@ -60,16 +59,14 @@ def read(path: Path) -> Iterator[Item]:
 
 def read_session(path: Path, start: int = 0) -> tuple[list[Item], int]:
     """The thread (new lines only when `start` > 0) and problems, and the offset to read from next time."""
-    lines = open_session(path, start, "a Codex CLI session")
-    if not isinstance(lines, Lines):
-        return lines
+    lines = read_lines(path, start)
     session = session_id_from_name(path)
     out: list[Item] = []
     b = TranscriptBuilder()
     meta: dict[str, Any] = {}
     model: str | None = None
     started: float | None = None
-    for offset, obj in objects(lines, path, session, out):
+    for offset, obj in objects(lines, path, session, out, "a Codex CLI session"):
         with problem_if_it_fails(out, path, session, offset):
             kind, payload = _unwrap(obj)
             when = parse_ts(obj.get("timestamp"))

@@ -33,15 +33,19 @@ from store.importing.formats._common import (
     Item,
     JsonError,
     JsonStream,
+    Skipped,
     as_dict,
     as_list,
     bad_utf8_problems,
     describe,
     ident,
     parse_ts,
+    skipped_problem,
     stream_error,
     title_or_fallback,
 )
+from store.importing.formats.limits import too_big
+from store.importing.formats.lines import json_lines
 from store.records import CATEGORIES, MemoryIn, MessageIn, ThreadIn
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -75,51 +79,79 @@ def _looks_like_jsonl(path: Path) -> bool:
         with path.open("rb") as fp:
             first = fp.readline(64 * 1024**2).decode("utf-8-sig").strip()
             following = fp.read(4096).lstrip()
-        return first.startswith("{") and following.startswith(b"{") and isinstance(json.loads(first), dict)
+        if not (first.startswith("{") and following.startswith(b"{")):
+            return False
+        if too_big(first) is not None:  # not parsed just to look: a whole object by its ends
+            return first.endswith("}")
+        return isinstance(json.loads(first), dict)
     except (OSError, ValueError, RecursionError):
         return False
 
 
 def _read_jsonl(path: Path, source: str) -> Iterator[Item]:
     label = str(path)
+    repeats = _Repeats(label)
+    bad_utf8: list[int] = []  # line numbers with invalid UTF-8 (shown as U+FFFD, the line kept)
     try:
         with path.open("rb") as fp:
-            for lineno, raw in enumerate(fp, 1):
-                try:
-                    line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8").strip()
-                    if not line:
-                        continue
-                    obj = json.loads(line)
-                except UnicodeDecodeError as exc:
-                    yield ImportProblem(label, f"line {lineno}", f"not valid UTF-8 text (byte {exc.start})")
+            for lineno, line in enumerate(json_lines(fp), 1):
+                if line.bad_utf8:
+                    bad_utf8.append(lineno)
+                if line.blank:
                     continue
-                except (
-                    ValueError,
-                    RecursionError,
-                ) as exc:  # RecursionError: nested deeper than Python allows
-                    reason = exc if isinstance(exc, ValueError) else "nested too deeply"
-                    yield ImportProblem(label, f"line {lineno}", f"invalid JSON: {reason}")
+                if line.error and not line.complete:
+                    # A last line without its newline that is not whole JSON: the file is still being
+                    # written (a log another tool appends to), as the session readers assume. Nothing is
+                    # lost: the next import reads the whole file again.
+                    yield ImportProblem(
+                        label,
+                        f"line {lineno}",
+                        "the last line is not complete (the file may still be being written); it was "
+                        "left out: import the file again once it is",
+                        note=True,
+                    )
                     continue
-                yield from _thread_item(obj, label, f"line {lineno}", source)
+                if line.error:
+                    reason = line.error.removeprefix("not JSON (").removesuffix(")")
+                    text = f"invalid JSON: {reason}" if line.error.startswith("not JSON") else line.error
+                    yield ImportProblem(label, f"line {lineno}", text)
+                    continue
+                yield from _thread_item(line.obj, label, f"line {lineno}", source, repeats)
     except OSError as exc:
         yield ImportProblem(label, None, describe(exc))
+    if bad_utf8:
+        shown = ", ".join(map(str, bad_utf8[:5])) + (" …" if len(bad_utf8) > 5 else "")
+        yield ImportProblem(
+            label,
+            None,
+            f"invalid UTF-8 in line {shown} shown as U+FFFD; those lines were imported",
+            note=True,
+        )
 
 
 def _read_json(path: Path) -> Iterator[Item]:
     label = str(path)
+    repeats = _Repeats(label)
     stream: JsonStream | None = None
+    first: str | None = None
     try:
         with path.open("rb") as fp:
             stream = JsonStream(fp)
-            if stream.peek() == "[":
-                for n, obj in enumerate(stream.iter_array()):
-                    yield from _thread_item(obj, label, f"thread {n}", "generic")
+            first = stream.peek()
+            if first == "[":
+                for n, obj in enumerate(stream.iter_array(recover=True)):
+                    yield from _list_item(obj, label, n, "generic", repeats)
                 yield from bad_utf8_problems(stream, label)
                 return
             root = stream.value()
             stream.expect_end()
     except (JsonError, OSError) as exc:
-        yield ImportProblem(label, None, stream_error(exc, stream))
+        if first == "{" and isinstance(exc, JsonError):
+            # A bundle with a syntax error inside, cut short, or too big to hold: read it member by member,
+            # passing over what cannot be read (the whole-file parse above is the common, faster case).
+            yield from _stream_bundle(path, label, exc, repeats)
+        else:
+            yield ImportProblem(label, None, stream_error(exc, stream))
         return
     yield from bad_utf8_problems(stream, label)
     if not isinstance(root, dict):
@@ -129,24 +161,107 @@ def _read_json(path: Path) -> Iterator[Item]:
         yield from _thread_item(root, label, "thread 0", "generic")
         return
     source = root["source"] if isinstance(root.get("source"), str) and root["source"].strip() else "generic"
-    lists: dict[str, list[Any]] = {}
     for key in ("threads", "memories"):
         value = root.get(key, [])
-        if isinstance(value, list):
-            lists[key] = value
-        else:
-            lists[key] = []
+        if not isinstance(value, list):
             yield ImportProblem(label, None, f'"{key}" is {type(value).__name__}, expected a list')
-    for n, obj in enumerate(lists["threads"]):
-        yield from _thread_item(obj, label, f"thread {n}", source)
-    for n, obj in enumerate(lists["memories"]):
+            continue
+        for n, obj in enumerate(value):
+            yield from _list_item(obj, label, n, source, repeats, memory=key == "memories")
+
+
+def _list_item(
+    obj: Any, label: str, n: int, source: str, repeats: _Repeats, *, memory: bool = False
+) -> Iterator[Item]:
+    """One element of a list of threads (or of memories): its record, or the problem with it."""
+    what = "memory" if memory else "thread"
+    if isinstance(obj, Skipped):
+        yield skipped_problem(obj, label, what)
+    elif memory:
         try:
             yield parse_memory(obj)
         except Exception as exc:  # one bad memory must not stop the others
             yield ImportProblem(label, f"memory {n}", describe(exc))
+    else:
+        yield from _thread_item(obj, label, f"thread {n}", source, repeats)
 
 
-def _thread_item(obj: Any, label: str, where: str, source: str) -> Iterator[Item]:
+def _stream_bundle(path: Path, label: str, error: JsonError, repeats: _Repeats) -> Iterator[Item]:
+    """A `{"source", "threads", "memories"}` file that could not be parsed whole, read member by member."""
+    source, lists_seen = "generic", False
+    stream: JsonStream | None = None
+    try:
+        with path.open("rb") as fp:
+            stream = JsonStream(fp)
+            for key, value in stream.members(("threads", "memories")):
+                if key == "source" and isinstance(value, str) and value.strip():
+                    if lists_seen:
+                        yield ImportProblem(
+                            label,
+                            None,
+                            '"source" comes after "threads": the threads were imported as "generic"',
+                        )
+                    else:
+                        source = value
+                elif isinstance(value, Iterator):
+                    lists_seen = True
+                    for n, obj in enumerate(value):
+                        yield from _list_item(obj, label, n, source, repeats, memory=key == "memories")
+            stream.expect_end()
+    except (JsonError, OSError) as exc:
+        yield ImportProblem(label, None, stream_error(exc if lists_seen else error, stream))
+        return
+    if not lists_seen:  # one thread object after all: it is the thread that could not be read
+        yield ImportProblem(label, None, stream_error(error, stream))
+    yield from bad_utf8_problems(stream, label)
+
+
+class _Repeats:
+    """Thread ids already met in one file, and what a repeat means (issue 31.13: two threads with one id
+    were merged without a word). A repeat whose messages are all in the first copy adds nothing; one that
+    holds all of the first copy's messages and more is a later copy (a log that wrote the thread again as
+    it grew): its new messages are added, as a newer export's would be; anything else is another thread
+    that was given the same id, imported as a thread of its own, `ID#2`. Each repeat gets a note."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.seen: dict[tuple[str, str], tuple[str, set[int]]] = {}  # key -> (where first, messages)
+
+    def check(self, thread: ThreadIn, where: str) -> Iterator[Item]:
+        key = (thread.source, thread.external_id or "")
+        mine = {hash((m.external_id, m.role, m.content)) for m in thread.messages}
+        if key not in self.seen:
+            self.seen[key] = (where, mine)
+            yield thread
+            return
+        first, theirs = self.seen[key]
+        said = f"thread {key[1]!r} appears again ({where}; first at {first})"
+        if mine <= theirs:
+            yield ImportProblem(self.label, key[1], f"{said} with no message the first copy lacks", note=True)
+            return
+        if theirs <= mine:
+            yield thread
+            note = f"{said} with {len(mine - theirs)} more message(s): read as a later copy, they were added"
+            theirs |= mine
+            yield ImportProblem(self.label, key[1], note, note=True)
+            return
+        n = 2
+        while (key[0], f"{key[1]}#{n}") in self.seen:
+            n += 1
+        thread.external_id = f"{key[1]}#{n}"
+        self.seen[(key[0], thread.external_id)] = (where, mine)
+        yield thread
+        yield ImportProblem(
+            self.label,
+            key[1],
+            f"{said} with other messages: imported as a thread of its own, {thread.external_id!r}",
+            note=True,
+        )
+
+
+def _thread_item(
+    obj: Any, label: str, where: str, source: str, repeats: _Repeats | None = None
+) -> Iterator[Item]:
     try:
         thread = parse_thread(obj, source)
     except Exception as exc:  # one malformed thread must not stop the rest of the file
@@ -154,7 +269,10 @@ def _thread_item(obj: Any, label: str, where: str, source: str) -> Iterator[Item
         yield ImportProblem(label, name or where, describe(exc))
         return
     renamed = _number_repeated_ids(thread.messages)
-    yield thread
+    if repeats is None:
+        yield thread
+    else:
+        yield from repeats.check(thread, where)
     if renamed:
         shown = ", ".join(f"{old!r} -> {new!r}" for old, new in renamed[:5]) + (
             " …" if len(renamed) > 5 else ""
@@ -163,6 +281,7 @@ def _thread_item(obj: Any, label: str, where: str, source: str) -> Iterator[Item
             label,
             thread.external_id,
             f"{len(renamed)} message id(s) were used twice in this thread; the repeats were kept as {shown}",
+            note=True,
         )
 
 

@@ -72,11 +72,37 @@ class _Conversation:
     response_ids: list[str] = field(default_factory=list)
 
 
+def _t(column: str) -> str:
+    """`column` read as text that is always valid: SQLite stores whatever bytes a program gave it, and one
+    cell that is not UTF-8 (apsw refuses to decode it) used to stop the whole file; it is decoded with
+    U+FFFD instead (memapp_utf8, registered by `read`), and other types pass unchanged."""
+    return f"CASE WHEN typeof({column}) = 'text' THEN memapp_utf8(CAST({column} AS BLOB)) ELSE {column} END"
+
+
+class _Utf8:
+    """The SQL function behind `_t`, counting the cells it had to repair (for one note per file)."""
+
+    def __init__(self) -> None:
+        self.repaired = 0
+
+    def __call__(self, *args: Any) -> Any:
+        raw = args[0]
+        if not isinstance(raw, bytes):
+            return raw
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            self.repaired += 1
+            return raw.decode("utf-8", errors="replace")
+
+
 def read(path: Path) -> Iterator[Item]:
     """Every conversation in an llm logs.db as a ThreadIn (problems as ImportProblem)."""
     label = str(path)
+    utf8 = _Utf8()
     try:
         con = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        con.create_scalar_function("memapp_utf8", utf8, 1, deterministic=True)
         names = {
             str(r[0]) for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
         }
@@ -92,8 +118,8 @@ def read(path: Path) -> Iterator[Item]:
         new_ids: set[str] = set()
         turn_ids: set[str] = set()
         if names >= NEW_TABLES:
-            new_ids = {str(r[0]) for r in con.execute("SELECT id FROM threads")}
-            turn_ids = {str(r[0]) for r in con.execute("SELECT id FROM turns")}
+            new_ids = {str(r[0]) for r in con.execute(f"SELECT {_t('id')} FROM threads")}
+            turn_ids = {str(r[0]) for r in con.execute(f"SELECT {_t('id')} FROM turns")}
         held: dict[str, _Conversation] = {}
         if "responses" in names:
             yield from _legacy(con, names, label, new_ids, turn_ids, held)
@@ -103,6 +129,11 @@ def read(path: Path) -> Iterator[Item]:
         yield ImportProblem(label, None, f"could not read the database ({describe(exc)})")
     finally:
         con.close()
+    if utf8.repaired:
+        n = utf8.repaired
+        yield ImportProblem(
+            label, None, f"{n} text value{'s' if n > 1 else ''} not valid UTF-8, shown with U+FFFD", note=True
+        )
 
 
 # --- legacy conversations/responses ---------------------------------------------------------------
@@ -137,10 +168,10 @@ def _legacy(
             yield ImportProblem(
                 label, None, f"the responses table has no {essential!r} column; those texts could not be read"
             )
-    select = ", ".join(f"r.{c}" if c in cols else f"NULL AS {c}" for c in wanted)
+    select = ", ".join(f"{_t('r.' + c)} AS {c}" if c in cols else f"NULL AS {c}" for c in wanted)
     has_conv = "conversations" in names
     join = "LEFT JOIN conversations c ON c.id = r.conversation_id" if has_conv else ""
-    conv_cols = "c.name, c.model" if has_conv else "NULL, NULL"
+    conv_cols = f"{_t('c.name')}, {_t('c.model')}" if has_conv else "NULL, NULL"
     sql = (
         f"SELECT {select}, {conv_cols} FROM responses r {join} "
         "ORDER BY coalesce(r.conversation_id, r.id), r.datetime_utc, r.id"
@@ -221,12 +252,15 @@ def _legacy_thread(key: str, conv: _Conversation) -> ThreadIn:
 def _threads(con: apsw.Connection, label: str, held: dict[str, _Conversation]) -> Iterator[Item]:
     graph = {
         str(h): (str(role), parent)
-        for h, parent, role in con.execute("SELECT hash, parent_hash, role FROM messages")
+        for h, parent, role in con.execute(
+            f"SELECT {_t('hash')}, {_t('parent_hash')}, {_t('role')} FROM messages"
+        )
     }
     dated = _date_messages(con, graph)
     rows = list(
         con.execute(
-            "SELECT id, name, tip_message_hash, forked_from, datetime_utc FROM threads ORDER BY datetime_utc, id"
+            f"SELECT {_t('id')}, {_t('name')}, {_t('tip_message_hash')}, {_t('forked_from')}, "
+            f"{_t('datetime_utc')} FROM threads ORDER BY datetime_utc, id"
         )
     )
     for thread_id, name, tip, forked_from, when in rows:
@@ -270,7 +304,7 @@ def _date_messages(
     """
     dated: dict[str, tuple[float | None, str | None]] = {}
     for tip, model, when in con.execute(
-        "SELECT tip_message_hash, coalesce(resolved_model, model), datetime_utc FROM turns "
+        f"SELECT {_t('tip_message_hash')}, {_t('coalesce(resolved_model, model)')}, {_t('datetime_utc')} FROM turns "
         "ORDER BY datetime_utc, id"
     ):
         stamp = (parse_ts(when), model if isinstance(model, str) else None)
@@ -315,7 +349,8 @@ def _parts(con: apsw.Connection, message_hash: str, role: str) -> MessageIn | No
     meta: dict[str, Any] = {}
     kinds: list[str] = []
     for kind, tool_name, text, payload in con.execute(
-        "SELECT type, tool_name, text, payload FROM parts WHERE message_hash = ? ORDER BY position, id",
+        f"SELECT {_t('type')}, {_t('tool_name')}, {_t('text')}, {_t('payload')} FROM parts "
+        "WHERE message_hash = ? ORDER BY position, id",
         (message_hash,),
     ):
         data = _json(payload)
@@ -368,7 +403,9 @@ def _text_ref(con: apsw.Connection, data: dict[str, Any], meta: dict[str, Any]) 
         if isinstance(piece.get("literal"), str):
             out.append(piece["literal"])
         elif "fragment" in piece:
-            row = con.execute("SELECT content FROM fragments WHERE id = ?", (piece["fragment"],)).fetchone()
+            row = con.execute(
+                f"SELECT {_t('content')} FROM fragments WHERE id = ?", (piece["fragment"],)
+            ).fetchone()
             if row is not None and isinstance(row[0], str):
                 out.append(row[0])
             else:

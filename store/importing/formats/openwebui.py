@@ -27,6 +27,7 @@ from store.importing.formats._common import (
     Item,
     JsonError,
     JsonStream,
+    Skipped,
     as_dict,
     as_list,
     bad_utf8_problems,
@@ -35,6 +36,7 @@ from store.importing.formats._common import (
     ident,
     json_items,
     parse_ts,
+    skipped_problem,
     stream_error,
     title_or_fallback,
 )
@@ -66,6 +68,9 @@ def read(path: Path) -> Iterator[Item]:
         with path.open("rb") as fp:
             stream = JsonStream(fp)
             for row in json_items(stream, ("chats",)):
+                if isinstance(row, Skipped):
+                    yield skipped_problem(row, label, "chat")
+                    continue
                 chat_id = (ident(row.get("id")) or _chat_id(row)) if isinstance(row, dict) else None
                 try:
                     thread = parse_chat(row)

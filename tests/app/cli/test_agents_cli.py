@@ -71,6 +71,33 @@ def test_hook_failures_exit_1_never_2(monkeypatch, capsys, no_model_config, db_p
     assert err.startswith("memapp: hook: ") and err.count("\n") == 1
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["hook", "claude-code", "--no-such-flag"],
+        ["hook", "codex"],  # not an agent with hooks
+        ["hook"],
+        ["hook", "claude-code", "extra"],
+        ["--db", "", "hook", "claude-code"],
+        ["--config", "/nonexistent/config.toml", "hook", "claude-code"],
+        ["--db", "{db}", "--bogus", "hook", "claude-code"],
+    ],
+)
+def test_hook_bad_arguments_exit_1_never_2(monkeypatch, capsys, no_model_config, db_path, argv) -> None:  # type: ignore[no-untyped-def]
+    """28.3: a bad flag in the hook's command line is reported in one line and exits 1: argparse's usual 2
+    would tell Claude Code's Stop hook to keep the agent working."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps({"transcript_path": str(CLAUDE)})))
+    code = main([a.replace("{db}", str(db_path)) for a in argv])
+    out, err = capsys.readouterr()
+    assert code == 1, (code, err)
+    assert err.startswith("memapp: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_hook_help_still_exits_0(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["hook", "--help"]) == 0
+    assert "never 2" in capsys.readouterr().out
+
+
 def test_import_text_from_stdin_gives_suggestions_only(monkeypatch, capsys, no_model_config, db_path) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(
         sys, "stdin", io.TextIOWrapper(io.BytesIO(b"- Prefers dark mode in every app\n- Lives in Bergen\n"))

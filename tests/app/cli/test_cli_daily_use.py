@@ -129,3 +129,28 @@ def test_backup_onto_an_existing_file_is_a_usage_error(capsys, no_model_config, 
     code, _, err = run(capsys, "--db", str(db_path), "backup", str(existing))
     assert code == 2 and "already exists" in err
     assert existing.read_bytes() == b"keep me"
+
+
+def test_threads_list_columns_line_up_with_cjk_and_long_titles(capsys, no_model_config, db_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 28.10: the CLI cut and padded titles by characters, so a CJK title (two cells a character)
+    pushed its row's columns to the right. Titles are measured in terminal cells, as in the TUI."""
+    from rich.cells import cell_len
+
+    titles = [
+        "京都五日游计划",
+        "学做红烧肉" * 12,
+        "Home-lab backup strategy",
+        "x" * 80,
+        "Café ünïcode tab\there",
+    ]
+    with Store(db_path, embedder=None) as s:
+        for i, title in enumerate(titles):
+            msgs = [MessageIn(role="user", content=f"hello {i}", external_id=f"m{i}")]
+            s.write_thread(ThreadIn(source="generic", external_id=f"t{i}", title=title, messages=msgs))
+    code, out, _ = run(capsys, "--db", str(db_path), "threads", "list")
+    assert code == 0
+    rows = [line for line in out.splitlines() if "generic" in line]
+    assert len(rows) == len(titles)
+    starts = {cell_len(row[: row.index("generic")]) for row in rows}
+    assert len(starts) == 1, out  # the source column starts at the same cell on every row
+    assert any("京都五日游计划" in row for row in rows) and any("…" in row for row in rows)

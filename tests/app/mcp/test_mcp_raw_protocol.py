@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app.mcp.server import clean_line
+from app.mcp.stdio import clean_line
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -94,6 +94,31 @@ def test_a_malformed_line_does_not_stop_the_next_request(server: RawServer) -> N
     wrong = server.call(7, "search_memory", '{"query": 5}')
     assert wrong["id"] == 7 and wrong["result"]["isError"]
     assert "query" in wrong["result"]["content"][0]["text"]
+
+
+# Lines the SDK's parser rejects though they carry a request's id: each must be answered (issue 28.23).
+MALFORMED: list[tuple[str, int | str, int]] = [
+    ('{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": "oops"}', 11, -32600),
+    ('{"jsonrpc": "2.0", "id": 12, "method": "tools/list", "params": [1]}', 12, -32602),
+    ('{"jsonrpc": "2.0", "id": 13, "params": {}}', 13, -32600),
+    ('{"jsonrpc": "2.0", "id": "req-14", "method": 5}', "req-14", -32600),
+    ('{"jsonrpc": "1.0", "id": 15, "method": "tools/list"}', 15, -32600),
+    ('{"id": 16, "method": "tools/list", "params": {}}', 16, -32600),
+    ('{"jsonrpc": "2.0", "id": 17, "method": "tools/call", "params": 42}', 17, -32600),
+]
+
+
+def test_malformed_requests_with_an_id_get_a_json_rpc_error(server: RawServer) -> None:
+    for line, rid, code in MALFORMED:
+        server.send(line)
+        answer = server.receive()
+        assert answer["id"] == rid and answer["error"]["code"] == code, (line, answer)
+        assert "result" not in answer and answer["error"]["message"]
+    # A malformed response, or a line with no id, cannot be answered: the next request is served next.
+    server.send('{"jsonrpc": "2.0", "id": 18, "result": "not an object"}')
+    server.send('{"jsonrpc": "2.0", "id": null, "method": "tools/list"}')
+    listed = server.call(19, "list_memories", "{}")
+    assert listed["id"] == 19 and not listed["result"]["isError"]
 
 
 def test_clean_line_keeps_pairs_and_escaped_backslashes() -> None:

@@ -53,7 +53,7 @@ async def test_every_parameter_is_described_and_every_tool_annotated(
         assert a is not None and a.title and a.read_only_hint is not None and a.open_world_hint is False
     by_name = {t.name: t for t in tools}
     hints = {name: t.annotations.destructive_hint for name, t in by_name.items() if t.annotations}
-    assert hints["delete_memory"] is True and hints["update_memory"] is True and hints["add_memory"] is False
+    assert hints["delete_memory"] is True and hints["update_memory"] is True and hints["add_memory"] is True
     assert by_name["search_memory"].input_schema["properties"]["k"]["maximum"] == 50
     assert by_name["add_memory"].input_schema["properties"]["importance"]["minimum"] == 1
 

@@ -94,8 +94,8 @@ async def test_help_lists_every_binding(demo_store: Store) -> None:
         rendered = screen_text(app)
         for _title, bindings in sections:
             for b in Binding.make_bindings(bindings):
-                if b.description:
-                    assert b.description in rendered
+                if b.description:  # a group's keys are one row, under the group's name
+                    assert (b.group.description if b.group else b.description) in rendered
         for b in Binding.make_bindings(app.BINDINGS):
             if b.description and not b.system:
                 assert b.description in rendered
@@ -103,6 +103,22 @@ async def test_help_lists_every_binding(demo_store: Store) -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, ThreadsScreen)
+
+
+async def test_help_lists_raising_and_lowering_importance_once(demo_store: Store) -> None:
+    """Issue 28.12: the help listed "+ = Importance" and "- Less important" as two rows for one thing."""
+    app = make_app(demo_store)
+    async with app.run_test(size=(140, 200)) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        rows = [
+            line for line in screen_text(app).splitlines() if "Importance —" in line or "important —" in line
+        ]
+        assert len(rows) == 1, rows
+        assert "+ = -" in rows[0] and "Importance — Raise (+) or lower (-)" in rows[0]
 
 
 async def test_a_failing_worker_becomes_a_notification(demo_store: Store) -> None:

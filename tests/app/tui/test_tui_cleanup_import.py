@@ -120,3 +120,35 @@ async def test_import_explains_a_missing_path(tui_store: Store) -> None:
             screen.query_one("#import-progress-label", Static).render()
         )
         assert tui_store.count_threads() == 0
+
+
+async def test_switches_say_whether_they_are_on(tui_store: Store) -> None:
+    """Issue 28.12: the Import screen's "Embed now" switch showed its state only by the knob's side and
+    colour; the word beside it says on or off, and follows the switch."""
+    from textual.widgets import Switch
+
+    app = make_app(tui_store, greet=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await go_to(pilot, "5", ImportScreen)
+        line = next(row for row in screen_text(app).splitlines() if "Embed now" in row)
+        assert line.rstrip().endswith("on"), line
+        screen.query_one("#import-embed", Switch).value = False
+        await pilot.pause()
+        line = next(row for row in screen_text(app).splitlines() if "Embed now" in row)
+        assert line.rstrip().endswith("off: embed later"), line
+
+
+async def test_the_demo_shows_cleanup_work_with_the_default_settings(tui_store: Store) -> None:
+    """Issue 28.12: every demo memory was created at load time, so with the default thresholds (importance
+    below 3, fewer than 2 uses, untouched for 90 days) Cleanup was empty and a newcomer never saw what it
+    does. Some demo memories are old, unimportant and unused now; the pinned ones never appear."""
+    from store.importing.pipeline import load_demo
+
+    load_demo(tui_store)  # the real dates, as a newcomer gets them (not the snapshots' pinned ones)
+    app = make_app(tui_store, greet=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await go_to(pilot, "4", CleanupScreen)
+        assert len(screen.candidates) >= 2
+        assert not any(c.memory.pinned for c in screen.candidates)
+        shown = screen_text(app)
+        assert all(c.memory.content[:20] in shown for c in screen.candidates)

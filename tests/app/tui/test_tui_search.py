@@ -178,3 +178,117 @@ async def test_weak_results_are_shown_as_weak_and_settling_counts_none(tui_store
         await pilot.pause(0.3)
         await settle(pilot)
         assert tui_store.get_memory(m.id).access_count == 0
+
+
+async def test_escape_twice_leaves_the_box_for_good_so_a_digit_switches(tui_store: Store) -> None:
+    """Issue 28.8: Esc moved between the box and the results, so a second Esc put the focus back in the
+    box and the next digit was typed into the query instead of switching screen. Esc only leaves the
+    box; `/` goes back to it."""
+    from app.tui.screens.memories import MemoriesScreen
+
+    _thread(tui_store)
+    app = make_app(tui_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _type(pilot, "restic")
+        box = screen.query_one("#search-input", Input)
+        assert screen.results and box.has_focus
+        await pilot.press("escape", "escape")
+        assert not box.has_focus
+        await pilot.press("/")
+        assert box.has_focus  # `/` is the way back
+        await pilot.press("escape", "escape", "2")
+        await settle(pilot)
+        assert isinstance(app.screen, MemoriesScreen)
+        assert box.value == "restic"
+        await pilot.press("3")
+        await settle(pilot)
+        box.value = "zzzz nothing matches this"  # no results: Esc leaves the box for nowhere
+        await pilot.pause(0.35)
+        await settle(pilot)
+        box.focus()
+        await pilot.press("escape", "escape", "2")
+        await settle(pilot)
+        assert isinstance(app.screen, MemoriesScreen)
+        assert box.value == "zzzz nothing matches this"
+
+
+async def test_a_newer_search_for_the_same_query_keeps_the_highlighted_result(tui_store: Store) -> None:
+    """Issue 28.6: the first search after start runs keyword-only while the model loads, and runs again,
+    hybrid, when it is in. The new results replaced the old ones under the cursor by row number, so Enter
+    opened whatever came first now (a thread summary opens the thread at the top) instead of the hit the
+    user had highlighted. The cursor now stays on the same result."""
+    from app.tui.screens.search import Found
+    from store.search.engine import SearchResponse
+
+    thread_id, message_id = _thread(tui_store)
+    app = make_app(tui_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _type(pilot, "restic timer")
+        await pilot.press("enter")  # to the results
+        await settle(pilot)
+        hit = screen.results[0]
+        assert hit.kind == "message" and hit.id == message_id and screen.table.has_focus
+        summary = replace(hit, kind="summary", id=thread_id, role=None, content="A summary of the thread")
+        newer = SearchResponse("restic timer", "hybrid", [summary, hit])  # the model is in: a new order
+        screen.post_message(
+            SearchScreen.Finished(Found("restic timer", "all", newer, False, screen.filters()))
+        )
+        await pilot.pause()
+        await settle(pilot)
+        assert screen.results == [summary, hit] and screen.table.cursor_row == 1  # still on the hit
+        await pilot.press("enter")
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, ThreadViewScreen) and view.message_id == message_id
+
+
+async def test_enter_twice_in_the_box_opens_the_top_result(
+    tui_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Enter in the box goes to the results; a second Enter typed before they arrive opens the first one
+    (it used to start the same search again and do nothing else)."""
+    import time
+
+    thread_id, message_id = _thread(tui_store)
+    search = tui_store.search
+
+    def slow_search(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.3)  # a search under load: the second Enter arrives before its results
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(tui_store, "search", slow_search)
+    app = make_app(tui_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        await pilot.press(*"restic timer", "enter", "enter")  # no pause: the search is still running
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, ThreadViewScreen), view
+        assert view.thread_id == thread_id and view.message_id == message_id
+
+
+async def test_a_hit_opens_at_the_hit_when_the_layout_comes_late(tui_store: Store) -> None:
+    """Issue 28.6, the other half: the thread view scrolled to the hit in an after-refresh callback, which
+    Textual may run before the layout that was due (under load, or while updates are batched); the new
+    messages had no position yet and the view stayed at the top of the window. Here the layout is held
+    back with a batch update while the thread opens."""
+    _, message_id = _thread(tui_store)
+    app = make_app(tui_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _type(pilot, "restic timer")
+        await pilot.press("enter")  # to the results
+        await settle(pilot)
+        with app.batch_update():
+            await pilot.press("enter")  # open the hit
+            for _ in range(5):
+                await app.workers.wait_for_complete()
+                await pilot.pause(0.05)
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, ThreadViewScreen)
+        messages = view.query_one(MessageList)
+        [target] = [v for v in messages.views if v.has_class("-target")]
+        assert target.message.id == message_id
+        assert target.region.y - messages.region.y <= 2, (target.region, messages.region)

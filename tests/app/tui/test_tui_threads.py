@@ -213,3 +213,26 @@ async def test_context_preview_shows_tiers_within_the_budget(tui_store: Store) -
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, ThreadViewScreen) and tid
+
+
+async def test_every_sortable_column_shows_an_arrow(tui_store: Store) -> None:
+    """Issue 28.12: only the sorted column had an arrow (none at all when sorted by creation), so nothing
+    said the other headers sort too. The sorted one has ▲/▼, every other sortable one ↕."""
+    tui_store.write_thread(ThreadIn("generic", "t", "One thread", [MessageIn("user", "hello", "m")]))
+    app = make_app(tui_store, greet=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ThreadsScreen)
+        table = screen.query_one("#threads-table", DataTable)
+
+        def labels() -> list[str]:
+            return [str(c.label) for c in table.columns.values()]
+
+        assert labels() == ["Title ↕", "Source ↕", "Msgs ↕", "Tokens ↕", "Last active ▼"]
+        await pilot.press("o")  # by creation: no column for it, every header still says it sorts
+        await settle(pilot)
+        assert labels() == ["Title ↕", "Source ↕", "Msgs ↕", "Tokens ↕", "Last active ↕"]
+        await pilot.press("o")
+        await settle(pilot)
+        assert labels() == ["Title ▲", "Source ↕", "Msgs ↕", "Tokens ↕", "Last active ↕"]

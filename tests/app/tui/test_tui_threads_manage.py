@@ -140,3 +140,43 @@ async def test_find_in_thread_and_copy_the_message(tui_store: Store) -> None:
         await pilot.press("slash", *"no such words", "enter")
         await settle(pilot)
         assert "no match" in screen_text(app)
+
+
+async def test_archive_and_delete_keep_the_cursor_in_place_and_say_it_once(tui_store: Store) -> None:
+    """Issue 28.9: after archiving the highlighted thread the cursor jumped to the top of the list; the
+    next thread now moves up under it (as after a delete), and each action is one notification."""
+    titles = [f"Thread {c}" for c in "ABCDE"]
+    ids = {t: _short_thread(tui_store, t) for t in titles}  # newest first: E, D, C, B, A
+    app = make_app(tui_store, greet=False)
+
+    def notes() -> list[str]:
+        return [n.message for n in app._notifications]  # noqa: SLF001 - what the toasts say
+
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ThreadsScreen)
+        table = screen.query_one("#threads-table", DataTable)
+        await pilot.press("down", "down")  # on C
+        await pilot.press("a")
+        await settle(pilot)
+        assert tui_store.get_thread(ids["Thread C"]).archived_at is not None
+        assert table.cursor_row == 2 and screen.current_thread_id() == ids["Thread B"]
+        assert sum("Archived" in n for n in notes()) == 1
+        await pilot.press("d")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        assert [t.title for t in tui_store.list_threads()] == ["Thread E", "Thread D", "Thread A"]
+        assert table.cursor_row == 2 and screen.current_thread_id() == ids["Thread A"]
+        await pilot.press("d", "y")  # the last row: the cursor stays on the new last row
+        await settle(pilot)
+        assert table.cursor_row == 1 and screen.current_thread_id() == ids["Thread D"]
+        assert sum("Deleted" in n for n in notes()) == 2
+        await pilot.press("A")  # the archived list: unarchive C
+        await settle(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        assert tui_store.get_thread(ids["Thread C"]).archived_at is None
+        assert sum("Unarchived" in n for n in notes()) == 1
+        assert len(notes()) == 4, notes()

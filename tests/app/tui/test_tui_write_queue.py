@@ -34,7 +34,7 @@ async def test_importance_presses_during_an_import_all_apply(tui_store: Store, t
         await pilot.press("ctrl+r")
         while tui_store.count_threads() < 5:  # the import is writing
             await pilot.pause(0.05)
-        app.action_go("memories")  # what the 2 key does (the focus is on the running import's report)
+        await app.action_go("memories")  # what the 2 key does (the focus is on the running import's report)
         shown = time.monotonic() + 60
         while not (
             isinstance(app.screen, MemoriesScreen)

@@ -16,6 +16,7 @@ from tests.store.test_importing import snapshot
 
 CLAUDE_DIR = FIXTURES / "claude-code"
 CLAUDE = CLAUDE_DIR / "-home-ana-src-tide" / "5f0c7a52-3d0e-4b7a-9c11-2a9b1f3e8d01.jsonl"
+CODEX = next((FIXTURES / "codex" / "2025").rglob("rollout-*.jsonl"))
 
 
 def _messages(store: Store) -> list[tuple[str, str]]:
@@ -155,3 +156,102 @@ def test_a_thousand_tool_calls_are_stored_as_one_silent_message(store: Store, tm
     assert sum(1 for c in run.metadata["tool_calls"] if c.get("error")) == 100
     hits = store.con.execute("SELECT count(*) FROM fts_messages WHERE fts_messages MATCH 'pytest'").fetchall()
     assert hits == [(0,)]  # tool inputs are metadata, not indexed prose
+
+
+def _calls(store: Store) -> list[str]:
+    """The input of every tool call stored, in order."""
+    return [
+        str(c["input"])
+        for t in store.list_threads()
+        for m in store.get_messages(t.id, limit=10_000)
+        for c in m.metadata.get("tool_calls", [])
+    ]
+
+
+def _said(store: Store) -> list[str]:
+    return [c for _, c in _messages(store) if c]
+
+
+def _fresh(tmp_path: Path, store: Store, path: Path) -> Store:
+    fresh = Store(tmp_path / "fresh.db", embedder=store.embedder)
+    import_paths(fresh, [path])
+    return fresh
+
+
+def test_a_session_that_shrinks_and_grows_back_keeps_each_tool_call_once(
+    store: Store, tmp_path: Path
+) -> None:
+    """28.5: cut in the middle of a run of tool calls, then grown back, the session was read on from the
+    cut, and the calls after it were stored a second time (in a run keyed by the first line read)."""
+    lines = claude_session_lines(2, 3)
+    path = write_session(tmp_path, lines)
+    import_paths(store, [path])
+    path.write_text("".join(line + "\n" for line in lines[:3]), encoding="utf-8")  # prompt, call 1, result 1
+    assert import_paths(store, [path]).errors == []
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    r = import_paths(store, [path])
+    assert r.errors == [] and r.messages_added == 0
+    fresh = _fresh(tmp_path, store, path)
+    try:
+        assert _calls(store) == _calls(fresh) and len(_calls(store)) == 6
+        assert _said(store) == _said(fresh)
+    finally:
+        fresh.close()
+
+
+def test_a_session_edited_shorter_then_grown_loses_no_message(store: Store, tmp_path: Path) -> None:
+    """31.4: a line edited shorter after the first kilobyte, then the session grown past the old end: the
+    resume point still passed (size and first kilobyte), the read began inside a line ("line is not
+    JSON"), that message was never imported, and later runs said the file was unchanged. The resume
+    point is now checked by a hash of everything read before it; a file that fails is read again from
+    the start, and the messages already stored are known by id."""
+    lines = claude_session_lines(3, 1, pad=2000)
+    path = write_session(tmp_path, lines[:8])
+    import_paths(store, [path])
+    edited = [line.replace("x" * 2000, "x" * 500) if i == 2 else line for i, line in enumerate(lines)]
+    path.write_text("".join(line + "\n" for line in edited), encoding="utf-8")
+    r = import_paths(store, [path])
+    assert r.errors == []
+    assert import_paths(store, [path]).files_unchanged == 1
+    fresh = _fresh(tmp_path, store, path)
+    try:
+        assert _said(store) == _said(fresh) and len(_said(store)) == 6  # 3 prompts, 3 answers
+        assert len(_calls(store)) == len(_calls(fresh)) == 3
+    finally:
+        fresh.close()
+
+
+def test_a_rewritten_session_keeps_the_calls_a_run_gained(store: Store, tmp_path: Path) -> None:
+    """Read again from the start, a run whose first line is stored already was skipped whole, with the
+    calls it had gained since: each call is now known by its own id."""
+    lines = claude_session_lines(1, 3)
+    path = write_session(tmp_path, lines[:3])  # the prompt, the first call and its result
+    import_paths(store, [path])
+    assert len(_calls(store)) == 1
+    rewritten = [lines[0].replace("please check", "please look at"), *lines[1:]]  # the head changed
+    path.write_text("".join(line + "\n" for line in rewritten), encoding="utf-8")
+    r = import_paths(store, [path])
+    assert r.errors == []
+    assert len(_calls(store)) == 3 and len(set(_calls(store))) == 3
+    again = import_paths(store, [path])
+    assert (again.messages_added, again.files_unchanged) == (0, 1)
+
+
+def test_a_codex_session_edited_before_its_end_is_not_imported_twice(store: Store, tmp_path: Path) -> None:
+    """Codex lines have no ids: messages are keyed by their byte offset, which an edit shifts. Read again
+    from the start, a message already stored (same role, text and time) is not added again."""
+    path = tmp_path / CODEX.name
+    lines = CODEX.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join(lines[:-2]) + "\n", encoding="utf-8")
+    import_paths(store, [path])
+    before = _said(store)
+    lines[0] = lines[0].replace('"cwd":"/home/ana/src/tide"', '"cwd":"/home/ana/tide"')  # shorter: all shift
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    r = import_paths(store, [path])
+    assert r.errors == []
+    fresh = _fresh(tmp_path, store, path)
+    try:
+        assert _said(store) == _said(fresh) and len(_said(store)) > len(before)
+        assert len(_calls(store)) == len(_calls(fresh))
+    finally:
+        fresh.close()

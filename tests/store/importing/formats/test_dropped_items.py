@@ -40,7 +40,7 @@ def test_repeated_message_ids_in_a_generic_thread_are_kept_and_reported(tmp_path
         ("m1#3", "third"),
     ]
     [problem] = r.problems
-    assert "used twice" in problem.error and "'m1' -> 'm1#2'" in problem.error
+    assert problem.note and "used twice" in problem.error and "'m1' -> 'm1#2'" in problem.error
     with Store(tmp_path / "chat.db", embedder=None) as s:
         assert import_paths(s, [path], embed=False).messages_added == 3
         again = import_paths(s, [path], embed=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -62,14 +63,19 @@ def test_claude_code_session_keeps_words_and_condenses_tools() -> None:
     assert run.content == ""  # tool traffic is metadata, never indexed prose
     assert run.metadata == {
         "tool_calls": [
-            {"name": "Read", "input": "/home/ana/src/tide/tests/test_parse.py"},
-            {"name": "Bash", "input": "pytest tests/test_parse.py -x -q -p no:randomly", "error": True},
-            {"name": "Task", "input": "Search for tz handling"},
+            {"name": "Read", "input": "/home/ana/src/tide/tests/test_parse.py", "id": "toolu_01"},
+            {
+                "name": "Bash",
+                "input": "pytest tests/test_parse.py -x -q -p no:randomly",
+                "id": "toolu_02",
+                "error": True,
+            },
+            {"name": "Task", "input": "Search for tz handling", "id": "toolu_03"},
         ]
     }
     assert tool_line(run.metadata) == "3 tool calls: Read, Bash, Task · 1 failed"
     assert by[_id(0xB)].metadata == {
-        "tool_calls": [{"name": "Edit", "input": "/home/ana/src/tide/tide/parse.py"}]
+        "tool_calls": [{"name": "Edit", "input": "/home/ana/src/tide/tide/parse.py", "id": "toolu_04"}]
     }
     assert by[_id(0xE)].metadata == {"attachments": ["1 image"]}
     assert notes(by[_id(0xE)].metadata) == ["attached: 1 image"]
@@ -111,7 +117,7 @@ def test_codex_rollout_skips_injected_context_reasoning_and_ui_echoes() -> None:
     assert calls[0]["input"] == "bash -lc rg -n 'def export' tide"
     assert [c.get("error", False) for c in calls] == [False, False, True]  # exit code 1
     assert t.messages[4].metadata == {
-        "tool_calls": [{"name": "shell", "input": "sed -n 1,20p tests/test_cli.py"}]
+        "tool_calls": [{"name": "shell", "input": "sed -n 1,20p tests/test_cli.py", "id": "call_A4"}]
     }
     assert len({m.external_id for m in t.messages}) == 6  # byte offsets: unique, stable while appended to
 
@@ -199,3 +205,73 @@ def test_notes_for_chatgpt_messages_attachments_and_model() -> None:
     assert notes({}) == [] and tool_line({"tool_calls": []}) is None
     many = {"tool_calls": [{"name": f"t{i % 8}"} for i in range(16)]}
     assert tool_line(many) == "16 tool calls: t0 ×2, t1 ×2, t2 ×2, t3 ×2, t4 ×2, t5 ×2, 2 more"
+
+
+def _cc_user(uuid: str, content: object, *, meta: bool = False, version: str = "1.0.58") -> str:
+    line: dict[str, object] = {
+        "parentUuid": None,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/home/ana/src/todo",
+        "sessionId": "9d77ea9c-a7a5-4b13-a590-baaf81427e77",
+        "version": version,
+        "type": "user",
+        "message": {"role": "user", "content": content},
+        "uuid": uuid,
+        "timestamp": "2025-07-23T02:34:13.997Z",
+    }
+    if meta:
+        line["isMeta"] = True
+    return json.dumps(line)
+
+
+def test_slash_commands_keep_the_words_the_person_typed(tmp_path: Path) -> None:
+    """28.2: a custom command's arguments are the person's words (`/orchestrator create TODO app by
+    Next.js`); Claude Code 1.0.x sessions started with one were stored with no user message, "Untitled".
+    Both tag orders, text blocks, a command without arguments; housekeeping (`/model`) and its output go."""
+    lines = [
+        _cc_user(
+            "u1",
+            "<command-message>orchestrator is running…</command-message>\n"
+            "<command-name>/orchestrator</command-name>\n<command-args>create TODO app by Next.js</command-args>",
+        ),
+        _cc_user(
+            "u2", [{"type": "text", "text": "You are an orchestrator. Task: create TODO app"}], meta=True
+        ),
+        _cc_user(
+            "u3",
+            "<command-name>/model</command-name>\n<command-message>model</command-message>\n"
+            "<command-args></command-args>",
+            version="2.0.31",
+        ),
+        _cc_user("u4", "<local-command-stdout>Set model to opus</local-command-stdout>", version="2.0.31"),
+        _cc_user(
+            "u5", "<command-message>quack is running…</command-message>\n<command-name>/quack</command-name>"
+        ),
+        _cc_user(
+            "u6",
+            [
+                {
+                    "type": "text",
+                    "text": "<command-name>/compact</command-name>\n<command-message>compact"
+                    "</command-message>\n<command-args>keep the API notes</command-args>",
+                }
+            ],
+            version="2.0.31",
+        ),
+        _cc_user(
+            "u7",
+            "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n"
+            "<command-args></command-args>",
+            version="2.0.31",
+        ),
+    ]
+    path = tmp_path / "9d77ea9c-a7a5-4b13-a590-baaf81427e77.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    [t] = collect(read_export(path)).threads
+    assert [(m.external_id, m.role, m.content) for m in t.messages] == [
+        ("u1", "user", "/orchestrator create TODO app by Next.js"),
+        ("u5", "user", "/quack"),
+        ("u6", "user", "/compact keep the API notes"),
+    ]
+    assert t.title == "/orchestrator create TODO app by Next.js"

@@ -161,3 +161,20 @@ def test_not_a_database_with_explicit_format(tmp_path: Path) -> None:
     r = read(junk, "llm")
     assert r.threads == [] and len(r.problems) == 1
     assert r.problems[0].conversation is None
+
+
+def test_a_cell_that_is_not_utf8_costs_nothing(tmp_path: Path) -> None:
+    """A text cell holding bytes that are not UTF-8 (SQLite stores what a program gives it) made apsw
+    raise while reading, and the whole logs.db stopped there with nothing imported. Now the cell is read
+    with U+FFFD and noted once; every conversation imports."""
+    db = build_llm_db(tmp_path / "logs.db")
+    con = apsw.Connection(str(db))
+    con.execute("UPDATE responses SET prompt = CAST(x'48692065dbe9a0bd21' AS TEXT) WHERE id = '01r000'")
+    con.close()
+    clean = read(build_llm_db(tmp_path / "clean.db"), "llm")
+    r = read(db, "llm")
+    assert len(r.threads) == len(clean.threads) and len(r.threads) > 0
+    [note] = r.problems
+    assert note.note and "not valid UTF-8" in note.error
+    texts = [m.content for t in r.threads for m in t.messages]
+    assert any(t.startswith("Hi e\ufffd") for t in texts)

@@ -68,15 +68,17 @@ def test_invalid_utf8(tmp_path: Path, fmt: str) -> None:
     assert any("UTF-8" in p.error for p in r.problems)
 
 
-def test_invalid_utf8_line_in_jsonl(tmp_path: Path) -> None:
+def test_invalid_utf8_line_in_jsonl_is_kept(tmp_path: Path) -> None:
+    """A byte that is not UTF-8 is shown as U+FFFD and noted; its line is kept (it used to be dropped)."""
     path = tmp_path / "t.jsonl"
     path.write_bytes(
-        b'{"id": "a", "messages": [{"role": "user", "content": "\xff"}]}\n'
+        b'{"id": "a", "messages": [{"role": "user", "content": "caf\xff"}]}\n'
         b'{"id": "b", "messages": [{"role": "user", "content": "fine"}]}\n'
     )
     r = read(path)
-    assert [t.external_id for t in r.threads] == ["b"]
-    assert r.problems[0].conversation == "line 1" and "UTF-8" in r.problems[0].error
+    assert [(t.external_id, t.messages[0].content) for t in r.threads] == [("a", "caf\ufffd"), ("b", "fine")]
+    [note] = r.problems
+    assert note.note and "UTF-8 in line 1" in note.error
 
 
 @pytest.mark.parametrize("content", ["42", '"text"', "null", "{}", "[1, 2]", '[{"mapping": []}]', "", "   "])
