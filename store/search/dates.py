@@ -111,10 +111,6 @@ def _absolute(q: str, ref: dt.date) -> Window | None:
     if m:
         year = int(m.group(1))
         return _span(dt.date(year, 12, 20), dt.date(year, 12, 31), m.group(0))
-    m = re.search(HOLIDAY, q)
-    if m:
-        d = holiday(m.group(1), ref)
-        return _span(d - dt.timedelta(days=1), d + dt.timedelta(days=1), m.group(0))
     m = re.search(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b", q) or re.search(rf"\bon\s+{_MONTH}\s+{_DAY}\b", q)
     if m:
         groups = m.groups()
@@ -133,6 +129,12 @@ def _absolute(q: str, ref: dt.date) -> Window | None:
     if m:
         year = int(m.group(1))
         return _span(dt.date(year, 1, 1), dt.date(year, 12, 31), m.group(0))
+    # A holiday alone ("at Christmas", "over Easter"), last: a month the query also names is surer. Not
+    # a holiday naming a thing ("the Christmas market", "the Valentine's pop-up"): that is any day near it.
+    m = re.search(HOLIDAY + r"(?!\s+[^\W\d])", q)
+    if m:
+        d = holiday(m.group(1), ref)
+        return _span(d - dt.timedelta(days=1), d + dt.timedelta(days=1), m.group(0))
     return None
 
 
@@ -375,7 +377,9 @@ def calendar_window(cue: EventCue, ref: dt.date) -> Window | None:
         return None
     if cue.relation == "same":  # "during May 2023" is May 2023
         return window
-    edge = window.since if cue.relation != "before" else window.until - DAY
+    # "before June 2025" ends the day before June starts, "after September 2025" starts when it ends,
+    # "since late August" when late August starts
+    edge = {"before": window.since - DAY, "since": window.since}.get(cue.relation, window.until)
     return replace(around_event(cue, dt.datetime.fromtimestamp(edge, dt.UTC).date(), ref), kind="date")
 
 
@@ -389,8 +393,13 @@ def date_window(query: str, now: float | None) -> Window | None:
     q = _ABBR_DOT.sub(r"\1", q)  # "since Jan. 2023": the dot ends no clause
     ref = dt.datetime.fromtimestamp(now, dt.UTC).date() if now is not None else None
     cue = event_cue(q)
-    if cue is not None:  # "the weekend before Christmas" is not Christmas; an event the archive knows: later
-        return calendar_window(cue, ref or dt.date.today())
+    if cue is not None:  # "the weekend before Christmas" is not Christmas
+        found = calendar_window(cue, ref or dt.date.today())
+        if found is not None:
+            return found
+        # an event the archive knows is looked up later (store.search.events), unless the rest of the
+        # query names a date itself: "what did we decide in January 2026 about where to live after the PhD"
+        q = q.replace(cue.text, " ")
     found = _read(q, ref)
     if found is None and (foreign := dates_i18n.english(q)) is not None:
         phrase, words = foreign

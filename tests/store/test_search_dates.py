@@ -119,6 +119,31 @@ def test_a_holiday_needs_no_lookup() -> None:
     assert _days(date_window("What happened at Christmas?", NOW)) == ("2023-12-24", "2023-12-26")
 
 
+@pytest.mark.parametrize(
+    ("query", "days"),
+    [
+        # a date the rest of the query names wins over an event the archive would be asked about
+        (
+            "What did we decide in January 2024 about where to live after the PhD?",
+            ("2024-01-01", "2024-01-31"),
+        ),
+        # a month named is surer than a holiday mentioned
+        (
+            "What did Pickle ruin in February, and what did he destroy at Christmas?",
+            ("2024-02-01", "2024-02-29"),
+        ),
+        # relative to a date: the three weeks on that side of it
+        ("Where did Aisha live before 2019?", ("2018-12-10", "2018-12-31")),
+        ("What did Priya do after July 2023?", ("2023-08-01", "2023-08-22")),
+        ("What has Tom done since late August 2023?", ("2023-08-20", "2024-06-12")),
+        # a holiday naming a thing is no date
+        ("What did Marta buy at the Christmas market?", None),
+    ],
+)
+def test_dates_beside_events_and_holidays(query: str, days: tuple[str, str] | None) -> None:
+    assert _days(date_window(query, NOW)) == days
+
+
 def test_the_event_day_is_where_the_strong_matches_cluster() -> None:
     """Three turns of one day that hold all the event's words outweigh a better-scored turn holding one."""
     day = dt.datetime(2024, 3, 9, 12, tzinfo=dt.UTC).timestamp()
