@@ -162,11 +162,13 @@ class Bench:
         return statistics.fmean(per_set)
 
 
-def descend(bench: Bench, start: Fusion, passes: int) -> tuple[Fusion, list[dict[str, Any]]]:
+def descend(
+    bench: Bench, start: Fusion, passes: int, knobs: Sequence[str] = tuple(GRID)
+) -> tuple[Fusion, list[dict[str, Any]]]:
     best, best_score = start, bench.objective(start)
     log = [{"step": "start", "objective": round(best_score, 4)}]
     for p in range(passes):
-        for knob, values in GRID.items():
+        for knob, values in ((k, GRID[k]) for k in knobs):
             for v in values:
                 if getattr(best, knob) == v:
                     continue
@@ -293,12 +295,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out")
     parser.add_argument("--passes", type=int, default=2)
     parser.add_argument("--start", help="JSON of Fusion fields to start the descent from (default: before)")
+    parser.add_argument("--knobs", help="comma-separated: tune only these (default: every knob of the grid)")
     args = parser.parse_args(argv)
     t0 = time.monotonic()
     bench = Bench()
     load_seconds = time.monotonic() - t0
     start = BEFORE if not args.start else replace(BEFORE, **json.loads(args.start))
-    chosen, log = descend(bench, start, args.passes)
+    chosen, log = descend(bench, start, args.passes, args.knobs.split(",") if args.knobs else tuple(GRID))
     shipped = Fusion()
     floor_fusion = replace(
         chosen, floor=shipped.floor, keyword_floor=shipped.keyword_floor, per_hit_floor=shipped.per_hit_floor

@@ -185,6 +185,23 @@ def test_a_date_relative_to_an_event_lifts_the_turns_around_the_event(store: Sto
     assert _ids(store, query, PLAIN)[0] != "c-1"  # without the event rule
 
 
+def test_a_turn_telling_of_the_date_later_shares_its_lift(store: Store) -> None:
+    """Long chats are told in sittings: "last week I adopted a rescue dog", written on 3 June, is about May;
+    `told` gives it a share of the date's lift (a turn written inside the window gets all of it)."""
+    at = {d: dt.datetime(2023, *d, 12, tzinfo=dt.UTC).timestamp() for d in ((2, 1), (6, 3), (9, 2))}
+    _chat(
+        store,
+        [
+            ("Ruth", "Ruth will adopt a dog: Ruth wants to adopt a dog so much", at[2, 1]),
+            ("Ruth", "Last week I adopted a rescue dog called Pip", at[6, 3]),
+            ("Ruth", "Ruth may adopt another dog, a second dog to adopt", at[9, 2]),
+        ],
+    )
+    query = "Which dog did Ruth adopt in May 2023?"
+    assert _ids(store, query, replace(PLAIN, date=6.0, told=1.0))[0] == "c-1"
+    assert _ids(store, query, replace(PLAIN, date=6.0))[0] != "c-1"  # without it
+
+
 def test_a_list_question_spreads_over_sessions(store: Store) -> None:
     turns = [
         ("Jonas", "Books I recommend: read The Shipping News, the best of the books", T0),

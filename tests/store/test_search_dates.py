@@ -132,9 +132,9 @@ def test_a_holiday_needs_no_lookup() -> None:
             "What did Pickle ruin in February, and what did he destroy at Christmas?",
             ("2024-02-01", "2024-02-29"),
         ),
-        # relative to a date: the three weeks on that side of it
-        ("Where did Aisha live before 2019?", ("2018-12-10", "2018-12-31")),
-        ("What did Priya do after July 2023?", ("2023-08-01", "2023-08-22")),
+        # relative to a date: the date and the three weeks on that side of it
+        ("Where did Aisha live before 2019?", ("2018-12-10", "2019-12-31")),
+        ("What did Priya do after July 2023?", ("2023-07-01", "2023-08-22")),
         ("What has Tom done since late August 2023?", ("2023-08-20", "2024-06-12")),
         # a holiday naming a thing is no date
         ("What did Marta buy at the Christmas market?", None),
