@@ -89,6 +89,9 @@ class SearchConfig:
     role: float = 1.0  # lift for the user's / assistant's turns on an "I" / "you" question
     author: float = 4.0  # lift for a named speaker's own turns
     date: float = 4.0  # lift for the turns inside a date the question names
+    # lift for the turns around an event the query dates itself by ("the week before her birthday")
+    event_date: float = 2.0
+    told: float = 0.25  # share of a date's lift for a later turn telling of it ("last week we...")
     diverse: float = 0.05  # list questions: how hard the top is spread over sessions
     per_hit_floor: bool = False  # also drop semantic-only hits below the floor once a search answers
     floor: float = 0.3  # cosine a result needs unless its keywords carry it
@@ -155,6 +158,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "search.role": (0.0, 100.0),
     "search.author": (0.0, 100.0),
     "search.date": (0.0, 100.0),
+    "search.event_date": (0.0, 100.0),
+    "search.told": (0.0, 1.0),
     "search.diverse": (0.0, 10.0),
     "search.floor": (0.0, 1.0),
     "search.keyword_floor": (0.0, 1.0),

@@ -33,6 +33,7 @@ from typing import Any
 from bench.lib.common import load_jsonl
 from bench.quality.eval_longmem import LONGMEM, PEOPLE, embed_queries, ensure_databases, make_embedder
 from store import Store
+from store.search import events
 from store.search.conversation import Cues
 from store.search.engine import DEPTH, Filters
 from store.search.query import parse_query
@@ -55,6 +56,8 @@ BEFORE = Fusion(
     role=0.0,
     author=0.0,
     date=0.0,
+    event=0.0,
+    told=0.0,
     diverse=0.0,
     per_hit_floor=True,
     floor=OFF,
@@ -71,6 +74,8 @@ GRID: dict[str, list[Any]] = {
     "role": [0.0, 0.25, 0.5, 1.0],
     "author": [0.0, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0],
     "date": [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0],
+    "event": [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0],
+    "told": [0.0, 0.25, 0.5, 1.0],
     "diverse": [0.0, 0.05, 0.1, 0.2, 0.3],
     "semantic_weight": [0.5, 0.6, 0.75, 1.0, 1.25],
 }
@@ -83,21 +88,23 @@ class Question:
         self.q, self.set, self.store, self.qvec, self.ext = q, set_name, store, qvec, ext
         self.answers = set(q["answers"])
         self.parsed = parse_query(q["query"])
-        self.cues = store.query_cues(q["query"], KINDS, replace(BEFORE, date=1.0))
+        self.cues = store.query_cues(q["query"], KINDS, replace(BEFORE, date=1.0, event=1.0))
         self.kw = store.keyword_hits(self.parsed, KINDS, NOFILTER, DEPTH)
         self.sem = store.semantic_candidates(qvec, KINDS, NOFILTER, DEPTH)
         self.kw_in, self.sem_in = self.kw, self.sem
-        if self.cues.window is not None:
+        windows = (self.cues.window, *self.cues.more) if self.cues.window is not None else ()
+        for window in windows[: events.CANDIDATE_WINDOWS]:  # as Store.search does
             self.kw_in, self.sem_in = store.window_candidates(
-                self.kw, self.sem, self.parsed, self.cues.window, NOFILTER, BEFORE, qvec
+                self.kw_in, self.sem_in, self.parsed, window, NOFILTER, BEFORE, qvec
             )
 
     def ranked(self, fusion: Fusion, *, floor: bool = False) -> list[str]:
         if not self.parsed.phrases:
             return []
-        dated = fusion.date > 0 and self.cues.window is not None
+        window = self.cues.window
+        dated = window is not None and (fusion.event if window.kind == "event" else fusion.date) > 0
         kw, sem = (self.kw_in, self.sem_in) if dated else (self.kw, self.sem)
-        cues = self.cues if dated else Cues(**{**_cue_fields(self.cues), "window": None})
+        cues = self.cues if dated else Cues(**{**_cue_fields(self.cues), "window": None, "more": ()})
         kept, _ = self.store.rank_candidates(kw, sem, self.parsed, KINDS, NOFILTER, fusion, cues, floor=floor)
         return [self.ext[r.key[1]] for r in kept[:10]]
 
@@ -109,7 +116,7 @@ class Question:
 
 
 def _cue_fields(c: Cues) -> dict[str, Any]:
-    return {f: getattr(c, f) for f in ("first_person", "second_person", "names", "listing", "window")}
+    return {f: getattr(c, f) for f in ("first_person", "second_person", "names", "listing", "window", "more")}
 
 
 def recall(ids: Sequence[str], answers: set[str], k: int = 10) -> float:
@@ -152,11 +159,13 @@ class Bench:
         return statistics.fmean(per_set)
 
 
-def descend(bench: Bench, start: Fusion, passes: int) -> tuple[Fusion, list[dict[str, Any]]]:
+def descend(
+    bench: Bench, start: Fusion, passes: int, knobs: Sequence[str] = tuple(GRID)
+) -> tuple[Fusion, list[dict[str, Any]]]:
     best, best_score = start, bench.objective(start)
     log = [{"step": "start", "objective": round(best_score, 4)}]
     for p in range(passes):
-        for knob, values in GRID.items():
+        for knob, values in ((k, GRID[k]) for k in knobs):
             for v in values:
                 if getattr(best, knob) == v:
                     continue
@@ -219,8 +228,9 @@ def report(bench: Bench, fusion: Fusion, floor_fusion: Fusion) -> dict[str, Any]
     return out
 
 
-def ablation(bench: Bench, chosen: Fusion) -> dict[str, float]:
-    """The tune objective with one rule taken away at a time."""
+def ablation(bench: Bench, chosen: Fusion) -> dict[str, dict[str, float]]:
+    """Each set's recall@10, tune and test, with one rule taken away at a time (the test half is only
+    reported: what a rule is worth on data nothing was chosen on)."""
     variants = {
         "chosen": chosen,
         "no session boost": replace(chosen, thread=0.0),
@@ -229,10 +239,40 @@ def ablation(bench: Bench, chosen: Fusion) -> dict[str, float]:
         "no role preference": replace(chosen, role=0.0),
         "no author preference": replace(chosen, author=0.0),
         "no date window": replace(chosen, date=0.0),
+        "no event dates": replace(chosen, event=0.0),
+        "no turns told later": replace(chosen, told=0.0),
         "no variety for lists": replace(chosen, diverse=0.0),
+        "author 1.0": replace(chosen, author=1.0),
+        "date 1.0": replace(chosen, date=1.0),
         "before issue 30": BEFORE,
     }
-    return {name: round(bench.objective(v), 4) for name, v in variants.items()}
+    return {
+        name: {
+            f"{split}/{set_name}": round(
+                statistics.fmean(recall(q.ranked(v), q.answers) for q in bench.pick(split, set_name)), 4
+            )
+            for split in ("tune", "test")
+            for set_name in SETS
+        }
+        for name, v in variants.items()
+    }
+
+
+def by_conversation(bench: Bench, fusion: Fusion) -> dict[str, dict[str, Any]]:
+    """recall@10 per person-to-person conversation: keyword half, vector half, hybrid."""
+    out: dict[str, dict[str, Any]] = {}
+    qs = [q for q in bench.qs if q.set == "people" and q.answers]
+    for cid in sorted({q.q["conversation"] for q in qs}):
+        mine = [q for q in qs if q.q["conversation"] == cid]
+        out[cid] = {"split": mine[0].q["split"], "n": len(mine)} | {
+            name: round(statistics.fmean(recall(rank(q), q.answers) for q in mine), 4)
+            for name, rank in (
+                ("keyword", Question.keyword),
+                ("vector", Question.vector),
+                ("hybrid", lambda q: q.ranked(fusion)),
+            )
+        }
+    return out
 
 
 def check_shipped(bench: Bench, fusion: Fusion, n: int = 40) -> float:
@@ -252,12 +292,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out")
     parser.add_argument("--passes", type=int, default=2)
     parser.add_argument("--start", help="JSON of Fusion fields to start the descent from (default: before)")
+    parser.add_argument("--knobs", help="comma-separated: tune only these (default: every knob of the grid)")
     args = parser.parse_args(argv)
     t0 = time.monotonic()
     bench = Bench()
     load_seconds = time.monotonic() - t0
     start = BEFORE if not args.start else replace(BEFORE, **json.loads(args.start))
-    chosen, log = descend(bench, start, args.passes)
+    chosen, log = descend(bench, start, args.passes, args.knobs.split(",") if args.knobs else tuple(GRID))
     shipped = Fusion()
     floor_fusion = replace(
         chosen, floor=shipped.floor, keyword_floor=shipped.keyword_floor, per_hit_floor=shipped.per_hit_floor
@@ -267,7 +308,8 @@ def main(argv: list[str] | None = None) -> int:
         "objective_tune": round(bench.objective(chosen), 4),
         "objective_test": round(bench.objective(chosen, "test"), 4),
         "report": report(bench, chosen, floor_fusion),
-        "ablation_tune": ablation(bench, chosen),
+        "ablation": ablation(bench, chosen),
+        "people_by_conversation": by_conversation(bench, chosen),
         "descent": log,
         "store_search_agrees": check_shipped(bench, floor_fusion),
         "load_seconds": round(load_seconds, 1),

@@ -18,6 +18,40 @@ from store.search.conversation import Turn, build
 from store.search.filters import Filters
 from store.search.rank import Context
 
+# How far back a turn's words tell of, in days ("yesterday I…", "last weekend we…"): read only when the
+# query names a date (`told`), from the start of each turn. English and the five languages of dates_i18n.
+TOLD = (
+    (1.5, ("yesterday", "last night", "gestern", "ayer", "anoche", "hier soir", "昨天", "昨日", "昨晚")),
+    (
+        9.0,
+        (
+            "last week",
+            "last weekend",
+            "last saturday",
+            "last sunday",
+            "last friday",
+            "the other day",
+            "letzte woche",
+            "letztes wochenende",
+            "semana pasada",
+            "fin de semana pasado",
+            "semaine dernière",
+            "week-end dernier",
+            "上周",
+            "上个周末",
+            "先週",
+        ),
+    ),
+    (40.0, ("last month", "letzten monat", "mes pasado", "mois dernier", "上个月", "先月")),
+)
+_TOLD_SQL = (
+    "(SELECT CASE "
+    + " ".join(
+        "WHEN " + " OR ".join(f"instr(c, '{w}') > 0" for w in words) + f" THEN {days}" for days, words in TOLD
+    )
+    + " ELSE 0 END FROM (SELECT lower(substr(n.content, 1, 400)) AS c))"
+)
+
 
 def message_context(
     con: apsw.Connection,
@@ -25,11 +59,13 @@ def message_context(
     filters: Filters,
     window: int = 1,
     gap_hours: float = 3.0,
+    *,
+    told: bool = False,
 ) -> Context:
     """Each message's thread, and the turns up to `window` places before and after it that pass the
     filters, with what the conversation ranking reads of them (store.search.conversation): role,
-    author, time, whether the turn asks something. One query; a neighbour is in its message's
-    thread by definition."""
+    author, time, whether the turn asks something, and (`told`: the query names a date) how far back
+    its words tell of. One query; a neighbour is in its message's thread by definition."""
     if not message_ids:
         return Context()
     where, args = message_where(filters, "n")
@@ -50,14 +86,15 @@ def message_context(
     rows = con.execute(
         "SELECT n.id, n.thread_id, n.seq, n.role, n.created_at, "
         "CASE WHEN json_valid(n.metadata) THEN json_extract(n.metadata, '$.name') END, "
-        "instr(n.content, '?') + instr(n.content, '\uff1f') > 0 "
+        "instr(n.content, '?') + instr(n.content, '\uff1f') > 0, "
+        f"{_TOLD_SQL if told else '0'} "
         f"FROM {every} AS j CROSS JOIN messages n ON n.id = j.value",
         (param,),
     )
     thread_of: dict[int, int] = {}
     near: dict[int, list[int]] = {}
     turns: dict[int, Turn] = {}
-    for nid, tid, seq, role, at, name, asks in rows:
+    for nid, tid, seq, role, at, name, asks, back in rows:
         turns[nid] = Turn(
             tid,
             seq,
@@ -65,6 +102,7 @@ def message_context(
             name.strip() if isinstance(name, str) and name.strip() else None,
             None if at is None else float(at),
             bool(asks),
+            float(back or 0.0),
         )
         thread_of[nid] = tid
     centres = [mid for mid in message_ids if mid in turns]

@@ -17,7 +17,11 @@ long-conversation sets showed what the turn-by-turn ranking misses (issue 30, do
 - Who said it. A query about what "I" said prefers the user's turns, one about what "you" said the
   assistant's (`role`); a query naming a speaker (imports that keep each message's author: the
   `name` in a message's metadata) prefers that speaker's turns (`author`).
-- When. A date in the query (store.search.dates) lifts the turns written inside its window (`date`).
+- When. A date in the query (store.search.dates) lifts the turns written inside its window (`date`); a
+  date found from an event the archive talks about ("the week before her birthday", store.search.events)
+  lifts by `event`. A turn written after the window that tells of an earlier time ("last weekend I
+  adopted a greyhound", written on the Monday) gets `told` of that lift: long conversations are told in
+  sittings weeks apart, each about what happened since the last.
 - Variety. A list or count question ("what are all…", "how many times…") wants one hit per occasion,
   not five turns of one session: `diverse` pushes a result down for each better one from its session.
 
@@ -58,6 +62,7 @@ class Turn:
     author: str | None  # the speaker's name, where the import kept one
     at: float | None  # epoch seconds
     asks: bool  # the turn asks something (has a question mark)
+    told: float = 0.0  # how many days back its words tell of ("yesterday" 1.5, "last week" 9; 0: none)
 
     @property
     def speaker(self) -> str:
@@ -73,9 +78,10 @@ class Cues:
     names: frozenset[str] = frozenset()  # casefolded words of the query that could be a speaker's name
     listing: bool = False
     window: Window | None = None
+    more: tuple[Window, ...] = ()  # an event's other likely days (store.search.events), each with its share
 
 
-def read_cues(query: str, window: Window | None = None) -> Cues:
+def read_cues(query: str, window: Window | None = None, more: Sequence[Window] = ()) -> Cues:
     query = query[:MAX_QUERY_CHARS]  # a pasted 10 MB query: its start is what it asks
     # A speaker called Will or May must not be "named" by "when will…" or "in May": stop words and the
     # query's date words are no names.
@@ -91,6 +97,7 @@ def read_cues(query: str, window: Window | None = None) -> Cues:
         names=words,
         listing=bool(LIST_CUE.search(query)),
         window=window,
+        more=tuple(more),
     )
 
 
@@ -205,14 +212,23 @@ def rescore(
                 score += weights.author
             elif prefer_role is not None and turn.role == prefer_role:
                 score += weights.role
-            if (
-                cues.window is not None
-                and turn.at is not None
-                and cues.window.since <= turn.at < cues.window.until
-            ):
-                score += weights.date
+            if cues.window is not None and turn.at is not None:
+                score += max(_dated(turn, w, weights) for w in (cues.window, *cues.more))
         out[mid] = score
     return out
+
+
+def _dated(turn: Turn, window: Window, w: Weights) -> float:
+    """The lift for a turn written inside the query's window, or after it telling of that time."""
+    lift = (w.event if window.kind == "event" else w.date) * window.share
+    at = turn.at
+    if not lift or at is None:
+        return 0.0
+    if window.since <= at < window.until:
+        return lift
+    if w.told and turn.told and window.until <= at < window.until + turn.told * 86_400.0:
+        return lift * w.told
+    return 0.0
 
 
 def _reply(mid: int, turn: Turn, base: Mapping[int, float], hood: Neighbourhood, w: Weights) -> float:
@@ -271,6 +287,8 @@ class Weights:
     role: float = 0.0
     author: float = 0.0
     date: float = 0.0
+    event: float = 0.0
+    told: float = 0.0
     diverse: float = 0.0
 
 

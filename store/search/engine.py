@@ -30,7 +30,7 @@ import numpy as np
 
 from store.core import StoreCore
 from store.db import id_table
-from store.search import around
+from store.search import around, events
 from store.search.answer import answers
 from store.search.conversation import Cues, read_cues
 from store.search.dates import Window, date_window
@@ -124,9 +124,9 @@ class SearchMixin(StoreCore):
             if problem is not None:
                 notice = f"semantic search unavailable: {problem}; keyword results only"
         kw = keyword()
-        cues = self.query_cues(query, kinds, fusion)
-        if cues.window is not None:
-            kw, sem = self.window_candidates(kw, sem, parsed, cues.window, filters, fusion, qvec)
+        cues = self.query_cues(query, kinds, fusion, filters)
+        for window in (cues.window, *cues.more)[: events.CANDIDATE_WINDOWS] if cues.window else ():
+            kw, sem = self.window_candidates(kw, sem, parsed, window, filters, fusion, qvec)
         if not filters.include_archived or filters.source is not None:
             kw, sem = _thread_scoped(self.con, kw, filters), _thread_scoped(self.con, sem, filters)
         kept, context = self.rank_candidates(
@@ -176,7 +176,11 @@ class SearchMixin(StoreCore):
         if "message" in kinds:
             best = sorted((r for r in ranked.values() if r.key[0] == "message"), key=lambda r: -r.score)
             context = self.message_context(
-                [r.key[1] for r in best[:SMOOTH_DEPTH]], filters, fusion.window, fusion.session_gap
+                [r.key[1] for r in best[:SMOOTH_DEPTH]],
+                filters,
+                fusion.window,
+                fusion.session_gap,
+                told=cues.window is not None and fusion.told > 0,
             )
             ranked = smooth(ranked, context, fusion, parsed, cues)
         if filters.as_of is None and "memory" in kinds:
@@ -201,6 +205,8 @@ class SearchMixin(StoreCore):
             role=c.role,
             author=c.author,
             date=c.date,
+            event=c.event_date,
+            told=c.told,
             diverse=c.diverse,
             per_hit_floor=c.per_hit_floor,
             floor=c.floor,
@@ -364,10 +370,16 @@ class SearchMixin(StoreCore):
             r.score *= SUPERSEDED_WEIGHT
 
     def message_context(
-        self, message_ids: Sequence[int], filters: Filters, window: int = 1, gap_hours: float = 3.0
+        self,
+        message_ids: Sequence[int],
+        filters: Filters,
+        window: int = 1,
+        gap_hours: float = 3.0,
+        *,
+        told: bool = False,
     ) -> Context:
         """Each message's thread and the turns around it (store.search.around)."""
-        return around.message_context(self.con, message_ids, filters, window, gap_hours)
+        return around.message_context(self.con, message_ids, filters, window, gap_hours, told=told)
 
     def _newest_message_time(self) -> float | None:
         """What relative dates in a query count back from (store.search.dates): the newest message's time
@@ -375,12 +387,27 @@ class SearchMixin(StoreCore):
         at = self.scalar("SELECT max(created_at) FROM messages")
         return None if at is None else float(at)
 
-    def query_cues(self, query: str, kinds: Sequence[str], fusion: Fusion) -> Cues:
-        """What the query says about who and when (store.search.conversation), for message searches."""
-        if "message" not in kinds:
-            return Cues()
-        window = date_window(query, self._newest_message_time()) if fusion.date > 0 else None
-        return read_cues(query, window)
+    def query_cues(
+        self, query: str, kinds: Sequence[str], fusion: Fusion, filters: Filters | None = None
+    ) -> Cues:
+        """What the query says about who and when (store.search.conversation), for message searches: a
+        date it names, or one relative to an event the archive talks about (store.search.events)."""
+        if "message" not in kinds or (fusion.date <= 0 and fusion.event <= 0):
+            return read_cues(query) if "message" in kinds else Cues()
+        now = self._newest_message_time()
+        window = date_window(query, now)
+        found = [window] if window is not None else []
+        if window is None and fusion.event > 0:
+            f = filters or Filters()
+            found = events.event_windows(
+                query,
+                now,
+                lambda words: events.timed(
+                    self.con, self.keyword_hits(parse_query(words), ("message",), f, events.MATCHES, fusion)
+                ),
+            )
+        found = [w for w in found if (fusion.event if w.kind == "event" else fusion.date) > 0]
+        return read_cues(query, found[0] if found else None, found[1:])
 
     def window_candidates(
         self,

@@ -62,6 +62,8 @@ class Fusion:
     role: float = 1.0  # added to the user's turns for an "I/my" query, the assistant's for a "you" query
     author: float = 4.0  # added to the turns of a speaker the query names (imports that keep authors)
     date: float = 4.0  # added to the turns written inside a date the query names (store.search.dates)
+    event: float = 2.0  # ... inside a date relative to an event the archive talks about (store.search.events)
+    told: float = 0.25  # share of that a turn gets when written after the window, telling of it ("last week")
     diverse: float = (
         0.05  # list/count questions: a better result from its session costs this share of the top
     )
@@ -187,6 +189,8 @@ def weights(fusion: Fusion) -> Weights:
         role=fusion.role,
         author=fusion.author,
         date=fusion.date,
+        event=fusion.event,
+        told=fusion.told,
         diverse=fusion.diverse,
     )
 

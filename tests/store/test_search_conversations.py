@@ -6,6 +6,7 @@ point of these rules: what is, is how the ranking reads a conversation's structu
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -69,6 +70,8 @@ PLAIN = Fusion(
     role=0.0,
     author=0.0,
     date=0.0,
+    event=0.0,
+    told=0.0,
     diverse=0.0,
     floor=1e-9,
     keyword_floor=1e-9,
@@ -160,6 +163,43 @@ def test_a_date_in_the_query_lifts_the_turns_of_that_window(store: Store) -> Non
     assert _ids(store, "the lake swim in May 2023", fusion)[0] in ("c-2", "c-3")
     assert _ids(store, "the lake swim in March 2023", fusion)[0] in ("c-0", "c-1")
     assert _ids(store, "the lake swim in May 2023", PLAIN)[0] == "c-0"  # without the date rule
+
+
+def test_a_date_relative_to_an_event_lifts_the_turns_around_the_event(store: Store) -> None:
+    """ "The weekend before Marta's birthday": the archive says when the birthday was (the day its turns
+    talk about it), and the Saturday before it is the answer, although two other climbing turns hold more
+    of the query's words."""
+    at = {d: dt.datetime(2023, *d, 12, tzinfo=dt.UTC).timestamp() for d in ((3, 4), (6, 10), (6, 14), (9, 2))}
+    _chat(
+        store,
+        [
+            ("Jonas", "Climbing weekend: the Jonas climbing weekend at the wall", at[3, 4]),
+            ("Jonas", "Went climbing at the quarry on Saturday", at[6, 10]),
+            ("Jonas", "Happy birthday Marta!", at[6, 14]),
+            ("Marta", "Thank you! Best birthday, Marta is spoilt", at[6, 14] + 60),
+            ("Jonas", "Another climbing weekend for Jonas at the wall", at[9, 2]),
+        ],
+    )
+    query = "What climbing did Jonas do the weekend before Marta's birthday?"
+    assert _ids(store, query, replace(PLAIN, event=6.0))[0] == "c-1"
+    assert _ids(store, query, PLAIN)[0] != "c-1"  # without the event rule
+
+
+def test_a_turn_telling_of_the_date_later_shares_its_lift(store: Store) -> None:
+    """Long chats are told in sittings: "last week I adopted a rescue dog", written on 3 June, is about May;
+    `told` gives it a share of the date's lift (a turn written inside the window gets all of it)."""
+    at = {d: dt.datetime(2023, *d, 12, tzinfo=dt.UTC).timestamp() for d in ((2, 1), (6, 3), (9, 2))}
+    _chat(
+        store,
+        [
+            ("Ruth", "Ruth will adopt a dog: Ruth wants to adopt a dog so much", at[2, 1]),
+            ("Ruth", "Last week I adopted a rescue dog called Pip", at[6, 3]),
+            ("Ruth", "Ruth may adopt another dog, a second dog to adopt", at[9, 2]),
+        ],
+    )
+    query = "Which dog did Ruth adopt in May 2023?"
+    assert _ids(store, query, replace(PLAIN, date=6.0, told=1.0))[0] == "c-1"
+    assert _ids(store, query, replace(PLAIN, date=6.0))[0] != "c-1"  # without it
 
 
 def test_a_list_question_spreads_over_sessions(store: Store) -> None:

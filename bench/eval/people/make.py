@@ -38,7 +38,18 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 MATERIAL = HERE / "material"
-KINDS = ("single", "reply", "list", "date", "relative-date", "who", "vocab", "no-answer")
+KINDS = (
+    "single",
+    "reply",
+    "list",
+    "date",
+    "relative-date",
+    "event-date",
+    "when",
+    "who",
+    "vocab",
+    "no-answer",
+)
 SEED = 30
 TURN = re.compile(r"^([^\s:*][^:*]*?)(\*([\w,\-]+))?:\s?(.*)$")
 SESSION = re.compile(r"^@\s+(\d{4}-\d{2}-\d{2})\s+(\d{2}):(\d{2})\s*$")
