@@ -98,6 +98,7 @@ TYPE_NAME = re.compile(r"^[A-Z][a-z]*\d*(?:[A-Z][a-z]{2,}\d*){2,}$")
 SECRET_WORD = re.compile(r"password|passwd|secret|token", re.IGNORECASE)
 ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 KEBAB_WORDS = re.compile(r"^[a-z]+(?:[-_.][a-z]+)*$")
+_SPACE = re.compile(r"\s")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE)
 
 
@@ -166,7 +167,7 @@ def plausible(value: str, *, password: bool, quoted: bool, literal: bool) -> boo
     and random). `quoted`: the value was in quotes (a literal in code). `literal`: the context makes an
     unquoted value a literal too (an .env line, YAML, a header, a command-line flag), where in code an
     unquoted name is a variable (`password=password`)."""
-    if not value or any(c.isspace() for c in value) or is_placeholder(value) or REFERENCE.match(value):
+    if not value or _SPACE.search(value) or is_placeholder(value) or REFERENCE.match(value):
         return False
     if HASH_LABEL.match(value):
         return False  # SHA256:cBvGAat63F... is a fingerprint
