@@ -45,6 +45,10 @@ KEYWORDS = (
     "identified",
 )
 COMMAND_NEEDLES = (" -u", " -p", "--user", "\t-u", "\t-p")
+# A one-character `in` is a memchr (~0.05 us per KB); a longer needle's costs 1-4 us per KB of prose, where
+# its last letter is everywhere. So a rare character every needle of a family holds is asked first: "-"
+# for the command flags, "@" for a URL's password (each alone cost more than all of the rest of a prose
+# text's prefilter but the keywords).
 DIGIT_RUN = re.compile(r"\d(?:[ -]?\d){12,18}")
 # bytes.translate runs at memory speed where a character-class regex restarts at every letter of every
 # word (~15 us per KB of prose): token characters become "a" (a 16-long run of them is one `in`), digits
@@ -71,6 +75,7 @@ class _Scan:
     each line's lowercase (None when the text holds no secret-sounding word), token-run and digit maps."""
 
     lows: list[str] | None
+    words: list[str]  # the keywords the whole text holds: a line is asked about these alone
     runs: list[bytes]
     digits: list[bytes]
 
@@ -78,19 +83,19 @@ class _Scan:
 def _scan(text: str) -> _Scan | None:
     """None when `text` cannot hold a secret (most prose): nothing else is run on it."""
     low = text.lower()
-    keyword = _holds_any(low, KEYWORDS)
+    words = [k for k in KEYWORDS if k in low]
     data = text.encode("utf-8", "surrogatepass")
     runs, digits = data.translate(_RUNS), data.translate(_DIGITS)
     if not (
-        keyword
+        words
         or _RUN16 in runs
-        or ("://" in text and "@" in text)
-        or _holds_any(text, COMMAND_NEEDLES)
+        or ("@" in text and "://" in text)
+        or ("-" in text and _holds_any(text, COMMAND_NEEDLES))
         or (digits.count(b"0") >= 13 and DIGIT_RUN.search(text))
     ):
         return None
     # str.lower never makes or removes a newline, nor lowers across one: low's lines are the lines' lows.
-    return _Scan(low.split("\n") if keyword else None, runs.split(b"\n"), digits.split(b"\n"))
+    return _Scan(low.split("\n") if words else None, words, runs.split(b"\n"), digits.split(b"\n"))
 
 
 def worth_a_look(text: str) -> bool:
@@ -235,18 +240,20 @@ def _line_hits(line: str, scan: _Scan, i: int) -> tuple[named.Hit, ...]:
 def _read_line(line: str, scan: _Scan, i: int) -> Iterator[named.Hit]:
     """Each rule family, where its own gate holds in the line (nothing at all for most lines)."""
     low = scan.lows[i] if scan.lows is not None else None
-    keyword = low is not None and _holds_any(low, KEYWORDS)
+    # Which keywords the line holds, asked once: each family below looks only for those.
+    words = [k for k in scan.words if k in low] if low is not None else []
+    keyword = bool(words)
     if _RUN16 in scan.runs[i]:
         yield from _rule_hits(_rules_for(line), line)
         yield from named.quoted_random(line)
     if keyword:
         assert low is not None
-        yield from named.assignments(line, low)
-        yield from named.bearers(line, low)
-        yield from named.prose(line, low)
-    if "://" in line and "@" in line:
+        yield from named.assignments(line, low, words)
+        yield from named.bearers(line, low, words)
+        yield from named.prose(line, low, words)
+    if "@" in line and "://" in line:
         yield from named.urls(line)
-    if keyword or _holds_any(line, COMMAND_NEEDLES):
+    if keyword or ("-" in line and _holds_any(line, COMMAND_NEEDLES)):
         yield from named.commands(line, low if low is not None else line.lower())
     if scan.digits[i].count(b"0") >= 13:
         yield from named.cards(line)

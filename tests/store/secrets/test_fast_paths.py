@@ -54,3 +54,29 @@ def test_the_cache_is_bounded_and_long_lines_skip_it(monkeypatch: pytest.MonkeyP
     assert len(long_line) > detector._CACHE_LINE
     assert redact_text(long_line).endswith("[secret: github-token]")
     assert long_line not in detector._seen
+
+
+@pytest.mark.parametrize(
+    ("line", "value"),
+    [
+        ("curl -u admin:Hx8kq2Lm9p https://api.internal.io/v1", "Hx8kq2Lm9p"),
+        ("redis-server --requirepass Qv7tR2mX9k", "Qv7tR2mX9k"),
+        ("openssl enc -aes-256-cbc -pass pass:Zr8Lm2Qx7v -in a.txt", "Zr8Lm2Qx7v"),
+        ("mysql -h db -u root -pW9xK2mQ7rL shop", "W9xK2mQ7rL"),
+        ("sshpass -p 'Tq8Vn3Lx2M' ssh deploy@host", "Tq8Vn3Lx2M"),
+        ("docker login -u bot -p Kp3Xq9Lm2V registry.io", "Kp3Xq9Lm2V"),
+        ("htpasswd -bc /etc/nginx/.htpasswd admin Fy6Qw2Zr8N", "Fy6Qw2Zr8N"),
+        ("CREATE USER app IDENTIFIED BY 'Mx4Rt8Vq2L';", "Mx4Rt8Vq2L"),
+        ("machine api.host.io login ana password Jw7Kp2Xr9Q", "Jw7Kp2Xr9Q"),
+        ("the wifi password at the office is Pz5Lw8Qm2K", "Pz5Lw8Qm2K"),
+        ("Authorization: Bearer 9fQ2xLm7Kp3Vz8Rw1Ty6Hn4", "9fQ2xLm7Kp3Vz8Rw1Ty6Hn4"),
+    ],
+)
+def test_each_command_and_prose_family_passes_its_gates(line: str, value: str) -> None:
+    """The command patterns are asked only where their gate ("-", "pass", or the needle) is in the line,
+    and the prose and bearer rules only where their keyword is: one line per family, alone and after
+    lines that hold other keywords, still loses its secret."""
+    for text in (line, f"api_key lookup failed\n{line}", f"token refresh\n\n{line}\nsecret rotation"):
+        out = redact_text(text)
+        assert value not in out, text
+        assert "[secret: " in out
