@@ -213,10 +213,12 @@ def _rules_for(line: str) -> list[Rule]:
 
 # Lines already read, and what was found in them (positions within the line). A coding session repeats
 # itself: the same files read again, the same command output, the same reminders (in the evaluation-mixed
-# bench export a third of the lines that reach the rules are repeats). Bounded: only lines up to
-# _CACHE_LINE characters, at most _CACHE_SIZE of them (a few MB at worst), dropped wholesale when full.
-_CACHE_SIZE = 20_000
-_CACHE_LINE = 2_000
+# bench export a third of the lines that reach the rules are repeats). Bounded: lines up to _CACHE_LINE
+# characters (a line of code or output; 99 % of the evaluation's are under 230, while a prose paragraph
+# is one long line that never comes back), at most _CACHE_SIZE of them (~4 MB at worst), dropped
+# wholesale when full.
+_CACHE_SIZE = 10_000
+_CACHE_LINE = 300
 _seen: dict[str, tuple[named.Hit, ...]] = {}
 
 
