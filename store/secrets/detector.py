@@ -216,7 +216,8 @@ def _rules_for(line: str) -> list[Rule]:
 # bench export a third of the lines that reach the rules are repeats). Bounded: lines up to _CACHE_LINE
 # characters (a line of code or output; 99 % of the evaluation's are under 230, while a prose paragraph
 # is one long line that never comes back), at most _CACHE_SIZE of them (~4 MB at worst), dropped
-# wholesale when full.
+# wholesale when full. A line's findings depend on the line alone (every gate below is the line's own).
+# Threads share it safely: a dict's get and set are atomic, and a race costs at most one line read twice.
 _CACHE_SIZE = 10_000
 _CACHE_LINE = 300
 _seen: dict[str, tuple[named.Hit, ...]] = {}
