@@ -451,10 +451,8 @@ def commands(line: str, low: str) -> Iterator[Hit]:
     if not gates:
         return
     for needles, pattern in _GATED_COMMANDS:
-        for (
-            n,
-            gate,
-        ) in needles:  # a plain loop: a generator per pattern per line cost a tenth of a line's time
+        # A plain loop: a generator per pattern per line cost a tenth of a line's time.
+        for n, gate in needles:
             if gate in gates and n in low:
                 break
         else:
