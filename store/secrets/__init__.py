@@ -8,7 +8,8 @@ The detector (store.secrets.detector) is detect-secrets' plugins and filters plu
 (store.secrets.formats) and the secrets known by their name or place (store.secrets.named). Where it
 is applied: every text entering chat.db passes Store.redact (store.redaction) when `[privacy] redact =
 "store"` (the default); every text leaving for an assistant or an export passes `redact_text` whatever
-the setting. detect-secrets is imported on the first text that needs more than the prefilter.
+the setting. detect-secrets' patterns and filters are kept in store.secrets.snapshot (tests check them
+against the installed package), so redacting never imports it.
 """
 
 from __future__ import annotations

@@ -45,36 +45,62 @@ KEYWORDS = (
     "identified",
 )
 COMMAND_NEEDLES = (" -u", " -p", "--user", "\t-u", "\t-p")
+# A one-character `in` is a memchr (~0.05 us per KB); a longer needle's costs 1-4 us per KB of prose, where
+# its last letter is everywhere. So a rare character every needle of a family holds is asked first: "-"
+# for the command flags, "@" for a URL's password (each alone cost more than all of the rest of a prose
+# text's prefilter but the keywords).
 DIGIT_RUN = re.compile(r"\d(?:[ -]?\d){12,18}")
 # bytes.translate runs at memory speed where a character-class regex restarts at every letter of every
-# word (~15 us per KB of prose): token characters become "a" (a 16-long run of them is one `in`), digits "0".
-_RUNS = bytes(ord("a") if chr(b) in "+/._-" or chr(b).isalnum() and b < 128 else ord(" ") for b in range(256))
-_DIGITS = bytes(ord("0") if chr(b).isdigit() and b < 128 else ord(" ") for b in range(256))
+# word (~15 us per KB of prose): token characters become "a" (a 16-long run of them is one `in`), digits
+# "0". A newline stays one, so a whole text's map splits into its lines' maps (UTF-8 has no other 0x0A).
+_RUNS = bytes(
+    b if b == 10 else ord("a") if chr(b) in "+/._-" or chr(b).isalnum() and b < 128 else ord(" ")
+    for b in range(256)
+)
+_DIGITS = bytes(b if b == 10 else ord("0") if chr(b).isdigit() and b < 128 else ord(" ") for b in range(256))
 _RUN16 = b"a" * 16
 
 
-def _has_long_run(text: str) -> bool:
-    return _RUN16 in text.encode("utf-8", "surrogatepass").translate(_RUNS)
+def _holds_any(text: str, needles: Iterable[str]) -> bool:
+    # A plain loop: `any(genexpr)` cost twice as much on a short line (measured).
+    for n in needles:  # noqa: SIM110
+        if n in text:
+            return True
+    return False
 
 
-def _may_hold_card(text: str) -> bool:
-    return text.encode("utf-8", "surrogatepass").translate(_DIGITS).count(b"0") >= 13
+@dataclass(frozen=True, slots=True)
+class _Scan:
+    """The prefilter's work on a whole text, kept for its lines so that none is redone line by line:
+    each line's lowercase (None when the text holds no secret-sounding word), token-run and digit maps."""
+
+    lows: list[str] | None
+    words: list[str]  # the keywords the whole text holds: a line is asked about these alone
+    runs: list[bytes]
+    digits: list[bytes]
 
 
-def _has_keyword(text: str) -> bool:
+def _scan(text: str) -> _Scan | None:
+    """None when `text` cannot hold a secret (most prose): nothing else is run on it."""
     low = text.lower()
-    return any(k in low for k in KEYWORDS)
+    words = [k for k in KEYWORDS if k in low]
+    data = text.encode("utf-8", "surrogatepass")
+    runs, digits = data.translate(_RUNS), data.translate(_DIGITS)
+    if not (
+        words
+        or _RUN16 in runs
+        or ("@" in text and "://" in text)
+        or ("-" in text and _holds_any(text, COMMAND_NEEDLES))
+        or (digits.count(b"0") >= 13 and DIGIT_RUN.search(text))
+    ):
+        return None
+    # str.lower never makes or removes a newline, nor lowers across one: low's lines are the lines' lows.
+    return _Scan(low.split("\n") if words else None, words, runs.split(b"\n"), digits.split(b"\n"))
 
 
 def worth_a_look(text: str) -> bool:
     """False when `text` cannot hold a secret (most prose): nothing else is run on it."""
-    return bool(
-        _has_keyword(text)
-        or _has_long_run(text)
-        or ("://" in text and "@" in text)
-        or any(n in text for n in COMMAND_NEEDLES)
-        or (_may_hold_card(text) and DIGIT_RUN.search(text))
-    )
+    return _scan(text) is not None
 
 
 PRIVATE_KEY_BEGIN = re.compile(
@@ -165,39 +191,74 @@ def _private_keys(text: str) -> Iterator[Finding]:
 
 
 @cache
-def _needles() -> tuple[tuple[str, tuple[Rule, ...]], ...]:
-    """Each literal needle with the rules it gates; rules without one are under the empty needle."""
-    by: dict[str, list[Rule]] = {}
-    for rule in all_rules():
+def _needles() -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Each literal needle with the indices (in all_rules()) of the rules it gates; rules without one
+    are under the empty needle, which every line holds."""
+    by: dict[str, list[int]] = {}
+    for i, rule in enumerate(all_rules()):
         for needle in rule.needles or ("",):
-            by.setdefault(needle, []).append(rule)
-    return tuple((n, tuple(rules)) for n, rules in by.items())
+            by.setdefault(needle, []).append(i)
+    return tuple((n, tuple(ids)) for n, ids in by.items())
 
 
 def _rules_for(line: str) -> list[Rule]:
     """The rules whose needle is in `line`, in rule order, each once."""
-    chosen = {id(r): r for needle, rules in _needles() if needle in line for r in rules}
-    return [r for r in all_rules() if id(r) in chosen]
+    chosen: set[int] = set()
+    for needle, ids in _needles():
+        if needle in line:
+            chosen.update(ids)
+    rules = all_rules()
+    return [rules[i] for i in sorted(chosen)]
 
 
-def _line_hits(line: str) -> Iterator[named.Hit]:
+# Lines already read, and what was found in them (positions within the line). A coding session repeats
+# itself: the same files read again, the same command output, the same reminders (in the evaluation-mixed
+# bench export a third of the lines that reach the rules are repeats). Bounded: lines up to _CACHE_LINE
+# characters (a line of code or output; 99 % of the evaluation's are under 230, while a prose paragraph
+# is one long line that never comes back), at most _CACHE_SIZE of them (~4 MB at worst), dropped
+# wholesale when full. A line's findings depend on the line alone (every gate below is the line's own).
+# Threads share it safely: a dict's get and set are atomic, and a race costs at most one line read twice.
+_CACHE_SIZE = 10_000
+_CACHE_LINE = 300
+_seen: dict[str, tuple[named.Hit, ...]] = {}
+
+
+def forget_lines() -> None:
+    """Empty the cache of lines read (a benchmark reading the same texts again measures the rules)."""
+    _seen.clear()
+
+
+def _line_hits(line: str, scan: _Scan, i: int) -> tuple[named.Hit, ...]:
+    """What the rules find in line `i` of a text, from the cache when the line was read before."""
+    if len(line) > _CACHE_LINE:
+        return tuple(_read_line(line, scan, i))
+    hits = _seen.get(line)
+    if hits is None:
+        if len(_seen) >= _CACHE_SIZE:
+            _seen.clear()
+        hits = _seen[line] = tuple(_read_line(line, scan, i))
+    return hits
+
+
+def _read_line(line: str, scan: _Scan, i: int) -> Iterator[named.Hit]:
     """Each rule family, where its own gate holds in the line (nothing at all for most lines)."""
-    if len(line) < 6:
-        return
-    low = line.lower()
-    keyword = any(k in low for k in KEYWORDS)
-    if _has_long_run(line):
+    low = scan.lows[i] if scan.lows is not None else None
+    # Which keywords the line holds, asked once: each family below looks only for those.
+    words = [k for k in scan.words if k in low] if low is not None else []
+    keyword = bool(words)
+    if _RUN16 in scan.runs[i]:
         yield from _rule_hits(_rules_for(line), line)
         yield from named.quoted_random(line)
     if keyword:
-        yield from named.assignments(line, low)
-        yield from named.bearers(line, low)
-        yield from named.prose(line, low)
-    if "://" in line and "@" in line:
+        assert low is not None
+        yield from named.assignments(line, low, words)
+        yield from named.bearers(line, low, words)
+        yield from named.prose(line, low, words)
+    if "@" in line and "://" in line:
         yield from named.urls(line)
-    if keyword or any(n in line for n in COMMAND_NEEDLES):
-        yield from named.commands(line, low)
-    if _may_hold_card(line):
+    if keyword or ("-" in line and _holds_any(line, COMMAND_NEEDLES)):
+        yield from named.commands(line, low if low is not None else line.lower())
+    if scan.digits[i].count(b"0") >= 13:
         yield from named.cards(line)
 
 
@@ -220,13 +281,14 @@ def find_secrets(text: str) -> list[Finding]:
     """Every secret in `text`, in order, non-overlapping."""
     if not text:
         return []
-    multiline = "\n" in text
-    if multiline and not worth_a_look(text):
+    scan = _scan(text)
+    if scan is None:
         return []
     findings = list(_private_keys(text)) if "PRIVATE KEY" in text or "PuTTY" in text else []
     pos = 0
-    for line in text.split("\n") if multiline else (text,):
-        findings += [Finding(h.kind, pos + h.start, pos + h.end) for h in _line_hits(line)]
+    for i, line in enumerate(text.split("\n")):
+        if len(line) >= 6:
+            findings += [Finding(h.kind, pos + h.start, pos + h.end) for h in _line_hits(line, scan, i)]
         pos += len(line) + 1
     if not findings:
         return []
@@ -249,5 +311,5 @@ def redact(text: str) -> tuple[str, list[Finding]]:
 
 @cache
 def warm() -> None:
-    """Load detect-secrets now (about 0.1 s), e.g. before an import times itself."""
+    """Compile the rules now (a few ms), e.g. before an import times itself."""
     all_rules()

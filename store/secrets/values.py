@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import string
 from collections import Counter
 
 # Values that stand in for a secret in docs, examples, templates and UIs.
@@ -97,6 +98,7 @@ TYPE_NAME = re.compile(r"^[A-Z][a-z]*\d*(?:[A-Z][a-z]{2,}\d*){2,}$")
 SECRET_WORD = re.compile(r"password|passwd|secret|token", re.IGNORECASE)
 ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 KEBAB_WORDS = re.compile(r"^[a-z]+(?:[-_.][a-z]+)*$")
+_SPACE = re.compile(r"\s")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE)
 
 
@@ -118,11 +120,38 @@ def char_classes(value: str) -> int:
     )
 
 
+# detect-secrets' heuristic filters is_sequential_string and is_templated_secret, the same tests (tests
+# check they agree), so that judging a value does not import the package (store.secrets.snapshot: why).
+_SEQUENCES = (
+    string.ascii_uppercase * 2 + string.digits + "+/",
+    string.digits + string.ascii_uppercase * 2 + "+/",
+    (string.digits + string.ascii_uppercase) * 2,
+    string.digits * 2,
+    string.hexdigits.upper() * 2,
+    string.ascii_uppercase + "=/",
+)
+
+
+def is_sequential_string(value: str) -> bool:
+    """ABCDEF..., 0123..., a run of the base64 or hex alphabet: a doc's filler."""
+    upper = value.upper()
+    return any(upper in seq for seq in _SEQUENCES)
+
+
+def is_templated_secret(value: str) -> bool:
+    """{secret}, <secret>, ${secret}; or "" and "$" (where the package's indexing fails, it says True)."""
+    if not value or value == "$":
+        return True
+    return (
+        (value[0] == "{" and value[-1] == "}")
+        or (value[0] == "<" and value[-1] == ">")
+        or (value[0] == "$" and value[1] == "{" and value[-1] == "}")
+    )
+
+
 def is_placeholder(value: str) -> bool:
     """A value that stands for a secret without being one: `YOUR_API_KEY`, `<token>`, `${X}`, `****`,
     `changeme`, a repeated character, a sequence (detect-secrets' filters: templated, sequential)."""
-    from detect_secrets.filters.heuristic import is_sequential_string, is_templated_secret
-
     low = value.lower()
     if low in STOP_VALUES or PLACEHOLDER_WORDS.search(value):
         return True
@@ -138,7 +167,7 @@ def plausible(value: str, *, password: bool, quoted: bool, literal: bool) -> boo
     and random). `quoted`: the value was in quotes (a literal in code). `literal`: the context makes an
     unquoted value a literal too (an .env line, YAML, a header, a command-line flag), where in code an
     unquoted name is a variable (`password=password`)."""
-    if not value or any(c.isspace() for c in value) or is_placeholder(value) or REFERENCE.match(value):
+    if not value or _SPACE.search(value) or is_placeholder(value) or REFERENCE.match(value):
         return False
     if HASH_LABEL.match(value):
         return False  # SHA256:cBvGAat63F... is a fingerprint
