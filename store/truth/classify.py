@@ -167,6 +167,9 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
     if e.qualifiers is not None:
         x, y = e.qualifiers
         return verdict("distinct", "add", f"the same kind of fact, qualified apart ({x} / {y})")
+    if e.denied_apart is not None and not e.flips and not e.cues:  # "no sugar" / "no milk": two refusals
+        x, y = e.denied_apart
+        return verdict("distinct", "add", f"each turns down something else ({x} / {y})")
     if e.flips and e.shared_denied and not e.cues:  # "sugar-free drinks only" / "no sugary drinks"
         return verdict(
             "paraphrase", "review", "both deny the same thing; what else each denies reads differently"

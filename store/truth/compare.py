@@ -23,6 +23,7 @@ from store.truth.lexicon import (
     STRONG_QUALIFIERS,
     ZH_DIGITS,
     ZH_GLOSS,
+    ZH_VERBS,
 )
 from store.truth.reading import VERB_STEMS, Reading, SlotHit, stem
 
@@ -62,6 +63,9 @@ class Evidence:
     close: bool = False  # the caller's similarity says the texts mean nearly the same (set by classify)
     shared_denied: frozenset[str] = frozenset()  # terms both texts deny ("no tabs" / "never uses tabs")
     shared_anchors: frozenset[str] = frozenset()  # names and numbers both texts hold
+    # Each text denies a thing the other never mentions ("no sugar" / "no milk", "I don't eat pork" / "I
+    # don't eat beef"): two refusals, both true at once, like two values of a slot that holds many.
+    denied_apart: tuple[str, str] | None = None
     old_text: str = ""
     new_text: str = ""
 
@@ -235,6 +239,19 @@ def _bridged(x: Reading, other: Reading) -> frozenset[str]:
     return x.content | {en for zh, en in GLOSS if zh in x.text}
 
 
+def _denied_apart(a: Reading, b: Reading) -> tuple[str, str] | None:
+    """(what only the old text denies, what only the new one denies): things rather than verbs, neither
+    mentioned by the other text, and no thing denied by both; None otherwise."""
+    verbs = VERB_STEMS | ZH_VERBS
+    only_a = [t for t in dict.fromkeys(a.terms) if t in a.negated - b.content - verbs and t not in b.tokens]
+    only_b = [t for t in dict.fromkeys(b.terms) if t in b.negated - a.content - verbs and t not in a.tokens]
+    both = (a.negated & b.negated) - verbs  # "hates phone calls" / "dislikes talking on the phone"
+    if not (only_a and only_b) or both:
+        return None
+    glue = "" if a.cjk or b.cjk else " "
+    return glue.join(only_a), glue.join(only_b)
+
+
 def compare(a: Reading, b: Reading) -> Evidence:
     """How b (the new text) differs from a (the old one)."""
     num_a, num_b = a.numbers - b.numbers, b.numbers - a.numbers
@@ -294,6 +311,7 @@ def compare(a: Reading, b: Reading) -> Evidence:
         subjects=a.subject | b.subject,
         shared_denied=frozenset(t for t in shared if t in a.negated and t in b.negated),
         shared_anchors=(a.names | a.numbers) & (b.names | b.numbers | b.content),
+        denied_apart=_denied_apart(a, b),
         old_text=a.text,
         new_text=b.text,
     )

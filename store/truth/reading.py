@@ -49,6 +49,8 @@ from store.truth.lexicon import (
     NOT_NEGATION,
     NOT_SOFTWARE,
     NOT_TERMS,
+    NOUN_NEGATORS,
+    NOUN_SCOPE_ENDS,
     NUMBER_WORDS,
     PERSONS,
     PERSONS_ZH,
@@ -58,6 +60,7 @@ from store.truth.lexicon import (
     QUALIFIERS_ZH,
     REPLACE_EN,
     REPLACE_ZH,
+    RESTATED,
     SCOPE_ENDS,
     SELF,
     STILL,
@@ -185,12 +188,16 @@ def _terms_en(text: str) -> tuple[list[str], set[str], set[str]]:
         gone.update(stem(w) for w in TOKEN.findall(m.group(1)) if w.casefold() not in STOPWORDS)
     for clause in CLAUSE_END.split(NOT_NEGATION.sub(" ", GIVE_UP.sub("quit", text))):
         scope = 0
+        noun = False  # the running denial is of a noun phrase ("no sugar in my coffee")
         prev = ""
         tokens = TOKEN.findall(clause)
         for i, raw in enumerate(tokens):
             low = raw.casefold()
             if low in NEGATORS or low.endswith(("n't", "n’t")):
-                scope = NEG_SCOPE
+                scope, noun = NEG_SCOPE, low in NOUN_NEGATORS
+                continue
+            if noun and low in NOUN_SCOPE_ENDS and 0 < scope < NEG_SCOPE:
+                scope = 0  # "no sugar in my coffee": the coffee is where, not what is denied
                 continue
             implied = _self_denying(low)
             if implied:
@@ -355,7 +362,11 @@ def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozen
         return frozenset(), False, frozenset()
     if label and any(w in ONE_LABELS for w in lows):  # "Partner: Leo": the user's partner, a slot
         return frozenset(), False, frozenset(stem(w) for w in bare if w not in SELF and w not in STOPWORDS)
-    persons = [stem(w) for i, w in enumerate(bare) if w in PERSONS and not _compound(lows, words, i)]
+    persons = [
+        stem(w)
+        for i, w in enumerate(bare)
+        if w in PERSONS and not _compound(lows, words, i) and not (i and lows[i - 1] == "only")
+    ]  # "I'm an only child": a fact about the user
     if persons:
         named = [
             stem(w)
@@ -363,7 +374,8 @@ def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozen
             if orig[0].isupper() and w not in PERSONS and w not in SELF and w not in STOPWORDS
         ]
         return frozenset(persons + named[:1]), True, frozenset()
-    content = [stem(w) for w in bare if w not in SELF and w not in STOPWORDS]
+    # A word that denies by itself ("sugarless coffee", "vegan cheese") says what, not whom.
+    content = [stem(w) for w in bare if w not in SELF and w not in STOPWORDS and not _self_denying(w)]
     if label:
         return frozenset(content), False, frozenset()
     if not lows or bare[0] in SELF or (bare[0] in ("the", "a") and len(bare) > 1 and bare[1] in SELF):
@@ -390,7 +402,11 @@ def _head(raw: list[str]) -> tuple[list[str], str] | None:
         low = tok.casefold()
         if low in NOT_TERMS or (not words and low in LEAD_IN):
             continue
-        verb = low in VERBISH or (not words and low.endswith(("ing", "ed")) and tok[0].isupper())
+        verb = (
+            low in VERBISH
+            or low in NOUN_NEGATORS
+            or (not words and low.endswith(("ing", "ed")) and tok[0].isupper())
+        )
         if verb or low in PREPOSITIONS or tok[0].isdigit() or low.endswith(("n't", "n’t")):
             return words, low
         if low in ("i", "me") and words and words[-1].casefold() in ("and", "&"):
@@ -457,7 +473,7 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
 
 
 def _en_normal(text: str) -> str:
-    text = LABEL_NONE.sub(r"no \1", text)
+    text = RESTATED.sub(" ", LABEL_NONE.sub(r"no \1", text))
     for pattern, same in EN_PHRASES:
         text = pattern.sub(same, text)
     return text
@@ -476,7 +492,9 @@ def read(text: str) -> Reading:
         subject, person, head = _subject_en(text, raw)
         lows = {t.casefold() for t in raw}
         quals = frozenset(q for q in QUALIFIERS if q in lows) | (head & QUALIFIERS)
-    cues = tuple(c.casefold() for c in (CUE_ZH.findall(text) if cjk else []) + CUE_EN.findall(text))
+    restated = RESTATED.search(text) is not None  # "Again: tabs over spaces" repeats, changes nothing
+    said = RESTATED.sub(" ", text)
+    cues = tuple(c.casefold() for c in (CUE_ZH.findall(said) if cjk else []) + CUE_EN.findall(said))
     return Reading(
         text=text,
         cjk=cjk,
@@ -493,6 +511,6 @@ def read(text: str) -> Reading:
         versions=_versions(text),
         preferences=_preferences(text, cjk),
         cues=cues,
-        still=bool(STILL.search(text)) and not cues,
+        still=(restated or bool(STILL.search(text))) and not cues,
         replaces=bool(REPLACE_EN.search(text)) or (cjk and bool(REPLACE_ZH.search(text))),
     )
