@@ -123,6 +123,8 @@ def _slot_words(e: Evidence) -> str:
     name = e.slot.name if e.slot else ""
     if name.startswith("label:"):
         return f"“{name[6:]}”"
+    if name.startswith("favourite "):
+        return f"a {name}"
     return SLOT_WORDS.get(name, "the same kind of fact")
 
 

@@ -70,10 +70,10 @@ from store.truth.lexicon import (
     TOKEN,
     VERBISH,
     ZH_DIGITS,
-    ZH_NUMBER,
     ZH_PHRASES,
     ZH_STOP,
 )
+from store.truth.numbers import number_term, numbers_in
 from store.truth.slots import ASK, MANY, MANY_LABELS, ONE, ONE_LABELS, SLOTS
 
 VERSION = re.compile(r"\b([A-Za-z][A-Za-z+#-]*)\s+v?(\d+(?:\.\d+)*)\b")
@@ -216,7 +216,7 @@ def _terms_en(text: str) -> tuple[list[str], set[str], set[str]]:
                 continue
             if low in STOPWORDS or low in NOT_TERMS or low in ("longer", "more", "up", "any"):
                 continue
-            term = _number_term(low) or stem(low)
+            term = number_term(low) or stem(low)
             if not term:
                 continue
             terms.append(term)
@@ -235,14 +235,6 @@ def _when(following: list[str]) -> bool:
     rather than what ("talking on the phone", "learned to swim")?"""
     words = [w.casefold() for w in following if w.casefold() not in ("the", "a", "my", "our")]
     return bool(words) and (words[0] in TIME_WORDS or words[0][0].isdigit() or words[0] in NUMBER_WORDS)
-
-
-def _number_term(low: str) -> str:
-    """A number as one term however it is written: "2nd" = "2", "three" = "3" ("" for any other word)."""
-    if low[:1].isdigit():
-        m = re.match(r"[0-9]+(?:[.:,][0-9]+)*", low)
-        return m.group().replace(",", "") if m else ""
-    return NUMBER_WORDS.get(low, "")
 
 
 def _terms_zh(text: str) -> tuple[list[str], set[str]]:
@@ -269,37 +261,6 @@ def _terms_zh(text: str) -> tuple[list[str], set[str]]:
             if denied:
                 negated.add(term)
     return terms, negated
-
-
-def _zh_number(text: str) -> str:
-    total, current = 0, 0
-    for ch in text:
-        if ch in ZH_DIGITS:
-            current = ZH_DIGITS[ch]
-        elif ch in "十百千万":
-            unit = {"十": 10, "百": 100, "千": 1000, "万": 10000}[ch]
-            if unit == 10000:
-                total = (total + current) * unit
-            else:
-                total += (current or 1) * unit
-            current = 0
-    return str(total + current)
-
-
-def _numbers(text: str, raw: list[str]) -> frozenset[str]:
-    out = set()
-    for tok in raw:
-        low = tok.casefold()
-        if tok[0].isdigit():
-            digits = re.match(r"[0-9.:,]+", tok)
-            out.add((digits.group() if digits else tok).rstrip(".,").replace(",", ""))
-        elif low in NUMBER_WORDS:
-            out.add(NUMBER_WORDS[low])
-        elif low in MONTHS:
-            out.add(low[:3])
-    out.update(_zh_number(m.group()) for m in ZH_NUMBER.finditer(text))
-    out.discard("1")  # "a", "one", 一只: an article, not a value
-    return frozenset(out)
 
 
 def _names(raw: list[str], cjk: bool) -> frozenset[str]:
@@ -438,13 +399,21 @@ def _subject_zh(text: str) -> tuple[frozenset[str], bool]:
     return frozenset(), False
 
 
+def _slot_name(name: str, trigger: str) -> str:
+    """A favourite is one value per kind of thing: "favourite band" and "favourite film" are two slots."""
+    if name != "favourite":
+        return name
+    what = TOKEN.findall(trigger)[1:2]
+    return f"favourite {stem(what[0])}" if what else name
+
+
 def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
     """The slots each clause states (the first that matches, per slot), each with its value: the
     clause's terms and numbers less the trigger's own words (a pet's trigger holds its value)."""
     hits = []
     taken: set[str] = set()
     for clause in re.split(r"[.;!?。；！？]\s*", text):
-        numbers = _numbers(clause, TOKEN.findall(clause))
+        numbers = numbers_in(clause, TOKEN.findall(clause))
         terms = [t for t in _plain_terms(clause, cjk) if not (cjk and (t in ZH_DIGITS or t in "十百千万"))]
         for s in SLOTS:
             pattern = s.zh if cjk and s.zh is not None else s.en
@@ -456,7 +425,7 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
             taken.add(s.name)
             trigger = set() if s.name == "pet" else set(_plain_terms(found[-1].group(), cjk))
             value = {t for t in terms if t not in trigger} | numbers
-            hits.append(SlotHit(s.name, s.kind, frozenset(value)))
+            hits.append(SlotHit(_slot_name(s.name, found[-1].group()), s.kind, frozenset(value)))
             break
     label = _label(text)
     if label and not cjk:
@@ -467,7 +436,7 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
         kind = ONE if any(w in ONE_LABELS for w in label_words) else ASK
         kind = MANY if any(w in MANY_LABELS for w in label_words) else kind
         rest = text[label[1] :]
-        label_value = frozenset(_plain_terms(rest, cjk)) | _numbers(rest, TOKEN.findall(rest))
+        label_value = frozenset(_plain_terms(rest, cjk)) | numbers_in(rest, TOKEN.findall(rest))
         hits.insert(0, SlotHit("label:" + name, kind, label_value))
     return tuple(hits)
 
@@ -506,7 +475,7 @@ def read(text: str) -> Reading:
         person=person,
         qualifiers=quals,
         slots=_slots(text, cjk),
-        numbers=_numbers(text, raw),
+        numbers=numbers_in(text, raw),
         names=_names(raw, cjk),
         versions=_versions(text),
         preferences=_preferences(text, cjk),

@@ -84,3 +84,10 @@ def test_reversals_still_supersede(old: str, new: str, sim: float) -> None:
 def test_two_refusals_are_kept_both_without_a_question(old: str, new: str, sim: float) -> None:
     v = classify(new, old, sim)
     assert v.action == "add", v
+
+
+def test_a_favourite_is_one_value_per_kind_of_thing() -> None:
+    """A favourite band and a favourite film are two slots: a new film never supersedes the band."""
+    assert classify("My favourite film is Alien", "My favourite band is Radiohead", 0.37).action == "add"
+    v = classify("My favourite band is Blur now", "My favourite band is Radiohead", 0.6)
+    assert v.action == "supersede" and "a favourite band" in v.reasons[0], v
