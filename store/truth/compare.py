@@ -242,6 +242,8 @@ def _bridged(x: Reading, other: Reading) -> frozenset[str]:
 def _denied_apart(a: Reading, b: Reading) -> tuple[str, str] | None:
     """(what only the old text denies, what only the new one denies): things rather than verbs, neither
     mentioned by the other text, and no thing denied by both; None otherwise."""
+    if a.cjk != b.cjk:  # Chinese next to English: the words are not compared one for one (糖 / sugar)
+        return None
     verbs = VERB_STEMS | ZH_VERBS
     only_a = [t for t in dict.fromkeys(a.terms) if t in a.negated - b.content - verbs and t not in b.tokens]
     only_b = [t for t in dict.fromkeys(b.terms) if t in b.negated - a.content - verbs and t not in a.tokens]

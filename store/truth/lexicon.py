@@ -449,6 +449,19 @@ ZH_GLOSS = (
     ("经理", "manager"),
     ("公司", "company"),
     ("不", "not"),
+    ("糖", "sugar"),
+    ("奶", "milk"),
+    ("酒", "alcohol"),
+    ("肉", "meat"),
+    ("辣", "spicy"),
+    ("烟", "smoke"),
+    ("后端", "backend"),
+    ("前端", "frontend"),
+    ("跑步", "run"),
+    ("游泳", "swim"),
+    ("健身", "gym"),
+    ("写代码", "code"),
+    ("记", "note"),
 )
 
 # Words before a number that are not a piece of software with a version ("year 3", "rent 1200").

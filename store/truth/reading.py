@@ -72,6 +72,7 @@ from store.truth.lexicon import (
     ZH_DIGITS,
     ZH_PHRASES,
     ZH_STOP,
+    ZH_VERBS,
 )
 from store.truth.numbers import number_term, numbers_in
 from store.truth.slots import ASK, MANY, MANY_LABELS, ONE, ONE_LABELS, SLOTS
@@ -238,29 +239,36 @@ def _when(following: list[str]) -> bool:
 
 
 def _terms_zh(text: str) -> tuple[list[str], set[str]]:
-    """Chinese: one term per character (Latin words whole); a negator denies its whole clause ("我一点辣
+    """Chinese: one term per character (Latin words whole). A negator denies what follows it in its clause
+    ("我喝咖啡不加糖" denies the sugar, not the coffee); when only a verb follows, the whole clause ("我一点辣
     都不能吃" denies 辣 as "我不吃辣" does)."""
     terms: list[str] = []
     negated: set[str] = set()
     for clause in re.split(r"[，,。.；;！!？?]", NOT_NEG_ZH.sub(" ", _zh_normal(text))):
         latin = [w.casefold() for w in TOKEN.findall(clause) if not HAS_CJK.match(w)]
-        denied = NEG_ZH.search(clause) is not None or any(
+        neg = NEG_ZH.search(clause)
+        denied = neg is not None or any(
             w in NEGATORS or w.endswith(("n't", "n’t")) for w in latin
         )  # "I don't drink 咖啡"
-        for word in TOKEN.findall(NEG_ZH.sub(" ", clause)):
-            if HAS_CJK.match(word):
-                if word in ZH_STOP:
-                    continue
-                term = word
-            else:
-                low = word.casefold()
-                if low in STOPWORDS:
-                    continue
-                term = stem(low)
-            terms.append(term)
-            if denied:
-                negated.add(term)
+        before = _zh_clause_terms(NEG_ZH.sub(" ", clause[: neg.start()])) if neg else []
+        after = _zh_clause_terms(NEG_ZH.sub(" ", clause[neg.end() :])) if neg else []
+        whole = neg is None or not [t for t in after if t not in ZH_VERBS]
+        clause_terms = _zh_clause_terms(NEG_ZH.sub(" ", clause)) if whole else before + after
+        terms += clause_terms
+        if denied:
+            negated.update(clause_terms if whole else after)
     return terms, negated
+
+
+def _zh_clause_terms(clause: str) -> list[str]:
+    out = []
+    for word in TOKEN.findall(clause):
+        if HAS_CJK.match(word):
+            if word not in ZH_STOP:
+                out.append(word)
+        elif word.casefold() not in STOPWORDS:
+            out.append(stem(word.casefold()))
+    return out
 
 
 def _names(raw: list[str], cjk: bool) -> frozenset[str]:

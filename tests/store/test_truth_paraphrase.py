@@ -24,6 +24,9 @@ from store.truth.reading import read
         # Words that deny by themselves.
         ("I eat my porridge unsweetened", {"sugar"}, {"porridg"}),
         ("I'm an only child", {"sibling"}, set()),
+        # Chinese: a negator denies what follows it; with only a verb after it, its whole clause.
+        ("我喝咖啡不加糖。", {"糖"}, {"咖", "啡"}),
+        ("我一点辣都不能吃。", {"辣", "吃"}, set()),
     ],
 )
 def test_what_a_text_denies(text: str, denied: set[str], not_denied: set[str]) -> None:
