@@ -32,7 +32,7 @@ from typing import Any
 
 from store.truth.compare import Evidence, compare
 from store.truth.lexicon import CJK, TOKEN, WEAK_CUES
-from store.truth.reading import Reading, read, stem
+from store.truth.reading import VERB_STEMS, Reading, read, stem
 from store.truth.slots import ASK, MANY, ONE
 
 RELATIONS = ("duplicate", "paraphrase", "reversal", "update", "unsure", "distinct", "unrelated")
@@ -311,7 +311,10 @@ def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) ->
     para = t.zh_paraphrase if e.cjk else t.paraphrase
     para_overlap = t.zh_paraphrase_overlap if e.cjk else t.paraphrase_overlap
     slot_para = t.zh_slot_paraphrase if e.cjk else t.slot_paraphrase
-    if e.shared_denied and not detail and (sim >= slot_para or e.overlap >= 0.99):
+    # Both deny the same thing and say nothing else apart: "Black coffee, no sugar" / "Green tea, no
+    # sugar" deny the same, but are about two drinks.
+    own_words = bool(e.old_extra - e.denied - VERB_STEMS and e.new_extra - e.denied - VERB_STEMS)
+    if e.shared_denied and not detail and not own_words and (sim >= slot_para or e.overlap >= 0.99):
         return verdict("paraphrase", "merge" if sim >= para_overlap else "review", "both deny the same thing")
     if not detail:
         # The same content words, nothing on either side only ("likes short replies" / "prefers brief

@@ -66,6 +66,7 @@ class Evidence:
     # Each text denies a thing the other never mentions ("no sugar" / "no milk", "I don't eat pork" / "I
     # don't eat beef"): two refusals, both true at once, like two values of a slot that holds many.
     denied_apart: tuple[str, str] | None = None
+    denied: frozenset[str] = frozenset()  # every term either text denies
     old_text: str = ""
     new_text: str = ""
 
@@ -247,7 +248,9 @@ def _denied_apart(a: Reading, b: Reading) -> tuple[str, str] | None:
     verbs = VERB_STEMS | ZH_VERBS
     only_a = [t for t in dict.fromkeys(a.terms) if t in a.negated - b.content - verbs and t not in b.tokens]
     only_b = [t for t in dict.fromkeys(b.terms) if t in b.negated - a.content - verbs and t not in a.tokens]
-    both = (a.negated & b.negated) - verbs  # "hates phone calls" / "dislikes talking on the phone"
+    # A thing both deny ("hates phone calls" / "dislikes talking on the phone"): one refusal in two
+    # wordings; in Chinese a shared character is more often half of two words (牛肉 / 羊肉).
+    both = (a.negated & b.negated) - verbs if not a.cjk else frozenset()
     if not (only_a and only_b) or both:
         return None
     glue = "" if a.cjk or b.cjk else " "
@@ -314,6 +317,7 @@ def compare(a: Reading, b: Reading) -> Evidence:
         shared_denied=frozenset(t for t in shared if t in a.negated and t in b.negated),
         shared_anchors=(a.names | a.numbers) & (b.names | b.numbers | b.content),
         denied_apart=_denied_apart(a, b),
+        denied=a.negated | b.negated,
         old_text=a.text,
         new_text=b.text,
     )

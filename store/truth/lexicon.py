@@ -173,6 +173,7 @@ RESTATED = re.compile(
 )
 ZH_PHRASES = (  # Chinese wordings rewritten to one form before reading
     ("吃素", "不吃肉"),
+    ("素食者", "不吃肉"),
     ("滴酒不沾", "不喝酒"),
     ("戒烟", "不抽烟"),
     ("无糖", "不加糖"),
@@ -193,7 +194,7 @@ ZH_PHRASES = (  # Chinese wordings rewritten to one form before reading
     ("学习", "学"),
 )
 # Chinese verbs, to tell what is denied (酒 in 我不喝酒) from the act of denying it (喝).
-ZH_VERBS = frozenset("吃喝用抽看玩做去来穿加放听读写开坐买")
+ZH_VERBS = frozenset("吃喝用抽看玩做去来穿加放听读写开坐买碰")
 ZH_STOP = frozenset("我你他她它的了是在很都也就吗呢吧啊和与会要想还一个么这那里时用平最请些给把被着过每天")
 
 # -- change ----------------------------------------------------------------------------------------------

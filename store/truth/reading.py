@@ -252,7 +252,9 @@ def _terms_zh(text: str) -> tuple[list[str], set[str]]:
         )  # "I don't drink 咖啡"
         before = _zh_clause_terms(NEG_ZH.sub(" ", clause[: neg.start()])) if neg else []
         after = _zh_clause_terms(NEG_ZH.sub(" ", clause[neg.end() :])) if neg else []
-        whole = neg is None or not [t for t in after if t not in ZH_VERBS]
+        # Only a verb after the negator, or no verb before it (牛肉我从来不碰: the object put first): the
+        # whole clause is denied; else what follows (我喝咖啡不加糖: the sugar, not the coffee).
+        whole = neg is None or not [t for t in after if t not in ZH_VERBS] or not set(before) & ZH_VERBS
         clause_terms = _zh_clause_terms(NEG_ZH.sub(" ", clause)) if whole else before + after
         terms += clause_terms
         if denied:

@@ -54,6 +54,9 @@ def test_what_a_text_denies(text: str, denied: set[str], not_denied: set[str]) -
         ("Team standup is at 9:30", "Standup happens at 9:30 every day", 0.77),
         # "only child" = no siblings: the user's own fact, not a child's.
         ("I have no siblings", "I'm an only child", 0.47),
+        # Chinese: the object put first (牛肉我从来不碰) is denied with its clause; 素食者 = 吃素.
+        ("我不吃牛肉。", "牛肉我从来不碰。", 0.95),
+        ("我是素食者。", "我吃素。", 0.82),
     ],
 )
 def test_paraphrases_merged_or_offered(old: str, new: str, sim: float) -> None:
@@ -82,6 +85,9 @@ def test_reversals_still_supersede(old: str, new: str, sim: float) -> None:
         ("I don't eat pork", "I don't eat beef", 0.66),
         ("I have no siblings", "I have no pets", 0.49),
         ("我不喝酒。", "我不喝可乐。", 0.98),
+        # One shared character is half of two words; both deny sugar, but of two drinks.
+        ("我不吃牛肉。", "我不吃羊肉。", 1.0),
+        ("Black coffee, no sugar", "Green tea, no sugar", 0.66),
     ],
 )
 def test_two_refusals_are_kept_both_without_a_question(old: str, new: str, sim: float) -> None:
