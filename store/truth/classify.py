@@ -313,7 +313,9 @@ def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) ->
     slot_para = t.zh_slot_paraphrase if e.cjk else t.slot_paraphrase
     # Both deny the same thing and say nothing else apart: "Black coffee, no sugar" / "Green tea, no
     # sugar" deny the same, but are about two drinks.
-    own_words = bool(e.old_extra - e.denied - VERB_STEMS and e.new_extra - e.denied - VERB_STEMS)
+    own_words = not e.cjk and bool(
+        e.old_extra - e.denied - VERB_STEMS and e.new_extra - e.denied - VERB_STEMS
+    )
     if e.shared_denied and not detail and not own_words and (sim >= slot_para or e.overlap >= 0.99):
         return verdict("paraphrase", "merge" if sim >= para_overlap else "review", "both deny the same thing")
     if not detail:

@@ -243,18 +243,35 @@ def _bridged(x: Reading, other: Reading) -> frozenset[str]:
 def _denied_apart(a: Reading, b: Reading) -> tuple[str, str] | None:
     """(what only the old text denies, what only the new one denies): things rather than verbs, neither
     mentioned by the other text, and no thing denied by both; None otherwise."""
-    if a.cjk != b.cjk:  # Chinese next to English: the words are not compared one for one (糖 / sugar)
-        return None
+    if a.cjk or b.cjk:
+        return _denied_apart_zh(a, b)
     verbs = VERB_STEMS | ZH_VERBS
     only_a = [t for t in dict.fromkeys(a.terms) if t in a.negated - b.content - verbs and t not in b.tokens]
     only_b = [t for t in dict.fromkeys(b.terms) if t in b.negated - a.content - verbs and t not in a.tokens]
-    # A thing both deny ("hates phone calls" / "dislikes talking on the phone"): one refusal in two
-    # wordings; in Chinese a shared character is more often half of two words (牛肉 / 羊肉).
-    both = (a.negated & b.negated) - verbs if not a.cjk else frozenset()
+    # A thing both deny ("hates phone calls" / "dislikes talking on the phone"): one refusal in two wordings.
+    both = (a.negated & b.negated) - verbs
     if not (only_a and only_b) or both:
         return None
-    glue = "" if a.cjk or b.cjk else " "
-    return glue.join(only_a), glue.join(only_b)
+    return " ".join(only_a), " ".join(only_b)
+
+
+def _denied_apart_zh(a: Reading, b: Reading) -> tuple[str, str] | None:
+    """Chinese, where a shared character is often half of two words (牛肉 / 羊肉): the same sentence with
+    one stretch replaced, denied on both sides (我不喝酒 / 我不喝可乐). Next to English: never (糖 / sugar)."""
+    if not (a.cjk and b.cjk):
+        return None
+    ops = [
+        op
+        for op in SequenceMatcher(None, a.tokens, b.tokens, autojunk=False).get_opcodes()
+        if op[0] != "equal"
+    ]
+    if len(ops) != 1 or ops[0][0] != "replace":
+        return None
+    _, i1, i2, j1, j2 = ops[0]
+    x, y = a.tokens[i1:i2], b.tokens[j1:j2]
+    if all(t in a.negated for t in x) and all(t in b.negated for t in y):
+        return "".join(x), "".join(y)
+    return None
 
 
 def compare(a: Reading, b: Reading) -> Evidence:

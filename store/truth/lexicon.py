@@ -173,7 +173,6 @@ RESTATED = re.compile(
 )
 ZH_PHRASES = (  # Chinese wordings rewritten to one form before reading
     ("吃素", "不吃肉"),
-    ("素食者", "不吃肉"),
     ("滴酒不沾", "不喝酒"),
     ("戒烟", "不抽烟"),
     ("无糖", "不加糖"),

@@ -127,15 +127,15 @@ def stem(word: str) -> str:
         w = w[:-3] + "y"
     elif len(w) > 5 and w.endswith("ing"):
         w = w[:-3]
-        if len(w) > 2 and w[-1] == w[-2]:
-            w = w[:-1]
     elif len(w) > 4 and w.endswith("ed"):
         w = w[:-2]
-        if len(w) > 2 and w[-1] == w[-2]:
-            w = w[:-1]
     elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
         w = w[:-1]
     if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    # A doubled last consonant is one, whatever the ending: "call" = "calls" = "called" ("cal"), as
+    # "stop" = "stopped"; collapsing only after "-ed"/"-ing" read "called" and "calls" apart.
+    if len(w) > 2 and w[-1] == w[-2] and w[-1].isalpha() and w[-1] not in "aeiou":
         w = w[:-1]
     return SYNONYMS.get(w, w)
 

@@ -54,9 +54,12 @@ def test_what_a_text_denies(text: str, denied: set[str], not_denied: set[str]) -
         ("Team standup is at 9:30", "Standup happens at 9:30 every day", 0.77),
         # "only child" = no siblings: the user's own fact, not a child's.
         ("I have no siblings", "I'm an only child", 0.47),
-        # Chinese: the object put first (牛肉我从来不碰) is denied with its clause; 素食者 = 吃素.
+        # Chinese: the object put first (牛肉我从来不碰) is denied with its clause.
         ("我不吃牛肉。", "牛肉我从来不碰。", 0.95),
-        ("我是素食者。", "我吃素。", 0.82),
+        # A Chinese shared character read as one refusal when the rest is only worded apart.
+        ("我没有养宠物。", "我家没有宠物。", 0.86),
+        # "called" = "calls": a doubled last letter is one, whatever the ending.
+        ("The user doesn't want to be called before 9am.", "No calls before 9am, please.", 0.63),
     ],
 )
 def test_paraphrases_merged_or_offered(old: str, new: str, sim: float) -> None:
@@ -71,6 +74,7 @@ def test_paraphrases_merged_or_offered(old: str, new: str, sim: float) -> None:
         ("Doesn't drink alcohol.", "Started drinking again, socially.", 0.5),
         ("I have a car", "Sold the car, I'm car-free now", 0.6),
         ("Coffee with sugar", "I don't take sugar in coffee anymore", 0.8),
+        ("我是素食者", "我不是素食者了", 0.88),
     ],
 )
 def test_reversals_still_supersede(old: str, new: str, sim: float) -> None:
