@@ -169,6 +169,12 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
     if e.qualifiers is not None:
         x, y = e.qualifiers
         return verdict("distinct", "add", f"the same kind of fact, qualified apart ({x} / {y})")
+    if e.antonym_agrees is not None:  # "short" / "not long": never a reversal; asked, not merged
+        if e.cues:
+            return verdict("unsure", "review", f"one turns down the other's opposite ({e.antonym_agrees})")
+        return verdict(
+            "paraphrase", "review", f"the same in opposite words ({e.antonym_agrees}); asked, not merged"
+        )
     if e.denied_apart is not None and not e.flips and not e.cues:  # "no sugar" / "no milk": two refusals
         x, y = e.denied_apart
         return verdict("distinct", "add", f"each turns down something else ({x} / {y})")

@@ -67,6 +67,9 @@ class Evidence:
     # don't eat beef"): two refusals, both true at once, like two values of a slot that holds many.
     denied_apart: tuple[str, str] | None = None
     denied: frozenset[str] = frozenset()  # every term either text denies
+    # One text denies the opposite of what the other says ("prefers short answers" / "doesn't like long
+    # answers", "early riser" / "doesn't sleep late"): the same fact, as "short / not long".
+    antonym_agrees: str | None = None
     old_text: str = ""
     new_text: str = ""
 
@@ -179,6 +182,21 @@ def _antonym(a: Reading, b: Reading) -> str | None:
         for p, q in ((x, y), (y, x)):
             if p in ta and q in tb and q not in ta and p not in tb:
                 return f"{p}/{q}"
+    return None
+
+
+def _antonym_agrees(a: Reading, b: Reading) -> str | None:
+    """ "short / not long": one text affirms a word, the other denies its antonym (English only)."""
+    if a.cjk or b.cjk:
+        return None
+    for x, y in ANTONYMS_EN:
+        for p, q in ((x, y), (y, x)):
+            if p not in a.tokens or q not in b.tokens or q in a.tokens or p in b.tokens:
+                continue
+            if stem(p) not in a.negated and stem(q) in b.negated:
+                return f"{p} / not {q}"
+            if stem(p) in a.negated and stem(q) not in b.negated:
+                return f"not {p} / {q}"
     return None
 
 
@@ -335,6 +353,7 @@ def compare(a: Reading, b: Reading) -> Evidence:
         shared_anchors=(a.names | a.numbers) & (b.names | b.numbers | b.content),
         denied_apart=_denied_apart(a, b),
         denied=a.negated | b.negated,
+        antonym_agrees=_antonym_agrees(a, b),
         old_text=a.text,
         new_text=b.text,
     )

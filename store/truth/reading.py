@@ -206,6 +206,7 @@ def _terms_en(text: str) -> tuple[list[str], set[str], set[str]]:
                     terms.append(term)
                     if neg != (scope > 0):
                         negated.add(term)
+                scope = 0  # "not unhappy at work": the denial is spent on "unhappy", not on the work
                 continue
             if low == "free" and prev in FREE_STEMS and terms and terms[-1] == stem(prev):
                 negated.add(terms[-1])  # "sugar free everything", "dairy free": as "sugar-free"

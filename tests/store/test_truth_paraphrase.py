@@ -104,3 +104,30 @@ def test_a_favourite_is_one_value_per_kind_of_thing() -> None:
     assert classify("My favourite film is Alien", "My favourite band is Radiohead", 0.37).action == "add"
     v = classify("My favourite band is Blur now", "My favourite band is Radiohead", 0.6)
     assert v.action == "supersede" and "a favourite band" in v.reasons[0], v
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "sim"),
+    [
+        ("Prefers short answers", "Doesn't like long answers", 0.7),
+        ("Keep replies short", "no long replies please", 0.75),
+        ("I'm an early riser", "I don't sleep late", 0.5),
+        ("Prefers dark mode", "Doesn't like light mode", 0.7),
+    ],
+)
+def test_denying_the_opposite_is_the_same_fact_never_a_reversal(old: str, new: str, sim: float) -> None:
+    """ "short" = "not long": offered as the same fact (the user says whether to merge), never superseded."""
+    v = classify(new, old, sim)
+    assert (v.relation, v.action) == ("paraphrase", "review"), v
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "sim"),
+    [
+        ("Likes light mode", "Doesn't like light mode anymore", 0.8),
+        ("Prefers short answers", "Prefers long answers now", 0.8),
+        ("Likes long answers", "Doesn't like long answers, prefers short", 0.8),
+    ],
+)
+def test_the_opposite_affirmed_or_the_same_denied_is_still_a_reversal(old: str, new: str, sim: float) -> None:
+    assert classify(new, old, sim).action == "supersede"
