@@ -163,6 +163,16 @@ EN_PHRASES = (
     ),
     (re.compile(r"\bcaffeinated\b", re.IGNORECASE), "caffeine"),
     (re.compile(r"\b(?:an\s+)?only\s+child\b", re.IGNORECASE), "only-child"),
+    # Refusals said without a negator: "free of meetings", "stays away from coffee", "notifications off".
+    (re.compile(r"\bfree\s+(?:of|from)\b", re.IGNORECASE), "without"),
+    (
+        re.compile(
+            r"\b(?:stay|stays|stayed|staying|keep|keeps|steer|steers)\s+(?:away|clear)\s+(?:from|of)\b", re.I
+        ),
+        "avoid",
+    ),
+    (re.compile(r"\b([A-Za-z]+s)\s+off\b(?!\s+(?:to|at|the|for|with)\b)", re.IGNORECASE), r"no \1"),
+    (re.compile(r"\bbrothers?\s+(?:or|and|nor)\s+sisters?\b", re.IGNORECASE), "siblings"),
 )
 # A leading "again" ("Again: tabs over spaces", "Once again, answer in English", "Reminder again, ...")
 # says the user is repeating themselves, as "still" does; "started drinking again" says a change.

@@ -58,6 +58,12 @@ def test_what_a_text_denies(text: str, denied: set[str], not_denied: set[str]) -
         ("我不吃牛肉。", "牛肉我从来不碰。", 0.95),
         # A Chinese shared character read as one refusal when the rest is only worded apart.
         ("我没有养宠物。", "我家没有宠物。", 0.86),
+        # Refusals said without a negator: "free of", "stay away from", "X off"; "brothers or sisters".
+        ("No meetings on Fridays", "I keep Fridays free of meetings", 0.6),
+        ("No coffee for me", "I stay away from coffee", 0.6),
+        ("I don't want notifications", "Notifications off, please", 0.6),
+        ("I don't work Fridays", "Fridays off work", 0.6),
+        ("I haven't got any siblings", "No brothers or sisters", 0.5),
         # "called" = "calls": a doubled last letter is one, whatever the ending.
         ("The user doesn't want to be called before 9am.", "No calls before 9am, please.", 0.63),
     ],
@@ -75,6 +81,8 @@ def test_paraphrases_merged_or_offered(old: str, new: str, sim: float) -> None:
         ("I have a car", "Sold the car, I'm car-free now", 0.6),
         ("Coffee with sugar", "I don't take sugar in coffee anymore", 0.8),
         ("我是素食者", "我不是素食者了", 0.88),
+        ("Drinks coffee", "Staying away from coffee these days", 0.6),
+        ("Notifications on", "Turned notifications off", 0.7),
     ],
 )
 def test_reversals_still_supersede(old: str, new: str, sim: float) -> None:
