@@ -32,7 +32,7 @@ from typing import Any
 
 from store.truth.compare import Evidence, compare
 from store.truth.lexicon import CJK, TOKEN, WEAK_CUES
-from store.truth.reading import Reading, read, stem
+from store.truth.reading import VERB_STEMS, Reading, read, stem
 from store.truth.slots import ASK, MANY, ONE
 
 RELATIONS = ("duplicate", "paraphrase", "reversal", "update", "unsure", "distinct", "unrelated")
@@ -123,6 +123,8 @@ def _slot_words(e: Evidence) -> str:
     name = e.slot.name if e.slot else ""
     if name.startswith("label:"):
         return f"“{name[6:]}”"
+    if name.startswith("favourite "):
+        return f"a {name}"
     return SLOT_WORDS.get(name, "the same kind of fact")
 
 
@@ -167,6 +169,15 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
     if e.qualifiers is not None:
         x, y = e.qualifiers
         return verdict("distinct", "add", f"the same kind of fact, qualified apart ({x} / {y})")
+    if e.antonym_agrees is not None:  # "short" / "not long": never a reversal; asked, not merged
+        if e.cues:
+            return verdict("unsure", "review", f"one turns down the other's opposite ({e.antonym_agrees})")
+        return verdict(
+            "paraphrase", "review", f"the same in opposite words ({e.antonym_agrees}); asked, not merged"
+        )
+    if e.denied_apart is not None and not e.flips and not e.cues:  # "no sugar" / "no milk": two refusals
+        x, y = e.denied_apart
+        return verdict("distinct", "add", f"each turns down something else ({x} / {y})")
     if e.flips and e.shared_denied and not e.cues:  # "sugar-free drinks only" / "no sugary drinks"
         return verdict(
             "paraphrase", "review", "both deny the same thing; what else each denies reads differently"
@@ -306,7 +317,12 @@ def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) ->
     para = t.zh_paraphrase if e.cjk else t.paraphrase
     para_overlap = t.zh_paraphrase_overlap if e.cjk else t.paraphrase_overlap
     slot_para = t.zh_slot_paraphrase if e.cjk else t.slot_paraphrase
-    if e.shared_denied and not detail and (sim >= slot_para or e.overlap >= 0.99):
+    # Both deny the same thing and say nothing else apart: "Black coffee, no sugar" / "Green tea, no
+    # sugar" deny the same, but are about two drinks.
+    own_words = not e.cjk and bool(
+        e.old_extra - e.denied - VERB_STEMS and e.new_extra - e.denied - VERB_STEMS
+    )
+    if e.shared_denied and not detail and not own_words and (sim >= slot_para or e.overlap >= 0.99):
         return verdict("paraphrase", "merge" if sim >= para_overlap else "review", "both deny the same thing")
     if not detail:
         # The same content words, nothing on either side only ("likes short replies" / "prefers brief

@@ -23,6 +23,7 @@ from store.truth.lexicon import (
     STRONG_QUALIFIERS,
     ZH_DIGITS,
     ZH_GLOSS,
+    ZH_VERBS,
 )
 from store.truth.reading import VERB_STEMS, Reading, SlotHit, stem
 
@@ -62,6 +63,13 @@ class Evidence:
     close: bool = False  # the caller's similarity says the texts mean nearly the same (set by classify)
     shared_denied: frozenset[str] = frozenset()  # terms both texts deny ("no tabs" / "never uses tabs")
     shared_anchors: frozenset[str] = frozenset()  # names and numbers both texts hold
+    # Each text denies a thing the other never mentions ("no sugar" / "no milk", "I don't eat pork" / "I
+    # don't eat beef"): two refusals, both true at once, like two values of a slot that holds many.
+    denied_apart: tuple[str, str] | None = None
+    denied: frozenset[str] = frozenset()  # every term either text denies
+    # One text denies the opposite of what the other says ("prefers short answers" / "doesn't like long
+    # answers", "early riser" / "doesn't sleep late"): the same fact, as "short / not long".
+    antonym_agrees: str | None = None
     old_text: str = ""
     new_text: str = ""
 
@@ -177,6 +185,21 @@ def _antonym(a: Reading, b: Reading) -> str | None:
     return None
 
 
+def _antonym_agrees(a: Reading, b: Reading) -> str | None:
+    """ "short / not long": one text affirms a word, the other denies its antonym (English only)."""
+    if a.cjk or b.cjk:
+        return None
+    for x, y in ANTONYMS_EN:
+        for p, q in ((x, y), (y, x)):
+            if p not in a.tokens or q not in b.tokens or q in a.tokens or p in b.tokens:
+                continue
+            if stem(p) not in a.negated and stem(q) in b.negated:
+                return f"{p} / not {q}"
+            if stem(p) in a.negated and stem(q) not in b.negated:
+                return f"not {p} / {q}"
+    return None
+
+
 def _swapped(a: Reading, b: Reading) -> bool:
     for winner, loser in a.preferences:
         if any(l2 == winner or w2 == loser for w2, l2 in b.preferences):
@@ -233,6 +256,40 @@ def _bridged(x: Reading, other: Reading) -> frozenset[str]:
     if not x.cjk or other.cjk:
         return x.content
     return x.content | {en for zh, en in GLOSS if zh in x.text}
+
+
+def _denied_apart(a: Reading, b: Reading) -> tuple[str, str] | None:
+    """(what only the old text denies, what only the new one denies): things rather than verbs, neither
+    mentioned by the other text, and no thing denied by both; None otherwise."""
+    if a.cjk or b.cjk:
+        return _denied_apart_zh(a, b)
+    verbs = VERB_STEMS | ZH_VERBS
+    only_a = [t for t in dict.fromkeys(a.terms) if t in a.negated - b.content - verbs and t not in b.tokens]
+    only_b = [t for t in dict.fromkeys(b.terms) if t in b.negated - a.content - verbs and t not in a.tokens]
+    # A thing both deny ("hates phone calls" / "dislikes talking on the phone"): one refusal in two wordings.
+    both = (a.negated & b.negated) - verbs
+    if not (only_a and only_b) or both:
+        return None
+    return " ".join(only_a), " ".join(only_b)
+
+
+def _denied_apart_zh(a: Reading, b: Reading) -> tuple[str, str] | None:
+    """Chinese, where a shared character is often half of two words (牛肉 / 羊肉): the same sentence with
+    one stretch replaced, denied on both sides (我不喝酒 / 我不喝可乐). Next to English: never (糖 / sugar)."""
+    if not (a.cjk and b.cjk):
+        return None
+    ops = [
+        op
+        for op in SequenceMatcher(None, a.tokens, b.tokens, autojunk=False).get_opcodes()
+        if op[0] != "equal"
+    ]
+    if len(ops) != 1 or ops[0][0] != "replace":
+        return None
+    _, i1, i2, j1, j2 = ops[0]
+    x, y = a.tokens[i1:i2], b.tokens[j1:j2]
+    if all(t in a.negated for t in x) and all(t in b.negated for t in y):
+        return "".join(x), "".join(y)
+    return None
 
 
 def compare(a: Reading, b: Reading) -> Evidence:
@@ -294,6 +351,9 @@ def compare(a: Reading, b: Reading) -> Evidence:
         subjects=a.subject | b.subject,
         shared_denied=frozenset(t for t in shared if t in a.negated and t in b.negated),
         shared_anchors=(a.names | a.numbers) & (b.names | b.numbers | b.content),
+        denied_apart=_denied_apart(a, b),
+        denied=a.negated | b.negated,
+        antonym_agrees=_antonym_agrees(a, b),
         old_text=a.text,
         new_text=b.text,
     )

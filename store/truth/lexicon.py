@@ -46,8 +46,13 @@ NEGATORS = words(
     wasn't weren't won't can't couldn't wouldn't shouldn't haven't hasn't hadn't don’t doesn’t didn’t
     isn’t can’t won’t stop stopped stops quit quits quitting dropped dislike dislikes disliked hate
     hates hated distrust distrusts distrusted avoid avoids avoided cancel cancels cancelled canceled left leave leaving sold
-    skip skips deleted removed uninstalled ditched"""
+    skip skips deleted removed uninstalled ditched zero non"""
 )
+# Of those, the ones that deny a noun phrase, not a verb: their denial ends at a preposition once it has
+# denied something ("no sugar in my coffee" denies the sugar, not the coffee; "zero sugar in drinks").
+# A verb's denial reaches on ("dislikes talking on the phone": the phone is part of what is disliked).
+NOUN_NEGATORS = words("no without zero non")
+NOUN_SCOPE_ENDS = words("in on at for with from during after before inside into per")
 # Words that look like a negation but compare ("rather than X", "instead of X") or do not deny anything.
 NOT_NEGATION = re.compile(
     r"\b(?:rather\s+than|instead\s+of|not\s+only|no\s+matter|no\s+problem|not\s+bad|never\s+mind)\b",
@@ -81,10 +86,11 @@ IMPLIES: dict[str, tuple[tuple[str, bool], ...]] = {
     "sober": (("alcohol", True), ("drink", True)),
     "decaf": (("caffeine", True), ("coffee", False)),
     "black": (("milk", True),),
-    "only-child": (("sibling", True),),
     "non-smoker": (("smoke", True),),
     "nonsmoker": (("smoke", True),),
     "meat-free": (("meat", True),),
+    "unsweetened": (("sugar", True),),
+    "only-child": (("siblings", True),),  # stemmed as "siblings" is: "sibling"
 }
 SYNONYMS = {
     "television": "tv",
@@ -138,6 +144,11 @@ SYNONYMS = {
     "gf": "girlfriend",
     "bro": "brother",
     "sis": "sister",
+    "movie": "film",
+    "movies": "film",
+    "films": "film",
+    "concise": "short",
+    "licence": "license",
 }
 # English wordings rewritten to one form before reading ("works from home" = "works remotely").
 EN_PHRASES = (
@@ -151,6 +162,24 @@ EN_PHRASES = (
         r"no \1",
     ),
     (re.compile(r"\bcaffeinated\b", re.IGNORECASE), "caffeine"),
+    (re.compile(r"\b(?:an\s+)?only\s+child\b", re.IGNORECASE), "only-child"),
+    # Refusals said without a negator: "free of meetings", "stays away from coffee", "notifications off".
+    (re.compile(r"\bfree\s+(?:of|from)\b", re.IGNORECASE), "without"),
+    (
+        re.compile(
+            r"\b(?:stay|stays|stayed|staying|keep|keeps|steer|steers)\s+(?:away|clear)\s+(?:from|of)\b", re.I
+        ),
+        "avoid",
+    ),
+    (re.compile(r"\b([A-Za-z]+s)\s+off\b(?!\s+(?:to|at|the|for|with)\b)", re.IGNORECASE), r"no \1"),
+    (re.compile(r"\bbrothers?\s+(?:or|and|nor)\s+sisters?\b", re.IGNORECASE), "siblings"),
+)
+# A leading "again" ("Again: tabs over spaces", "Once again, answer in English", "Reminder again, ...")
+# says the user is repeating themselves, as "still" does; "started drinking again" says a change.
+RESTATED = re.compile(
+    r"^\W*(?:(?:just\s+)?(?:a\s+)?reminder\s*(?:again\b)?\s*[,:!-]?\s*)?(?:once\s+)?again\b\s*[,:!-]?|"
+    r"^\W*(?:just\s+)?(?:a\s+)?reminder\b\s*[,:!-]?|\bonce\s+again\b|\b(?:as\s+i\s+said|like\s+i\s+said)\b",
+    re.IGNORECASE,
 )
 ZH_PHRASES = (  # Chinese wordings rewritten to one form before reading
     ("吃素", "不吃肉"),
@@ -173,6 +202,8 @@ ZH_PHRASES = (  # Chinese wordings rewritten to one form before reading
     ("正在", "在"),
     ("学习", "学"),
 )
+# Chinese verbs, to tell what is denied (酒 in 我不喝酒) from the act of denying it (喝).
+ZH_VERBS = frozenset("吃喝用抽看玩做去来穿加放听读写开坐买碰")
 ZH_STOP = frozenset("我你他她它的了是在很都也就吗呢吧啊和与会要想还一个么这那里时用平最请些给把被着过每天")
 
 # -- change ----------------------------------------------------------------------------------------------
@@ -264,7 +295,6 @@ QUALIFIERS_ZH_EN = {
 }
 
 NUMBER_WORDS = {
-    "zero": "0",
     "two": "2",
     "three": "3",
     "four": "4",
@@ -370,7 +400,7 @@ VERBISH = words(
     decided sees see knows know mentors volunteers coaches handles supports subscribes owns own lost
     bumped increased raised starts changed moves became become got gets manages manage gave give built
     rebuilt bought split broke made sent spent kept found began begun set put cut ran wrote taught brought
-    told held wear wears wore upped"""
+    told held wear wears wore upped happens happen happened occurs occur stays stay meets meet begins"""
 )
 PREPOSITIONS = words("in on at to for with from by of about into over under as before after")
 LEAD_IN = words("remember note fyi please also")
@@ -429,6 +459,19 @@ ZH_GLOSS = (
     ("经理", "manager"),
     ("公司", "company"),
     ("不", "not"),
+    ("糖", "sugar"),
+    ("奶", "milk"),
+    ("酒", "alcohol"),
+    ("肉", "meat"),
+    ("辣", "spicy"),
+    ("烟", "smoke"),
+    ("后端", "backend"),
+    ("前端", "frontend"),
+    ("跑步", "run"),
+    ("游泳", "swim"),
+    ("健身", "gym"),
+    ("写代码", "code"),
+    ("记", "note"),
 )
 
 # Words before a number that are not a piece of software with a version ("year 3", "rent 1200").

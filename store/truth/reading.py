@@ -49,6 +49,8 @@ from store.truth.lexicon import (
     NOT_NEGATION,
     NOT_SOFTWARE,
     NOT_TERMS,
+    NOUN_NEGATORS,
+    NOUN_SCOPE_ENDS,
     NUMBER_WORDS,
     PERSONS,
     PERSONS_ZH,
@@ -58,6 +60,7 @@ from store.truth.lexicon import (
     QUALIFIERS_ZH,
     REPLACE_EN,
     REPLACE_ZH,
+    RESTATED,
     SCOPE_ENDS,
     SELF,
     STILL,
@@ -67,10 +70,11 @@ from store.truth.lexicon import (
     TOKEN,
     VERBISH,
     ZH_DIGITS,
-    ZH_NUMBER,
     ZH_PHRASES,
     ZH_STOP,
+    ZH_VERBS,
 )
+from store.truth.numbers import number_term, numbers_in
 from store.truth.slots import ASK, MANY, MANY_LABELS, ONE, ONE_LABELS, SLOTS
 
 VERSION = re.compile(r"\b([A-Za-z][A-Za-z+#-]*)\s+v?(\d+(?:\.\d+)*)\b")
@@ -123,15 +127,15 @@ def stem(word: str) -> str:
         w = w[:-3] + "y"
     elif len(w) > 5 and w.endswith("ing"):
         w = w[:-3]
-        if len(w) > 2 and w[-1] == w[-2]:
-            w = w[:-1]
     elif len(w) > 4 and w.endswith("ed"):
         w = w[:-2]
-        if len(w) > 2 and w[-1] == w[-2]:
-            w = w[:-1]
     elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
         w = w[:-1]
     if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    # A doubled last consonant is one, whatever the ending: "call" = "calls" = "called" ("cal"), as
+    # "stop" = "stopped"; collapsing only after "-ed"/"-ing" read "called" and "calls" apart.
+    if len(w) > 2 and w[-1] == w[-2] and w[-1].isalpha() and w[-1] not in "aeiou":
         w = w[:-1]
     return SYNONYMS.get(w, w)
 
@@ -185,12 +189,16 @@ def _terms_en(text: str) -> tuple[list[str], set[str], set[str]]:
         gone.update(stem(w) for w in TOKEN.findall(m.group(1)) if w.casefold() not in STOPWORDS)
     for clause in CLAUSE_END.split(NOT_NEGATION.sub(" ", GIVE_UP.sub("quit", text))):
         scope = 0
+        noun = False  # the running denial is of a noun phrase ("no sugar in my coffee")
         prev = ""
         tokens = TOKEN.findall(clause)
         for i, raw in enumerate(tokens):
             low = raw.casefold()
             if low in NEGATORS or low.endswith(("n't", "n’t")):
-                scope = NEG_SCOPE
+                scope, noun = NEG_SCOPE, low in NOUN_NEGATORS
+                continue
+            if noun and low in NOUN_SCOPE_ENDS and 0 < scope < NEG_SCOPE:
+                scope = 0  # "no sugar in my coffee": the coffee is where, not what is denied
                 continue
             implied = _self_denying(low)
             if implied:
@@ -198,6 +206,7 @@ def _terms_en(text: str) -> tuple[list[str], set[str], set[str]]:
                     terms.append(term)
                     if neg != (scope > 0):
                         negated.add(term)
+                scope = 0  # "not unhappy at work": the denial is spent on "unhappy", not on the work
                 continue
             if low == "free" and prev in FREE_STEMS and terms and terms[-1] == stem(prev):
                 negated.add(terms[-1])  # "sugar free everything", "dairy free": as "sugar-free"
@@ -209,7 +218,7 @@ def _terms_en(text: str) -> tuple[list[str], set[str], set[str]]:
                 continue
             if low in STOPWORDS or low in NOT_TERMS or low in ("longer", "more", "up", "any"):
                 continue
-            term = _number_term(low) or stem(low)
+            term = number_term(low) or stem(low)
             if not term:
                 continue
             terms.append(term)
@@ -230,69 +239,39 @@ def _when(following: list[str]) -> bool:
     return bool(words) and (words[0] in TIME_WORDS or words[0][0].isdigit() or words[0] in NUMBER_WORDS)
 
 
-def _number_term(low: str) -> str:
-    """A number as one term however it is written: "2nd" = "2", "three" = "3" ("" for any other word)."""
-    if low[:1].isdigit():
-        m = re.match(r"[0-9]+(?:[.:,][0-9]+)*", low)
-        return m.group().replace(",", "") if m else ""
-    return NUMBER_WORDS.get(low, "")
-
-
 def _terms_zh(text: str) -> tuple[list[str], set[str]]:
-    """Chinese: one term per character (Latin words whole); a negator denies its whole clause ("我一点辣
+    """Chinese: one term per character (Latin words whole). A negator denies what follows it in its clause
+    ("我喝咖啡不加糖" denies the sugar, not the coffee); when only a verb follows, the whole clause ("我一点辣
     都不能吃" denies 辣 as "我不吃辣" does)."""
     terms: list[str] = []
     negated: set[str] = set()
     for clause in re.split(r"[，,。.；;！!？?]", NOT_NEG_ZH.sub(" ", _zh_normal(text))):
         latin = [w.casefold() for w in TOKEN.findall(clause) if not HAS_CJK.match(w)]
-        denied = NEG_ZH.search(clause) is not None or any(
+        neg = NEG_ZH.search(clause)
+        denied = neg is not None or any(
             w in NEGATORS or w.endswith(("n't", "n’t")) for w in latin
         )  # "I don't drink 咖啡"
-        for word in TOKEN.findall(NEG_ZH.sub(" ", clause)):
-            if HAS_CJK.match(word):
-                if word in ZH_STOP:
-                    continue
-                term = word
-            else:
-                low = word.casefold()
-                if low in STOPWORDS:
-                    continue
-                term = stem(low)
-            terms.append(term)
-            if denied:
-                negated.add(term)
+        before = _zh_clause_terms(NEG_ZH.sub(" ", clause[: neg.start()])) if neg else []
+        after = _zh_clause_terms(NEG_ZH.sub(" ", clause[neg.end() :])) if neg else []
+        # Only a verb after the negator, or no verb before it (牛肉我从来不碰: the object put first): the
+        # whole clause is denied; else what follows (我喝咖啡不加糖: the sugar, not the coffee).
+        whole = neg is None or not [t for t in after if t not in ZH_VERBS] or not set(before) & ZH_VERBS
+        clause_terms = _zh_clause_terms(NEG_ZH.sub(" ", clause)) if whole else before + after
+        terms += clause_terms
+        if denied:
+            negated.update(clause_terms if whole else after)
     return terms, negated
 
 
-def _zh_number(text: str) -> str:
-    total, current = 0, 0
-    for ch in text:
-        if ch in ZH_DIGITS:
-            current = ZH_DIGITS[ch]
-        elif ch in "十百千万":
-            unit = {"十": 10, "百": 100, "千": 1000, "万": 10000}[ch]
-            if unit == 10000:
-                total = (total + current) * unit
-            else:
-                total += (current or 1) * unit
-            current = 0
-    return str(total + current)
-
-
-def _numbers(text: str, raw: list[str]) -> frozenset[str]:
-    out = set()
-    for tok in raw:
-        low = tok.casefold()
-        if tok[0].isdigit():
-            digits = re.match(r"[0-9.:,]+", tok)
-            out.add((digits.group() if digits else tok).rstrip(".,").replace(",", ""))
-        elif low in NUMBER_WORDS:
-            out.add(NUMBER_WORDS[low])
-        elif low in MONTHS:
-            out.add(low[:3])
-    out.update(_zh_number(m.group()) for m in ZH_NUMBER.finditer(text))
-    out.discard("1")  # "a", "one", 一只: an article, not a value
-    return frozenset(out)
+def _zh_clause_terms(clause: str) -> list[str]:
+    out = []
+    for word in TOKEN.findall(clause):
+        if HAS_CJK.match(word):
+            if word not in ZH_STOP:
+                out.append(word)
+        elif word.casefold() not in STOPWORDS:
+            out.append(stem(word.casefold()))
+    return out
 
 
 def _names(raw: list[str], cjk: bool) -> frozenset[str]:
@@ -355,7 +334,11 @@ def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozen
         return frozenset(), False, frozenset()
     if label and any(w in ONE_LABELS for w in lows):  # "Partner: Leo": the user's partner, a slot
         return frozenset(), False, frozenset(stem(w) for w in bare if w not in SELF and w not in STOPWORDS)
-    persons = [stem(w) for i, w in enumerate(bare) if w in PERSONS and not _compound(lows, words, i)]
+    persons = [
+        stem(w)
+        for i, w in enumerate(bare)
+        if w in PERSONS and not _compound(lows, words, i) and not (i and lows[i - 1] == "only")
+    ]  # "I'm an only child": a fact about the user
     if persons:
         named = [
             stem(w)
@@ -363,7 +346,8 @@ def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozen
             if orig[0].isupper() and w not in PERSONS and w not in SELF and w not in STOPWORDS
         ]
         return frozenset(persons + named[:1]), True, frozenset()
-    content = [stem(w) for w in bare if w not in SELF and w not in STOPWORDS]
+    # A word that denies by itself ("sugarless coffee", "vegan cheese") says what, not whom.
+    content = [stem(w) for w in bare if w not in SELF and w not in STOPWORDS and not _self_denying(w)]
     if label:
         return frozenset(content), False, frozenset()
     if not lows or bare[0] in SELF or (bare[0] in ("the", "a") and len(bare) > 1 and bare[1] in SELF):
@@ -390,7 +374,11 @@ def _head(raw: list[str]) -> tuple[list[str], str] | None:
         low = tok.casefold()
         if low in NOT_TERMS or (not words and low in LEAD_IN):
             continue
-        verb = low in VERBISH or (not words and low.endswith(("ing", "ed")) and tok[0].isupper())
+        verb = (
+            low in VERBISH
+            or low in NOUN_NEGATORS
+            or (not words and low.endswith(("ing", "ed")) and tok[0].isupper())
+        )
         if verb or low in PREPOSITIONS or tok[0].isdigit() or low.endswith(("n't", "n’t")):
             return words, low
         if low in ("i", "me") and words and words[-1].casefold() in ("and", "&"):
@@ -422,13 +410,21 @@ def _subject_zh(text: str) -> tuple[frozenset[str], bool]:
     return frozenset(), False
 
 
+def _slot_name(name: str, trigger: str) -> str:
+    """A favourite is one value per kind of thing: "favourite band" and "favourite film" are two slots."""
+    if name != "favourite":
+        return name
+    what = TOKEN.findall(trigger)[1:2]
+    return f"favourite {stem(what[0])}" if what else name
+
+
 def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
     """The slots each clause states (the first that matches, per slot), each with its value: the
     clause's terms and numbers less the trigger's own words (a pet's trigger holds its value)."""
     hits = []
     taken: set[str] = set()
     for clause in re.split(r"[.;!?。；！？]\s*", text):
-        numbers = _numbers(clause, TOKEN.findall(clause))
+        numbers = numbers_in(clause, TOKEN.findall(clause))
         terms = [t for t in _plain_terms(clause, cjk) if not (cjk and (t in ZH_DIGITS or t in "十百千万"))]
         for s in SLOTS:
             pattern = s.zh if cjk and s.zh is not None else s.en
@@ -440,7 +436,7 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
             taken.add(s.name)
             trigger = set() if s.name == "pet" else set(_plain_terms(found[-1].group(), cjk))
             value = {t for t in terms if t not in trigger} | numbers
-            hits.append(SlotHit(s.name, s.kind, frozenset(value)))
+            hits.append(SlotHit(_slot_name(s.name, found[-1].group()), s.kind, frozenset(value)))
             break
     label = _label(text)
     if label and not cjk:
@@ -451,13 +447,13 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
         kind = ONE if any(w in ONE_LABELS for w in label_words) else ASK
         kind = MANY if any(w in MANY_LABELS for w in label_words) else kind
         rest = text[label[1] :]
-        label_value = frozenset(_plain_terms(rest, cjk)) | _numbers(rest, TOKEN.findall(rest))
+        label_value = frozenset(_plain_terms(rest, cjk)) | numbers_in(rest, TOKEN.findall(rest))
         hits.insert(0, SlotHit("label:" + name, kind, label_value))
     return tuple(hits)
 
 
 def _en_normal(text: str) -> str:
-    text = LABEL_NONE.sub(r"no \1", text)
+    text = RESTATED.sub(" ", LABEL_NONE.sub(r"no \1", text))
     for pattern, same in EN_PHRASES:
         text = pattern.sub(same, text)
     return text
@@ -476,7 +472,9 @@ def read(text: str) -> Reading:
         subject, person, head = _subject_en(text, raw)
         lows = {t.casefold() for t in raw}
         quals = frozenset(q for q in QUALIFIERS if q in lows) | (head & QUALIFIERS)
-    cues = tuple(c.casefold() for c in (CUE_ZH.findall(text) if cjk else []) + CUE_EN.findall(text))
+    restated = RESTATED.search(text) is not None  # "Again: tabs over spaces" repeats, changes nothing
+    said = RESTATED.sub(" ", text)
+    cues = tuple(c.casefold() for c in (CUE_ZH.findall(said) if cjk else []) + CUE_EN.findall(said))
     return Reading(
         text=text,
         cjk=cjk,
@@ -488,11 +486,11 @@ def read(text: str) -> Reading:
         person=person,
         qualifiers=quals,
         slots=_slots(text, cjk),
-        numbers=_numbers(text, raw),
+        numbers=numbers_in(text, raw),
         names=_names(raw, cjk),
         versions=_versions(text),
         preferences=_preferences(text, cjk),
         cues=cues,
-        still=bool(STILL.search(text)) and not cues,
+        still=(restated or bool(STILL.search(text))) and not cues,
         replaces=bool(REPLACE_EN.search(text)) or (cjk and bool(REPLACE_ZH.search(text))),
     )
