@@ -65,6 +65,7 @@ def population(store: Store) -> dict[str, int]:
 def test_preview_lists_candidates_with_reasons_and_changes_nothing(
     store: Store, population: dict[str, int]
 ) -> None:
+    history_before = [h.event for h in store.memory_history(population["never_used"])]
     found = find_candidates(store)
     assert [c.memory.id for c in found] == [population["never_used"], population["used_once_long_ago"]]
     never, once = found
@@ -72,7 +73,9 @@ def test_preview_lists_candidates_with_reasons_and_changes_nothing(
     assert "accessed 1 time (fewer than 2)" in once.reason and "120 days ago (more than 90)" in once.reason
     assert never.to_json()["reason"] == never.reason and never.to_json()["id"] == never.memory.id
     assert all(m.deleted_at is None for m in store.list_memories())
-    assert [h.event for h in store.memory_history(never.memory.id)] == ["add"]
+    # (the history may hold a conflict the truth check opened among these look-alike test texts)
+    assert [h.event for h in store.memory_history(never.memory.id)] == history_before
+    assert "delete" not in history_before
 
 
 def test_apply_trashes_candidates_with_cleanup_events(store: Store, population: dict[str, int]) -> None:
@@ -114,10 +117,11 @@ def test_apply_is_one_transaction(
         return real(memory_id, **kw)
 
     monkeypatch.setattr(store, "delete_memory", flaky)
+    history_before = {mid: [h.event for h in store.memory_history(mid)] for mid in population.values()}
     with pytest.raises(RuntimeError):
         apply_cleanup(store)
     assert len(calls) == 2 and store.list_memories(trash=True) == []
-    assert [h.event for h in store.memory_history(calls[0])] == ["add"]
+    assert {mid: [h.event for h in store.memory_history(mid)] for mid in population.values()} == history_before
 
 
 memory_strategy = st.fixed_dictionaries(

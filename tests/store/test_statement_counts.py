@@ -80,11 +80,13 @@ def test_re_writing_an_unchanged_thread_reads_it_once_and_writes_nothing(store: 
     assert not any(sql.lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE", "BEGIN")) for sql in stmts)
 
 
-def test_adding_a_memory_takes_fewer_statements_than_23(store: Store) -> None:
+def test_adding_a_memory_takes_fewer_statements_than_25(store: Store) -> None:
+    """22 before the truth check learned to read the cosine of a neighbour found by its words alone (one
+    vector read for each such neighbour: two on the demo for this text)."""
     load_demo(store)
     stmts = count(store, lambda: store.add_memory("We back up the NAS with restic every night", "fact"))
     assert store.check_indexes() == []
-    assert sum(stmts.values()) < 23, stmts.most_common(8)
+    assert sum(stmts.values()) < 25, stmts.most_common(8)
     assert _metadata_reads(stmts) <= 2, stmts.most_common(8)
 
 
