@@ -12,8 +12,9 @@ rest in a worker; `from store import Store` still works everywhere, as before.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from store.lazy import exports
 
 if TYPE_CHECKING:
     from store.config import Config, load_config
@@ -72,14 +73,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'store' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # once: later lookups are plain module attributes
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__ = exports(__name__, _WHERE, globals())
