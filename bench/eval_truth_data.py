@@ -20,6 +20,8 @@ FRESH = TRUTH / "fresh"
 LEGACY = (TRUTH / "pairs.tsv", TRUTH / "holdout.tsv")
 CHAINS = TRUTH / "chains.tsv"
 BLIND = TRUTH / "blind.tsv"
+HELDOUT2 = TRUTH / "heldout2.tsv"
+DEV = TRUTH / "dev.tsv"
 
 # reversal and update are one group for the targets ("reversal/update"); they are kept apart in the files
 # so that the report can say which of the two is missed.
@@ -51,7 +53,7 @@ class Pair:
     tags: tuple[str, ...]
     old: str
     new: str
-    half: str  # tune | test | blind | legacy
+    half: str  # tune | test | blind | dev | heldout2 | legacy
 
     @property
     def group(self) -> str:
@@ -108,6 +110,17 @@ def fresh_pairs() -> list[Pair]:
 def blind_pairs() -> list[Pair]:
     """Written after the rules were frozen and run once (bench/eval/truth/blind.tsv)."""
     return _pairs(BLIND, "blind")
+
+
+def dev_pairs() -> list[Pair]:
+    """Written during the recall round to tune on (the tune half was saturated): tuned on, reported as such."""
+    return _pairs(DEV, "dev")
+
+
+def heldout2_pairs() -> list[Pair]:
+    """Written and committed before the second round of rule changes (truth2), run only for the final
+    report (bench/eval/truth/heldout2.tsv)."""
+    return _pairs(HELDOUT2, "heldout2")
 
 
 def legacy_pairs() -> list[Pair]:

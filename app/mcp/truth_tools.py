@@ -27,6 +27,13 @@ Keep = Annotated[
         "both: both stay current; merge: one memory with the new wording."
     ),
 ]
+MergeText = Annotated[
+    str | None,
+    Field(
+        description="Only with keep=merge: the one memory in the user's own words (an edited merge), "
+        'e.g. "Uses Firefox at home and Chrome at work". Without it the merge keeps the new wording.'
+    ),
+]
 ConflictLimit = Annotated[int, Field(ge=1, le=MAX_K, description=f"How many conflicts to list (1-{MAX_K}).")]
 
 
@@ -89,13 +96,19 @@ def list_conflicts(store: Store, limit: ConflictLimit = 20) -> ConflictList:
     return ConflictList(conflicts=[ConflictOut.of(c) for c in open_conflicts(store, limit=limit)])
 
 
-def resolve_conflict(store: Store, id: ConflictId, keep: Keep) -> ConflictResolved:  # noqa: A002
+def resolve_conflict(
+    store: Store,
+    id: ConflictId,  # noqa: A002
+    keep: Keep,
+    text: MergeText = None,
+) -> ConflictResolved:
     """Record the user's decision on a conflict: keep the new memory (the old one is superseded: kept, but
     no longer current), keep the old one (the new one goes to the trash), both (both stay current), or
-    merge them (one memory, the new wording). Ask the user first. Both memories' history records it."""
+    merge them (one memory, the new wording; with `text`, the user's own wording, as `memapp conflicts
+    resolve --keep merge --text` does). Ask the user first. Both memories' history records it."""
     from store.truth.conflicts import resolve_conflict as resolve
 
-    c = resolve(store, id, keep)
+    c = resolve(store, id, keep, content=text)
     return ConflictResolved(
         message=f"Resolved conflict {c.id}: kept {c.resolution} (memories {c.new_id} and {c.old_id}).",
         conflict=ConflictOut.of(c),

@@ -53,6 +53,7 @@ SOURCES = (
     ),
     Source("messages", "metadata", "id, metadata, thread_id, created_at", "metadata != '{}'", is_json=True),
     Source("threads", "title", "id, title, id, created_at"),
+    Source("threads", "source_title", "id, source_title, id, created_at", "source_title IS NOT NULL"),
     Source("threads", "metadata", "id, metadata, id, created_at", "metadata != '{}'", is_json=True),
     Source("long_term_memories", "content", "id, content, source_thread_id, created_at"),
     Source("memory_history", "old", "id, old, NULL, at", "old IS NOT NULL", is_json=True),

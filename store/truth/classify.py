@@ -31,9 +31,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from store.truth.compare import Evidence, compare
-from store.truth.lexicon import CJK, TOKEN
+from store.truth.lexicon import CJK, TOKEN, WEAK_CUES
 from store.truth.reading import Reading, read, stem
-from store.truth.slots import MANY, ONE
+from store.truth.slots import ASK, MANY, ONE
 
 RELATIONS = ("duplicate", "paraphrase", "reversal", "update", "unsure", "distinct", "unrelated")
 SLOT_WORDS = {
@@ -68,15 +68,21 @@ class Thresholds:
     score when either text is Chinese."""
 
     related: float = 0.35  # below this nothing is compared (unless both state the same slot)
+    ask_related: float = 0.25  # ... a slot that may hold one value or many: not below this
     duplicate: float = 0.90
     paraphrase: float = 0.80
     paraphrase_overlap: float = 0.62  # ... with at least `overlap` of the shorter text's terms shared
     overlap: float = 0.6
     slot_paraphrase: float = 0.45  # the same slot and value, worded differently
     offer: float = 0.72  # close but cannot merge silently: ask, offering the merge
-    cue_review: float = 0.6  # close, and the new one says something changed: ask
+    cue_review: float = 0.4  # related, and the new one says it changed with a verb of change: ask
+    weak_cue_review: float = 0.6  # ... with a word that says other things too ("new", "now"): closer
+    cue_review_shared: float = 0.25  # ... a verb of change, and both share what the fact is about
+    cue_overlap: float = 0.3  # "share what it is about": this share of the shorter text's nouns
     anchored_merge: float = 0.55  # ... sharing a name or number and nothing that clashes
     anchored_offer: float = 0.55
+    shared_offer: float = 0.53  # ... sharing half of what the texts are about (nouns), nothing clashing
+    shared_overlap: float = 0.5
     update: float = 0.4  # a changed name or number with a change cue (and shared words)
     zh_related: float = 0.2
     zh_duplicate: float = 0.95
@@ -85,6 +91,7 @@ class Thresholds:
     zh_slot_paraphrase: float = 0.3
     zh_offer: float = 0.5
     zh_update: float = 0.2
+    zh_cue_overlap: float = 0.6
 
 
 DEFAULT = Thresholds()
@@ -147,7 +154,12 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
         return Verdict(relation, action, shown, tuple(r for r in reasons if r))
 
     related = sim >= (t.zh_related if e.cjk else t.related)
-    if not (related or e.same_slot or e.flips or e.version or e.antonym or e.shared_denied):
+    flips = e.flips and not e.verb_flips_only
+    # A slot that holds one value or many makes two texts comparable at any cosine ("I live in Berlin." /
+    # "I moved to Lisbon.", 0.33); "something used" alone is too loose ("never uses emojis" / "the
+    # payments squad uses Java") below a low floor.
+    slot = e.same_slot and (e.slot is None or e.slot.kind != ASK or sim >= t.ask_related or lexical)
+    if not (related or slot or flips or e.version or e.antonym or e.shared_denied or _cue_asks(e, sim, t)):
         return verdict("unrelated", "add")
     if e.other_subject is not None:
         x, y = e.other_subject
@@ -155,6 +167,10 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
     if e.qualifiers is not None:
         x, y = e.qualifiers
         return verdict("distinct", "add", f"the same kind of fact, qualified apart ({x} / {y})")
+    if e.flips and e.shared_denied and not e.cues:  # "sugar-free drinks only" / "no sugary drinks"
+        return verdict(
+            "paraphrase", "review", "both deny the same thing; what else each denies reads differently"
+        )
     contradiction = _contradiction(e, sim, t)
     if contradiction is not None:
         return verdict("reversal", "supersede", contradiction, _cue_reason(e))
@@ -193,6 +209,28 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
     return _paraphrase_or_both(e, sim, t, verdict)
 
 
+def _strong(e: Evidence) -> bool:
+    """A verb of change among the new text's cues ("moved", "switched"), not only words that say other
+    things too ("new", "now", "started")."""
+    return any(c not in WEAK_CUES and not c.startswith(("these", "last")) for c in e.cues)
+
+
+def _cue_asks(e: Evidence, sim: float, t: Thresholds) -> bool:
+    """The new text says something changed, and is near enough the old one for that change to be of it:
+    a verb of change ("moved", "switched", "migrated") from a lower cosine than a word that says other
+    things too ("new", "now", "starting"), and lower still when the two share what the fact is about
+    ("the office" / "the office relocated to King's Cross"). Queued, never superseded, on this alone."""
+    if not e.cues:
+        return False
+    if e.cjk:  # 我在读研究生 / 我研究生毕业了: most of the old one's characters, and a cue
+        return sim >= t.zh_offer or (e.overlap >= t.zh_cue_overlap and sim >= t.zh_related)
+    strong = _strong(e)
+    about_the_same = e.shared_nouns >= 1 and e.noun_overlap >= t.cue_overlap
+    if strong:
+        return sim >= t.cue_review or (about_the_same and sim >= t.cue_review_shared)
+    return sim >= t.weak_cue_review or (about_the_same and sim >= t.cue_review)
+
+
 def _cue_reason(e: Evidence) -> str:
     return f"the new one says it changed ({_cue_words(e)})" if e.cues else ""
 
@@ -203,7 +241,8 @@ def _contradiction(e: Evidence, sim: float, t: Thresholds) -> str | None:
     work-free" deny the same thing in other words."""
     if e.swapped:
         return "the preference is the other way round"
-    if e.flips and not e.denies_other:
+    verb_only = e.verb_flips_only and sim < (t.zh_related if e.cjk else t.related)
+    if e.flips and not e.denies_other and not verb_only and not e.other_object:
         rest = len(e.old_extra) <= max(1, len(e.flips)) or len(e.flips) >= 2
         if rest or e.cues:
             return f"one says the opposite of the other about {', '.join(f'“{f}”' for f in e.flips)}"
@@ -233,8 +272,10 @@ def _by_slot(e: Evidence) -> tuple[str, str, str] | None:
         return "update", "supersede", f"{what}: the new one says it took the old one's place ({_values(e)})"
     if kind == MANY:
         return "distinct", "add", f"{what}: one of many that can be true at once ({_values(e)})"
-    if e.cues:
+    if e.cues and _strong(e):
         return "update", "supersede", f"both say {what} ({_values(e)})"
+    if e.cues:  # "uses Todoist for tasks" / "started using Obsidian for notes": a switch, or a second tool?
+        return "unsure", "review", f"both say {what} ({_values(e)}); the new one may add to the old one"
     old_only = e.slot.value - e.new_slot.value - e.anchors
     new_only = e.new_slot.value - e.slot.value - e.anchors
     if len(old_only) > 1 and len(new_only) > 1:  # "Sentry for error tracking" / "Grafana for dashboards"
@@ -247,24 +288,36 @@ def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) ->
     the merge), or another fact (keep both)."""
     same_value = e.same_slot and not e.slot_changed
     changed = e.numbers_changed or e.names_changed
-    if e.contradiction or (changed and not same_value):
-        return verdict("distinct", "add")
     detail = changed or e.numbers_differ or e.names_differ
+    if e.contradiction:
+        return verdict("distinct", "add")
+    if e.cues and (e.new_extra or detail):  # a change is never merged: ask when it may be one, else keep both
+        if not (same_value or _cue_asks(e, sim, t)):
+            return verdict("distinct", "add")
+        return verdict(
+            "unsure",
+            "review",
+            "related to the old one, and the new one says something changed",
+            _cue_reason(e),
+        )
+    if changed and not same_value:
+        return verdict("distinct", "add")
     duplicate = t.zh_duplicate if e.cjk else t.duplicate
     para = t.zh_paraphrase if e.cjk else t.paraphrase
     para_overlap = t.zh_paraphrase_overlap if e.cjk else t.paraphrase_overlap
     slot_para = t.zh_slot_paraphrase if e.cjk else t.slot_paraphrase
-    if e.cues and (e.new_extra or detail):  # a change is never merged: ask when close, else keep both
-        if sim < (t.zh_offer if e.cjk else t.cue_review) and not same_value:
-            return verdict("distinct", "add")
-        return verdict(
-            "unsure", "review", "close to the old one, and the new one says something changed", _cue_reason(e)
-        )
     if e.shared_denied and not detail and (sim >= slot_para or e.overlap >= 0.99):
         return verdict("paraphrase", "merge" if sim >= para_overlap else "review", "both deny the same thing")
     if not detail:
+        # The same content words, nothing on either side only ("likes short replies" / "prefers brief
+        # answers", synonyms folded): the same fact, at a cosine a slot paraphrase needs.
+        same_words = not e.old_extra and not e.new_extra and e.overlap >= 0.99
         if sim >= duplicate:
             return verdict("duplicate", "merge", "the same fact, nearly the same words")
+        if same_words and sim >= slot_para:
+            return verdict(
+                "paraphrase", "merge", "the same fact in other words (the same words, or synonyms)"
+            )
         if (
             sim >= para
             or (sim >= para_overlap and e.overlap >= t.overlap)
@@ -273,6 +326,9 @@ def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) ->
             return verdict("paraphrase", "merge", "the same fact in other words")
     # The same name or number, nothing that clashes, and only a word or two worded differently.
     anchored = bool(e.shared_anchors) and not changed and e.overlap >= 0.5 and not e.cjk
+    # Half of what it is about in common, nothing that clashes: the same fact worded apart ("Works as a
+    # plumber." / "Plumber by trade.") more often than another one. Asked, never merged on this alone.
+    shares_what = not e.cjk and not detail and e.shared_nouns >= 1 and e.noun_overlap >= t.shared_overlap
     if (
         anchored
         and not detail
@@ -285,6 +341,7 @@ def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) ->
         sim >= (t.zh_offer if e.cjk else t.offer)
         or (same_value and sim >= slot_para)
         or (anchored and sim >= t.anchored_offer and not e.cjk)
+        or (shares_what and sim >= t.shared_offer)
     ):
         return verdict(
             "paraphrase", "review", "close in meaning, but one of them says something the other does not"

@@ -11,8 +11,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from store.truth.lexicon import ANTONYMS_EN, ANTONYMS_ZH, MONTHS, STOPWORDS, STRONG_QUALIFIERS, ZH_DIGITS
-from store.truth.reading import Reading, SlotHit, stem
+from store.truth.lexicon import (
+    ANTONYMS_EN,
+    ANTONYMS_ZH,
+    HAS_CJK,
+    MONTHS,
+    PERSONS,
+    PREDICATES,
+    QUALIFIERS_ZH_EN,
+    STOPWORDS,
+    STRONG_QUALIFIERS,
+    ZH_DIGITS,
+    ZH_GLOSS,
+)
+from store.truth.reading import VERB_STEMS, Reading, SlotHit, stem
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +57,8 @@ class Evidence:
     cjk: bool
     anchors: frozenset[str]  # the names and numbers of both texts: what identifies a value
     subjects: frozenset[str]  # both texts' subject words (never a slot's value)
+    shared_nouns: int = 0  # shared content terms that are not verbs
+    noun_overlap: float = 0.0  # ... over the smaller text's non-verb terms
     close: bool = False  # the caller's similarity says the texts mean nearly the same (set by classify)
     shared_denied: frozenset[str] = frozenset()  # terms both texts deny ("no tabs" / "never uses tabs")
     shared_anchors: frozenset[str] = frozenset()  # names and numbers both texts hold
@@ -71,6 +85,21 @@ class Evidence:
         return not (a & b) or not self.close
 
     @property
+    def verb_flips_only(self) -> bool:
+        """Only a verb is denied on one side ("never uses emojis" / "the squad uses Java"): that says
+        nothing unless the rest is the same, so it does not make the texts related."""
+        return bool(self.flips) and all(f in VERB_STEMS for f in self.flips)
+
+    @property
+    def other_object(self) -> bool:
+        """Only the predicate is denied, and each text has its own object ("doesn't like jazz" / "likes
+        blues", "never works on Sundays" / "works Saturdays", "not allergic to cats" / "allergic to
+        dogs"): two facts, unless the new text says something changed."""
+        if self.cues or not self.flips or not all(f in VERB_STEMS or f in PREDICATES for f in self.flips):
+            return False
+        return bool(self.old_extra - VERB_STEMS) and bool(self.new_extra - VERB_STEMS)
+
+    @property
     def contradiction(self) -> bool:
         return bool(self.flips) or self.swapped or self.antonym is not None
 
@@ -89,17 +118,32 @@ def _other_subject(a: Reading, b: Reading) -> tuple[str, str] | None:
         rest = b if a.subject else a
         if not other.person:
             return None  # a thing next to an unnamed subject: cannot tell
-        if other.subject & (rest.content | set(rest.tokens)):
+        if other.subject & (rest.content | set(rest.tokens)) and not _owned(other, rest):
+            return None
+        if other.cjk and any(w in rest.text for w in other.subject):  # 我女儿叫小雨 / 小雨是我女儿
             return None
     elif (a.subject & b.subject) and not (a.subject - b.subject and b.subject - a.subject):
         return None  # "staging" / "the staging environment"
     return (" ".join(sorted(a.subject)) or "you", " ".join(sorted(b.subject)) or "you")
 
 
+def _owned(other: Reading, rest: Reading) -> bool:
+    """`other` is about someone's thing ("tom's manager is claire") and `rest` names that someone without
+    the possessive ("tom is my manager"): Tom's manager is not the user's manager."""
+    possessives = {t[:-2] for t in other.tokens if t.endswith(("'s", "’s"))} - PERSONS  # "my partner's"
+    owners = {stem(t) for t in possessives} & other.subject
+    return bool(owners) and not owners & {stem(t) for t in rest.tokens if t.endswith(("'s", "’s"))}
+
+
+def _qualifier_words(r: Reading) -> frozenset[str]:
+    """Its qualifiers in one language and number: 周末 = weekend = weekends."""
+    return frozenset(QUALIFIERS_ZH_EN.get(q, q).removesuffix("s") for q in r.qualifiers)
+
+
 def _qualifiers(a: Reading, b: Reading) -> tuple[str, str] | None:
     """Qualified apart: "work email" / "personal email", or a qualifier on one side only when nothing
     says it changed ("Skip-level manager: Ana" / "Manager: Priya")."""
-    qa, qb = a.qualifiers - b.qualifiers, b.qualifiers - a.qualifiers
+    qa, qb = _qualifier_words(a) - _qualifier_words(b), _qualifier_words(b) - _qualifier_words(a)
     if (qa and qb) or (((qa | qb) & STRONG_QUALIFIERS) and not b.cues):
         return (" ".join(sorted(qa)) or "—", " ".join(sorted(qb)) or "—")
     return None
@@ -165,7 +209,8 @@ def _frame(a: Reading, b: Reading) -> tuple[bool, bool]:
     changed = sum(i2 - i1 for _, i1, i2, _, _ in ops)
     if len(x) - changed < max(2, 0.5 * len(x)):  # "faded 3" / "faded 4": too little is the same
         return False, False
-    if any(w in STOPWORDS for w in words) or ((a.cjk or b.cjk) and not number_only):
+    latin = all(not HAS_CJK.match(w) for w in words)  # 京A12345 / 京B67890: a code, not a character
+    if any(w in STOPWORDS for w in words) or ((a.cjk or b.cjk) and not (number_only or latin)):
         return False, False
     if ops[0][1] == 0 and not number_only:  # "Rent 1200" / "Electricity 80": what the value is of changed
         return False, False
@@ -179,6 +224,17 @@ def _denies_other(a: Reading, b: Reading, slot: SlotHit | None, new_slot: SlotHi
     return bool(b.negated - a.content) and not (slot.value & b.negated)
 
 
+GLOSS = tuple((zh, stem(en)) for zh, en in ZH_GLOSS)
+
+
+def _bridged(x: Reading, other: Reading) -> frozenset[str]:
+    """x's content terms; a Chinese text next to an English one also gets the English words its Chinese
+    words say (ZH_GLOSS), and the other's words it already holds as Latin words count once."""
+    if not x.cjk or other.cjk:
+        return x.content
+    return x.content | {en for zh, en in GLOSS if zh in x.text}
+
+
 def compare(a: Reading, b: Reading) -> Evidence:
     """How b (the new text) differs from a (the old one)."""
     num_a, num_b = a.numbers - b.numbers, b.numbers - a.numbers
@@ -186,7 +242,12 @@ def compare(a: Reading, b: Reading) -> Evidence:
     names_b = {n for n in b.names if n not in a.content and n not in a.tokens}
     shared = a.content & b.content
     agrees = _agrees(a, b) or _agrees(b, a)
-    flips = tuple(sorted(t for t in shared if (t in a.negated) != (t in b.negated))) if not agrees else ()
+    hedged = a.hedged | b.hedged
+    flips = (
+        tuple(sorted(t for t in shared - hedged if (t in a.negated) != (t in b.negated)))
+        if not agrees
+        else ()
+    )
     slot = new_slot = None
     for hit in a.slots:
         other = b.slot(hit.name)
@@ -197,8 +258,13 @@ def compare(a: Reading, b: Reading) -> Evidence:
     version = next(((t, tools_a[t], v) for t, v in tools_b.items() if t in tools_a and tools_a[t] != v), None)
     frame, number_only = _frame(a, b)
     antonym, antonym_words = _antonym_words(a, b)
-    sizes = len(a.content) + len(b.content)
+    bridged_a, bridged_b = _bridged(a, b), _bridged(b, a)
+    bridged = bridged_a & bridged_b
+    sizes = len(bridged_a) + len(bridged_b)
+    nouns_a, nouns_b = a.content - VERB_STEMS, b.content - VERB_STEMS
     return Evidence(
+        shared_nouns=len(nouns_a & nouns_b),
+        noun_overlap=len(nouns_a & nouns_b) / min(len(nouns_a), len(nouns_b)) if nouns_a and nouns_b else 0.0,
         other_subject=_other_subject(a, b),
         qualifiers=_qualifiers(a, b),
         flips=flips,
@@ -221,8 +287,8 @@ def compare(a: Reading, b: Reading) -> Evidence:
         still=b.still,
         old_extra=a.content - b.content,
         new_extra=b.content - a.content,
-        overlap=len(shared) / min(len(a.content), len(b.content)) if a.content and b.content else 0.0,
-        lexical=2 * len(shared) / sizes if sizes else 1.0,
+        overlap=len(bridged) / min(len(bridged_a), len(bridged_b)) if bridged_a and bridged_b else 0.0,
+        lexical=2 * len(bridged) / sizes if sizes else 1.0,
         cjk=a.cjk or b.cjk,
         anchors=a.names | b.names | a.numbers | b.numbers,
         subjects=a.subject | b.subject,

@@ -46,14 +46,19 @@ NEGATORS = words(
     wasn't weren't won't can't couldn't wouldn't shouldn't haven't hasn't hadn't don’t doesn’t didn’t
     isn’t can’t won’t stop stopped stops quit quits quitting dropped dislike dislikes disliked hate
     hates hated distrust distrusts distrusted avoid avoids avoided cancel cancels cancelled canceled left leave leaving sold
-    skip skips"""
+    skip skips deleted removed uninstalled ditched"""
 )
 # Words that look like a negation but compare ("rather than X", "instead of X") or do not deny anything.
 NOT_NEGATION = re.compile(
     r"\b(?:rather\s+than|instead\s+of|not\s+only|no\s+matter|no\s+problem|not\s+bad|never\s+mind)\b",
     re.IGNORECASE,
 )
-GIVE_UP = re.compile(r"\b(?:gave|give|gives|giving)\s+up\b", re.IGNORECASE)  # read as "quit"
+# Read as "quit": a denial of what follows, and a change cue.
+GIVE_UP = re.compile(
+    r"\b(?:(?:gave|give|gives|giving)\s+up|step(?:ped|s)?\s+down\s+(?:as|from)|resigned\s+(?:as|from)|"
+    r"(?:shut|closed|wound)\s+down|discontinued)\b",
+    re.IGNORECASE,
+)
 # Suffixes and prefixes that deny their stem: "sugar-free", "sugarless", "non-smoker", "unhappy".
 NEG_SUFFIX = re.compile(r"^(.+?)-?(?:free|less)$")
 NEG_PREFIX_WORDS = words(
@@ -71,9 +76,9 @@ IMPLIES: dict[str, tuple[tuple[str, bool], ...]] = {
     "veggie": (("meat", True),),
     "vegan": (("meat", True), ("dairy", True), ("animal", True)),
     "pescatarian": (("meat", True), ("fish", False)),
-    "teetotal": (("alcohol", True),),
-    "teetotaler": (("alcohol", True),),
-    "sober": (("alcohol", True),),
+    "teetotal": (("alcohol", True), ("drink", True)),
+    "teetotaler": (("alcohol", True), ("drink", True)),
+    "sober": (("alcohol", True), ("drink", True)),
     "decaf": (("caffeine", True), ("coffee", False)),
     "black": (("milk", True),),
     "only-child": (("sibling", True),),
@@ -114,6 +119,25 @@ SYNONYMS = {
     "dad": "father",
     "employed": "work",
     "job": "work",
+    "brief": "short",
+    "prefer": "lik",
+    "prefers": "lik",
+    "preferred": "lik",
+    "sugary": "sugar",
+    "born": "birthday",
+    "js": "javascript",
+    "ts": "typescript",
+    "k8s": "kubernetes",
+    "using": "use",
+    "used": "use",
+    "groceries": "shop",
+    "grocery": "shop",
+    "shopping": "shop",
+    "mornings": "morning",
+    "bf": "boyfriend",
+    "gf": "girlfriend",
+    "bro": "brother",
+    "sis": "sister",
 }
 # English wordings rewritten to one form before reading ("works from home" = "works remotely").
 EN_PHRASES = (
@@ -121,6 +145,12 @@ EN_PHRASES = (
     (re.compile(r"\bfrom\s+home\b|\bremotely\b|\bwfh\b", re.IGNORECASE), "remote"),
     (re.compile(r"\bdb\b", re.IGNORECASE), "database"),
     (re.compile(r"\b(?:colour\s+)?theme\b", re.IGNORECASE), "mode"),
+    # "fish is off the menu", "weekends are off limits for work", "horror is not for me": "no fish"...
+    (
+        re.compile(r"\b(\w+)\s+(?:is|are)\s+(?:off\s+the\s+menu|off[\s-]+limits|not\s+for\s+me)\b", re.I),
+        r"no \1",
+    ),
+    (re.compile(r"\bcaffeinated\b", re.IGNORECASE), "caffeine"),
 )
 ZH_PHRASES = (  # Chinese wordings rewritten to one form before reading
     ("吃素", "不吃肉"),
@@ -152,14 +182,23 @@ CUE_EN = re.compile(
     r"switched|switch|switching|upgraded|upgrade|downgraded|migrated|changed|change|new|newly|since|"
     r"went\s+back|back|again|instead|promoted|raised|bumped|increased|decreased|reduced|went\s+up|went\s+down|"
     r"dropped|sold|replaced|became|become|started|starting|quit|left|joined|transferred|turned|"
-    r"stopped|gave\s+up|cancelled|canceled|postponed|pushed|revised|finally|recently|just|"
+    r"stopped|gave\s+up|cancelled|canceled|postponed|pushed|revised|finally|recently|"
     r"finished|completed|hired|separated|broke\s+up|adopted|reinstalled|reorg|decided|rewrote|rewritten|"
-    r"rebuilt|ported|grew|grown|promoted|"
+    r"rebuilt|ported|grew|grown|promoted|passed\s+away|died|split\s+up|got\s+rid\s+of|dropped\s+out|"
+    r"upped|lowered|shut\s+down|closed\s+down|wound\s+down|discontinued|graduated|"
     r"last\s+(?:week|month|year|sprint|summer|spring|autumn|fall|winter)|from\s+\S+\s+to)\b",
     re.IGNORECASE,
 )
+# Of those, the ones that also say other things ("new to Rust", "starting in June", "just", "since 2019"):
+# a cue like these asks the user only when the texts are close; a verb of change ("moved", "switched",
+# "rebuilt", "split up") asks even when they are further apart (store.truth.classify, cue_review).
+WEAK_CUES = words(
+    """now nowadays new newly since finally recently again back started starting became become decided
+    grew grown turned change changed"""
+)
 CUE_ZH = re.compile(
-    r"现在|搬|换成|换了|换到|改用|改学|改成|改为|改到|升级|迁移|转到|新的|不再|已经|提高|涨|降到|开始|又|离职|退了|戒"
+    r"现在|搬|换成|换了|换到|改用|改学|改成|改为|改到|升级|迁移|转到|新的|不再|已经|提高|涨|降到|开始|又|离职|退了|戒|"
+    r"跳槽|辞职|去世|分手|毕业|关掉|停更"
 )
 STILL = re.compile(r"\b(?:still|as\s+before|as\s+always)\b|还|依然|仍然", re.IGNORECASE)
 
@@ -212,6 +251,17 @@ STRONG_QUALIFIERS = words(
     "previous former ex skip-level personal private secondary staging production prod dev"
 )
 QUALIFIERS_ZH = ("前端", "后端", "工作日", "周末", "工作", "私人", "早上", "晚上", "下午")
+QUALIFIERS_ZH_EN = {
+    "前端": "frontend",
+    "后端": "backend",
+    "工作日": "weekday",
+    "周末": "weekend",
+    "工作": "work",
+    "私人": "personal",
+    "早上": "morning",
+    "晚上": "evening",
+    "下午": "afternoon",
+}
 
 NUMBER_WORDS = {
     "zero": "0",
@@ -301,4 +351,101 @@ ANTONYMS_ZH: tuple[tuple[str, str], ...] = (
     ("总是", "从不"),
     ("打开", "关闭"),
     ("远程", "办公室"),
+)
+
+# -- reading one text (store.truth.reading) ------------------------------------------------------------
+# Words that carry a change or a tense, never what the fact is about.
+NOT_TERMS = words(
+    """now nowadays longer anymore again back still just finally recently since new newly these days
+    currently last month week year ago already also too well though turns out after all"""
+)
+VERBISH = words(
+    """is are was were am be been has have had 's do does did will would can could should may might must
+    lives live lived works work worked plays play played runs run uses use used speaks speak loves love
+    likes like prefers prefer eats eat drinks drink goes go moved switched got takes take drives drive
+    commutes turned left joined started stopped quit keeps keep writes write reads read watches watch
+    follows enjoys enjoy hates hate avoids avoid wants want needs need never always doesn't don't isn't
+    aren't didn't hasn't haven't no not targets target requires require allows allow migrated upgraded
+    replaced bought sold cancelled finished completed relocated transferred passed went came broke
+    decided sees see knows know mentors volunteers coaches handles supports subscribes owns own lost
+    bumped increased raised starts changed moves became become got gets manages manage gave give built
+    rebuilt bought split broke made sent spent kept found began begun set put cut ran wrote taught brought
+    told held wear wears wore upped"""
+)
+PREPOSITIONS = words("in on at to for with from by of about into over under as before after")
+LEAD_IN = words("remember note fyi please also")
+# Where a denial stops when a time follows ("never work on weekends": the weekends are when, not what);
+# not "of" ("a fan of horror films"), not "to" ("never learned to swim").
+SCOPE_ENDS = words("in on at for before after during unless except until")
+TIME_WORDS = MONTHS | words(
+    """weekend weekends weekday weekdays night nights morning mornings evening evenings afternoon afternoons
+    holiday holidays lunch lunchtime noon midnight today tonight work workdays week weeks day days year
+    years month months ages hour hours"""
+)
+NEG_FREE = re.compile(r"^([a-z]+)(-?)(free|less)$")
+# "X-free" denies X ("pork-free", "screen-free") but for these; "Xless" and "X free" (two words: "sugar
+# free everything") only for the things people say they go without.
+NOT_FREE = words("hand hands toll duty care fancy hassle scot")
+FREE_STEMS = words(
+    """sugar meat salt fat gluten dairy lactose caffeine alcohol semicolon work nut smoke pork beef egg soy
+    wheat carb milk peanut grain screen phone meeting kid pet cash plastic booze"""
+)
+# Words that say how the user stands to a thing, like a verb ("allergic to cats", "afraid of flying").
+PREDICATES = words("allergic afraid scared fond keen interested good bad")
+# Chinese words with the English word they say: only to compare a Chinese text with an English one ("我在
+# Berlin 工作。" / "I work in Berlin."), where the characters and the words share nothing else.
+ZH_GLOSS = (
+    ("工作", "work"),
+    ("上班", "work"),
+    ("住", "live"),
+    ("喜欢", "like"),
+    ("爱", "love"),
+    ("生日", "birthday"),
+    ("用", "use"),
+    ("吃", "eat"),
+    ("喝", "drink"),
+    ("咖啡", "coffee"),
+    ("茶", "tea"),
+    ("学", "learn"),
+    ("说", "speak"),
+    ("周末", "weekend"),
+    ("笔记", "notes"),
+    ("回答", "answer"),
+    ("中文", "chinese"),
+    ("英语", "english"),
+    ("儿子", "son"),
+    ("女儿", "daughter"),
+    ("妻子", "wife"),
+    ("老婆", "wife"),
+    ("丈夫", "husband"),
+    ("老公", "husband"),
+    ("狗", "dog"),
+    ("猫", "cat"),
+    ("过敏", "allergic"),
+    ("花生", "peanut"),
+    ("代码", "code"),
+    ("项目", "project"),
+    ("手机", "phone"),
+    ("经理", "manager"),
+    ("公司", "company"),
+    ("不", "not"),
+)
+
+# Words before a number that are not a piece of software with a version ("year 3", "rent 1200").
+NOT_SOFTWARE = (
+    words(
+        """year years grade age rent weight salary room line step steps page day days week weeks month months
+    hour hours minute minutes km kg eur usd gbp plan top level"""
+    )
+    | MONTHS
+)
+
+# "Label: value", and in notes typed fast "label = value" / "label - value" (a short label only).
+LABEL = re.compile(
+    r"^\s*(?:([^:：0-9][^:：]{0,39}?)(?::\s+|：\s*)|([A-Za-z][\w' ]{0,24}?)\s*(?:=|\s[-–]\s)\s*)\S"
+)
+
+# "Allergies: none", "Smoking: no": the label denied, as "no allergies".
+LABEL_NONE = re.compile(
+    r"^\s*([A-Za-z][\w ]{0,30}?)\s*[:=-]\s*(?:none|no|nope|never|n/a|nil)\W*$", re.IGNORECASE
 )

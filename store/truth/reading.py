@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from store.truth.lexicon import (
     CLAUSE_END,
@@ -29,68 +30,50 @@ from store.truth.lexicon import (
     CUE_EN,
     CUE_ZH,
     EN_PHRASES,
+    FREE_STEMS,
     FROM_TO,
     GIVE_UP,
     HAS_CJK,
     IMPLIES,
+    LABEL,
+    LABEL_NONE,
+    LEAD_IN,
     MONTHS,
+    NEG_FREE,
     NEG_PREFIX_WORDS,
     NEG_SCOPE,
     NEG_ZH,
     NEGATORS,
+    NOT_FREE,
     NOT_NEG_ZH,
     NOT_NEGATION,
+    NOT_SOFTWARE,
+    NOT_TERMS,
     NUMBER_WORDS,
     PERSONS,
     PERSONS_ZH,
     PREFER_TO,
+    PREPOSITIONS,
     QUALIFIERS,
     QUALIFIERS_ZH,
     REPLACE_EN,
     REPLACE_ZH,
+    SCOPE_ENDS,
     SELF,
     STILL,
     STOPWORDS,
     SYNONYMS,
+    TIME_WORDS,
     TOKEN,
+    VERBISH,
     ZH_DIGITS,
     ZH_NUMBER,
     ZH_PHRASES,
     ZH_STOP,
-    words,
 )
-from store.truth.slots import ASK, ONE, ONE_LABELS, SLOTS
+from store.truth.slots import ASK, MANY, MANY_LABELS, ONE, ONE_LABELS, SLOTS
 
-# Words that carry a change or a tense, never what the fact is about.
-NOT_TERMS = words(
-    """now nowadays longer anymore again back still just finally recently since new newly these days
-    currently last month week year ago already also too well though turns out after all"""
-)
-VERBISH = words(
-    """is are was were am be been has have had 's do does did will would can could should may might must
-    lives live lived works work worked plays play played runs run uses use used speaks speak loves love
-    likes like prefers prefer eats eat drinks drink goes go moved switched got takes take drives drive
-    commutes turned left joined started stopped quit keeps keep writes write reads read watches watch
-    follows enjoys enjoy hates hate avoids avoid wants want needs need never always doesn't don't isn't
-    aren't didn't hasn't haven't no not targets target requires require allows allow migrated upgraded
-    replaced bought sold cancelled finished completed relocated transferred passed went came broke
-    decided sees see knows know mentors volunteers coaches handles supports subscribes owns own lost
-    bumped increased raised starts changed moves became become got gets manages manage gave give"""
-)
-PREPOSITIONS = words("in on at to for with from by of about into over under as before after")
-LEAD_IN = words("remember note fyi please also")
-SCOPE_ENDS = words("in on at to for before after during unless except")  # not "of": "a fan of horror films"
 VERSION = re.compile(r"\b([A-Za-z][A-Za-z+#-]*)\s+v?(\d+(?:\.\d+)*)\b")
-NOT_SOFTWARE = (
-    words(
-        """year years grade age rent weight salary room line step steps page day days week weeks month months
-    hour hours minute minutes km kg eur usd gbp plan top level"""
-    )
-    | MONTHS
-)
-NEG_FREE = re.compile(r"^([a-z]+)-?(?:free|less)$")
-FREE_STEMS = words("""sugar meat salt fat gluten dairy lactose caffeine alcohol semicolon work nut smoke""")
-LABEL = re.compile(r"^\s*([^:：0-9][^:：]{0,39}?)(?::\s+|：\s*)\S")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +92,7 @@ class Reading:
     tokens: tuple[str, ...]  # casefolded words (and single CJK characters), in order
     terms: tuple[str, ...]  # content terms in order
     negated: frozenset[str]  # the terms this text denies
+    hedged: frozenset[str]  # the terms it both affirms and denies ("severe nut allergy, avoid nuts")
     subject: frozenset[str]  # who/what it is about; empty: the user
     person: bool  # the subject is a person other than the user
     qualifiers: frozenset[str]
@@ -152,27 +136,46 @@ def stem(word: str) -> str:
     return SYNONYMS.get(w, w)
 
 
+VERB_STEMS = frozenset(stem(w) for w in VERBISH)
+
+
 def _zh_normal(text: str) -> str:
     for word, same in ZH_PHRASES:
         text = text.replace(word, same)
     return text
 
 
+def _label(text: str) -> tuple[str, int] | None:
+    """(the label, where its value starts) of a "Label: value" note, or None."""
+    m = LABEL.match(text)
+    if m is None:
+        return None
+    if m.group(2) is not None:  # "label = value": a few plain nouns, not "I went there - it was great"
+        lows = [w.casefold() for w in TOKEN.findall(m.group(2))]
+        if len(lows) > 3 or any(w in SELF or w in VERBISH or w in STOPWORDS for w in lows):
+            return None
+    return (m.group(1) or m.group(2) or ""), m.end() - 1
+
+
 def _self_denying(low: str) -> tuple[tuple[str, bool], ...]:
     """(term, denied) pairs a word states by itself: "vegetarian" denies meat, "sugar-free" denies sugar,
     "unhappy" denies happy; () for an ordinary word."""
     if low in IMPLIES:
-        return IMPLIES[low]
+        return tuple((stem(term), neg) for term, neg in IMPLIES[low])
     free = NEG_FREE.match(low)
-    if free and free.group(1) in FREE_STEMS:
+    if free and (
+        free.group(1) in FREE_STEMS
+        or (free.group(2) and free.group(3) == "free" and free.group(1) not in NOT_FREE)
+    ):
         return ((stem(free.group(1)), True),)
     if low in NEG_PREFIX_WORDS:
         return ((stem(low[2:]), True),)
     return ()
 
 
-def _terms_en(text: str) -> tuple[list[str], set[str]]:
-    """Content terms in order, and the negated ones: a negator denies the next NEG_SCOPE content terms
+def _terms_en(text: str) -> tuple[list[str], set[str], set[str]]:
+    """Content terms in order, the negated ones, and the hedged ones (affirmed and denied): a negator
+    denies the next NEG_SCOPE content terms
     of its clause; "vegetarian" denies "meat" (and "not vegetarian" affirms it); "sugar-free" denies sugar."""
     terms: list[str] = []
     negated: set[str] = set()
@@ -182,7 +185,9 @@ def _terms_en(text: str) -> tuple[list[str], set[str]]:
         gone.update(stem(w) for w in TOKEN.findall(m.group(1)) if w.casefold() not in STOPWORDS)
     for clause in CLAUSE_END.split(NOT_NEGATION.sub(" ", GIVE_UP.sub("quit", text))):
         scope = 0
-        for raw in TOKEN.findall(clause):
+        prev = ""
+        tokens = TOKEN.findall(clause)
+        for i, raw in enumerate(tokens):
             low = raw.casefold()
             if low in NEGATORS or low.endswith(("n't", "n’t")):
                 scope = NEG_SCOPE
@@ -194,12 +199,17 @@ def _terms_en(text: str) -> tuple[list[str], set[str]]:
                     if neg != (scope > 0):
                         negated.add(term)
                 continue
-            if low in SCOPE_ENDS and scope and scope < NEG_SCOPE:
+            if low == "free" and prev in FREE_STEMS and terms and terms[-1] == stem(prev):
+                negated.add(terms[-1])  # "sugar free everything", "dairy free": as "sugar-free"
+                affirmed.discard(terms[-1])
+                continue
+            prev = low
+            if low in SCOPE_ENDS and scope and scope < NEG_SCOPE and _when(tokens[i + 1 : i + 3]):
                 scope = 0  # "never work on weekends": the weekends are when, not what is denied
                 continue
             if low in STOPWORDS or low in NOT_TERMS or low in ("longer", "more", "up", "any"):
                 continue
-            term = stem(low)
+            term = _number_term(low) or stem(low)
             if not term:
                 continue
             terms.append(term)
@@ -208,8 +218,24 @@ def _terms_en(text: str) -> tuple[list[str], set[str]]:
                 scope -= 1
             else:
                 affirmed.add(term)
-    # A term the text both affirms and denies ("[red]not markup[/red]") is not a denial of it.
-    return terms, (negated - affirmed) | gone
+    # A term the text both affirms and denies ("[red]not markup[/red]", "severe nut allergy, avoid nuts")
+    # is not a denial of it; it is noted as hedged, so that it is never read as the other text's opposite.
+    return terms, (negated - affirmed) | gone, (negated & affirmed) - gone
+
+
+def _when(following: list[str]) -> bool:
+    """Do the words after a preposition say when ("on weekends", "after 4pm", "before the holidays")
+    rather than what ("talking on the phone", "learned to swim")?"""
+    words = [w.casefold() for w in following if w.casefold() not in ("the", "a", "my", "our")]
+    return bool(words) and (words[0] in TIME_WORDS or words[0][0].isdigit() or words[0] in NUMBER_WORDS)
+
+
+def _number_term(low: str) -> str:
+    """A number as one term however it is written: "2nd" = "2", "three" = "3" ("" for any other word)."""
+    if low[:1].isdigit():
+        m = re.match(r"[0-9]+(?:[.:,][0-9]+)*", low)
+        return m.group().replace(",", "") if m else ""
+    return NUMBER_WORDS.get(low, "")
 
 
 def _terms_zh(text: str) -> tuple[list[str], set[str]]:
@@ -218,7 +244,10 @@ def _terms_zh(text: str) -> tuple[list[str], set[str]]:
     terms: list[str] = []
     negated: set[str] = set()
     for clause in re.split(r"[，,。.；;！!？?]", NOT_NEG_ZH.sub(" ", _zh_normal(text))):
-        denied = NEG_ZH.search(clause) is not None
+        latin = [w.casefold() for w in TOKEN.findall(clause) if not HAS_CJK.match(w)]
+        denied = NEG_ZH.search(clause) is not None or any(
+            w in NEGATORS or w.endswith(("n't", "n’t")) for w in latin
+        )  # "I don't drink 咖啡"
         for word in TOKEN.findall(NEG_ZH.sub(" ", clause)):
             if HAS_CJK.match(word):
                 if word in ZH_STOP:
@@ -304,27 +333,17 @@ def _preferences(text: str, cjk: bool) -> frozenset[tuple[str, str]]:
 
 
 def _plain_terms(text: str, cjk: bool) -> list[str]:
-    return (_terms_zh(text) if cjk else _terms_en(text))[0]
+    return _terms_zh(text)[0] if cjk else _terms_en(text)[0]
 
 
 def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozenset[str]]:
     """(subject words, is a person, head words): from a "Label:" or the words before the first verb.
     Empty subject words: the user."""
-    label = LABEL.match(text)
-    stop = ""
-    if label:
-        words = TOKEN.findall(label.group(1))
-    else:
-        words = []
-        for tok in raw[:8]:
-            low = tok.casefold()
-            if low in NOT_TERMS or (not words and low in LEAD_IN):
-                continue
-            verb = low in VERBISH or (not words and low.endswith(("ing", "ed")) and tok[0].isupper())
-            if verb or low in PREPOSITIONS or tok[0].isdigit() or low.endswith(("n't", "n’t")):
-                stop = low
-                break
-            words.append(tok)
+    label = _label(text)
+    head = (TOKEN.findall(label[0]), "") if label else _head(raw)
+    if head is None:
+        return frozenset(), False, frozenset()
+    words, stop = head
     lows = [w.casefold() for w in words]
     bare = [w.removesuffix("'s").removesuffix("’s") for w in lows]
     # "Ana is my manager", "Mia is my daughter": the name is the value of the user's slot.
@@ -334,7 +353,9 @@ def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozen
         and re.search(r"\bis\s+(?:my|the\s+user'?s|our)\b", text, re.I)
     ):
         return frozenset(), False, frozenset()
-    persons = [stem(w) for w in bare if w in PERSONS]
+    if label and any(w in ONE_LABELS for w in lows):  # "Partner: Leo": the user's partner, a slot
+        return frozenset(), False, frozenset(stem(w) for w in bare if w not in SELF and w not in STOPWORDS)
+    persons = [stem(w) for i, w in enumerate(bare) if w in PERSONS and not _compound(lows, words, i)]
     if persons:
         named = [
             stem(w)
@@ -344,15 +365,13 @@ def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozen
         return frozenset(persons + named[:1]), True, frozenset()
     content = [stem(w) for w in bare if w not in SELF and w not in STOPWORDS]
     if label:
-        if any(w in ONE_LABELS for w in lows):
-            return frozenset(), False, frozenset(content)
         return frozenset(content), False, frozenset()
     if not lows or bare[0] in SELF or (bare[0] in ("the", "a") and len(bare) > 1 and bare[1] in SELF):
         return frozenset(), False, frozenset(content)
-    owner = [
+    owner = [  # lower-case too, first: "tom's manager is claire" (not "the app's auth")
         stem(w.removesuffix("'s").removesuffix("’s"))
-        for w, orig in zip(lows, words, strict=True)
-        if orig[0].isupper() and w.endswith(("'s", "’s"))
+        for i, (w, orig) in enumerate(zip(lows, words, strict=True))
+        if w.endswith(("'s", "’s")) and w not in SELF and w not in STOPWORDS and (orig[0].isupper() or i == 0)
     ]
     if owner:  # "Sam's manager", "Tidy's backend": someone or something named owns the slot
         return frozenset(owner), True, frozenset(content)
@@ -361,6 +380,32 @@ def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozen
     if len(content) < 2 and lows[0] not in ("the", "our", "their", "his", "her"):
         return frozenset(), False, frozenset(content)  # "Vegetarian", "Allergic to cats": a bio line
     return frozenset(content), False, frozenset()
+
+
+def _head(raw: list[str]) -> tuple[list[str], str] | None:
+    """The words before the first verb (or preposition, number, negation) and the word that ended them;
+    None when they name the user with someone ("Leo and I split up"): the user's own fact."""
+    words: list[str] = []
+    for tok in raw[:8]:
+        low = tok.casefold()
+        if low in NOT_TERMS or (not words and low in LEAD_IN):
+            continue
+        verb = low in VERBISH or (not words and low.endswith(("ing", "ed")) and tok[0].isupper())
+        if verb or low in PREPOSITIONS or tok[0].isdigit() or low.endswith(("n't", "n’t")):
+            return words, low
+        if low in ("i", "me") and words and words[-1].casefold() in ("and", "&"):
+            return None
+        words.append(tok)
+    return words, ""
+
+
+def _compound(lows: list[str], words: list[str], i: int) -> bool:
+    """Is the person word at i the first half of a compound ("team lead", "family doctor") rather than
+    a person ("my son Sam", "my son's school")? A plain lower-case noun after it makes a compound."""
+    if lows[i].endswith(("'s", "’s")) or i + 1 >= len(lows):
+        return False
+    nxt = lows[i + 1]
+    return not words[i + 1][0].isupper() and nxt not in PERSONS and nxt not in STOPWORDS
 
 
 def _subject_zh(text: str) -> tuple[frozenset[str], bool]:
@@ -397,28 +442,32 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
             value = {t for t in terms if t not in trigger} | numbers
             hits.append(SlotHit(s.name, s.kind, frozenset(value)))
             break
-    label = LABEL.match(text)
+    label = _label(text)
     if label and not cjk:
         name = " ".join(
-            stem(w) for w in TOKEN.findall(label.group(1).casefold()) if w not in SELF and w not in NOT_TERMS
+            stem(w) for w in TOKEN.findall(label[0].casefold()) if w not in SELF and w not in NOT_TERMS
         )
-        kind = ONE if any(w in ONE_LABELS for w in label.group(1).casefold().split()) else ASK
-        rest = text[label.end() - 1 :]
+        label_words = label[0].casefold().split()
+        kind = ONE if any(w in ONE_LABELS for w in label_words) else ASK
+        kind = MANY if any(w in MANY_LABELS for w in label_words) else kind
+        rest = text[label[1] :]
         label_value = frozenset(_plain_terms(rest, cjk)) | _numbers(rest, TOKEN.findall(rest))
         hits.insert(0, SlotHit("label:" + name, kind, label_value))
     return tuple(hits)
 
 
 def _en_normal(text: str) -> str:
+    text = LABEL_NONE.sub(r"no \1", text)
     for pattern, same in EN_PHRASES:
         text = pattern.sub(same, text)
     return text
 
 
+@lru_cache(maxsize=4096)  # pure and immutable: a neighbour met again (the next add, an import) is read once
 def read(text: str) -> Reading:
     cjk = bool(HAS_CJK.search(text))
     raw = TOKEN.findall(_zh_normal(text) if cjk else text)
-    terms, negated = _terms_zh(text) if cjk else _terms_en(_en_normal(text))
+    terms, negated, hedged = (*_terms_zh(text), set()) if cjk else _terms_en(_en_normal(text))
     if cjk:
         subject, person = _subject_zh(text)
         head: frozenset[str] = frozenset()
@@ -434,6 +483,7 @@ def read(text: str) -> Reading:
         tokens=tuple(t.casefold() for t in raw),
         terms=tuple(terms),
         negated=frozenset(negated),
+        hedged=frozenset(hedged),
         subject=subject,
         person=person,
         qualifiers=quals,

@@ -36,10 +36,10 @@ class Slot:
 
 VOCAB = {
     "residence": "live lives living based moved move relocated home flat apartment 住 搬",
-    "employer": "work works job employer company joined hired left freelance freelancing contractor 工作 上班 离职",
+    "employer": "work works job employer company joined hired left freelance freelancing contractor 工作 上班 离职 跳槽",
     "manager": "manager boss reports 经理 领导",
     "age": "age old years turned birthday 岁",
-    "partner": "married engaged dating single partner wife husband separated 单身 订婚 结婚",
+    "partner": "married engaged dating single partner wife husband separated split broke 单身 订婚 结婚 分手",
     "role": "title role promoted position",
     "team": "team",
     "school": "school year grade nursery 年级 小学",
@@ -63,8 +63,8 @@ SLOTS: tuple[Slot, ...] = (
         "residence",
         ONE,
         _en(
-            r"\b(?:live[sd]?|living|based|resides?|relocat\w*|mov(?:e|ed|ing)\s+(?:back\s+)?(?:to|out\s+of|from)|"
-            r"home(?:\s+town)?\s+is|flat\s+is|in\s+\w+\s+now)\b(?:\s+(?:in|to|at))?"
+            r"\b(?:live[sd]?|living|based|resides?|relocat\w*|mov(?:e|ed|ing)\s+(?:back\s+)?(?:to|out\s+of|from|in\s+with|in\s+to)|"
+            r"home(?:\s+(?:town|base|city))?\s+is|flat\s+is|in\s+\w+\s+now)\b(?:\s+(?:in|to|at))?"
         ),
         re.compile(r"住|搬"),
     ),
@@ -75,7 +75,7 @@ SLOTS: tuple[Slot, ...] = (
             r"\b(?:work(?:s|ed|ing)?\s+(?:at|for)|employed\s+(?:by|at)|employee\s+(?:of|at)|joined|hired|"
             r"job\s+at|contractor\s+for|freelanc\w*|left)\b"
         ),
-        re.compile(r"在.{1,8}?工作|离职|入职|做后端|做前端"),
+        re.compile(r"在.{1,8}?(?:工作|做|当)|离职|入职|做后端|做前端|跳槽|辞职|创业"),
     ),
     Slot("manager", ONE, _en(r"\b(?:manager|boss|reports?\s+to)\b"), re.compile(r"经理|领导|manager")),
     Slot(
@@ -90,8 +90,11 @@ SLOTS: tuple[Slot, ...] = (
     Slot(
         "partner",
         ONE,
-        _en(r"\b(?:married|engaged|dating|single|separated|divorced|relationship|partner\s+is)\b"),
-        re.compile(r"单身|订婚|结婚"),
+        _en(
+            r"\b(?:married|engaged|dating|single|separated|divorced|relationship|partner\s+is|split\s+up|"
+            r"broke\s+up|seeing\s+someone)\b"
+        ),
+        re.compile(r"单身|订婚|结婚|分手"),
     ),
     Slot("role", ONE, _en(r"\b(?:works?\s+as|job\s+title|title|promoted\s+to|position)\b")),
     Slot("team", ONE, _en(r"\bteam\s*:|\b(?:on|to)\s+the\s+\w+\s+team\b")),
@@ -142,10 +145,16 @@ SLOTS: tuple[Slot, ...] = (
     ),
 )
 
-# "Label: value" notes: the label names the slot. Labels whose slot holds one value.
+# "Label: value" notes: the label names the slot. Labels whose slot holds many values at once.
+MANY_LABELS = words(
+    """hobby hobbies interest interests language languages instrument instruments pet pets skill skills
+    allergy allergies cuisine cuisines sport sports"""
+)
+# Labels whose slot holds one value.
 ONE_LABELS = words(
     """manager main editor editor timezone title team shell os car phone laptop relationship age address
-    home address indent gym rent salary weight theme"""
+    home address indent gym rent salary weight theme city town employer company dentist doctor gp bank
+    provider landlord school partner status height size"""
 )
 
 

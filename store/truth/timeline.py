@@ -15,9 +15,10 @@ there too, already resolved, so they can be listed and undone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import apsw
+import numpy as np
 
 from store.errors import InvalidInputError
 from store.memory_rows import MemoryRowsMixin
@@ -26,9 +27,6 @@ from store.truth.classify import DEFAULT, Neighbour, Plan, Thresholds, Verdict, 
 from store.truth.lexicon import HAS_CJK, STOPWORDS, TOKEN
 from store.truth.reading import read
 from store.truth.slots import MANY, vocabulary
-
-if TYPE_CHECKING:
-    import numpy as np
 
 NEIGHBOURS = 8  # nearest memories (in meaning, and again in words) a new one is compared with
 FLOOR = 0.15  # below this cosine nothing is compared (the rules decide above it: store.truth.classify)
@@ -112,7 +110,8 @@ class TimelineMixin(MemoryRowsMixin):
             return Plan()
         rows = self._neighbour_rows(list(sims), expr, exclude)
         for mid in rows:
-            sims.setdefault(mid, None)  # found by its words: the rules decide without a cosine
+            if mid not in sims:  # found by its words: its cosine from its stored vector, if it has one
+                sims[mid] = self._cosine(vec, mid)
         ranked = sorted((mid for mid in sims if mid in rows), key=lambda mid: -(sims[mid] or 0.0))
         neighbours = [
             Neighbour(
@@ -121,6 +120,17 @@ class TimelineMixin(MemoryRowsMixin):
             for mid in ranked
         ]
         return plan(content, category, neighbours, thresholds, allow_merge=allow_merge)
+
+    def _cosine(self, vec: np.ndarray | None, memory_id: int) -> float | None:
+        """The cosine of `vec` and a memory's stored vector; None without either (the words decide). A
+        memory found by its words alone may be far in meaning ("never uses emojis" / "the payments squad
+        uses Java", 0.09): the rules need to know that, not to guess it from the words."""
+        if vec is None:
+            return None
+        other = self.vectors.vector("memories", memory_id)
+        if other is None or other.shape != vec.shape:
+            return None
+        return float(np.dot(np.asarray(vec, dtype=np.float32), other))
 
     def _neighbour_rows(self, ids: list[int], expr: str | None, exclude: int | None) -> dict[int, Any]:
         """The current rows of `ids` and of the best 2 x NEIGHBOURS keyword matches of `expr`, in one query."""
@@ -181,30 +191,31 @@ class TimelineMixin(MemoryRowsMixin):
         status = "open" if resolution is None else "resolved"
         relation = v.relation if v.relation in ("reversal", "update", "paraphrase") else "unsure"
         t = now()
-        self.con.execute(
-            "INSERT INTO memory_conflicts(new_id, old_id, relation, similarity, reasons, status, resolution, "
-            "created_at, resolved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(new_id, old_id) DO NOTHING",
-            (
-                new_id,
-                old_id,
-                relation,
-                round(v.similarity, 4),
-                json_dumps(list(v.reasons)),
-                status,
-                resolution,
-                t,
-                None if resolution is None else t,
-            ),
-        )
-        if not self.con.changes():
-            return None
-        cid = self.con.last_insert_rowid()
-        if resolution is None:
-            for mid, other in ((new_id, old_id), (old_id, new_id)):
-                self.record_history(
-                    mid, "conflict", None, {"conflict": cid, "with": other, "relation": relation}, t
-                )
-        return cid
+        with self.con:  # a savepoint inside a caller's transaction; the lock when called alone
+            self.con.execute(
+                "INSERT INTO memory_conflicts(new_id, old_id, relation, similarity, reasons, status, resolution, "
+                "created_at, resolved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(new_id, old_id) DO NOTHING",
+                (
+                    new_id,
+                    old_id,
+                    relation,
+                    round(v.similarity, 4),
+                    json_dumps(list(v.reasons)),
+                    status,
+                    resolution,
+                    t,
+                    None if resolution is None else t,
+                ),
+            )
+            if not self.con.changes():
+                return None
+            cid = self.con.last_insert_rowid()
+            if resolution is None:
+                for mid, other in ((new_id, old_id), (old_id, new_id)):
+                    self.record_history(
+                        mid, "conflict", None, {"conflict": cid, "with": other, "relation": relation}, t
+                    )
+            return cid
 
     # -- supersede / reinstate -------------------------------------------------------------------------
 

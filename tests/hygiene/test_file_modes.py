@@ -72,7 +72,7 @@ def test_a_session_writes_only_private_files(
     _run("export", "-o", str(out / "export.json.age"))
     _run("export", "--plain", "--parents", "-o", str(out / "deep" / "export.json"))
     _run("export", "--plain", "--format", "markdown", "-o", str(out / "markdown"))
-    _run("backup", str(out / "backups" / "copy.db"))
+    _run("backup", "--parents", str(out / "backups" / "copy.db"))
     with Store(db, embedder=FakeEmbedder()) as s:  # while open: the WAL and shared-memory files
         s.add_memory("a write that lands in the WAL", "fact")
         sidecars = [db.with_name("chat.db-wal"), db.with_name("chat.db-shm")]

@@ -62,3 +62,21 @@ def test_the_blind_set_loads_and_is_balanced() -> None:
     pairs = blind_pairs()
     assert len(pairs) >= 100 and {p.half for p in pairs} == {"blind"}
     assert min(Counter(p.group for p in pairs).values()) >= 25
+
+
+def test_the_second_held_out_set_loads_is_balanced_and_new() -> None:
+    from bench.eval_truth_data import blind_pairs, heldout2_pairs
+
+    pairs = heldout2_pairs()
+    assert len(pairs) >= 300 and {p.half for p in pairs} == {"heldout2"}
+    groups = Counter(p.group for p in pairs)
+    assert min(groups.values()) >= 75, groups
+    tags = Counter(t for p in pairs for t in p.tags)
+    for tag in ("subject", "many", "one", "number", "negpara", "negrev", "restate", "multi", "zh", "mixed"):
+        assert tags[tag] >= 3, tag
+    # Not one pair of it is a pair the rules were tuned or measured on before.
+    seen = {
+        frozenset((p.old.casefold(), p.new.casefold()))
+        for p in fresh_pairs() + blind_pairs() + legacy_pairs()
+    }
+    assert not [p for p in pairs if frozenset((p.old.casefold(), p.new.casefold())) in seen]

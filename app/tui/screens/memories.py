@@ -190,7 +190,8 @@ class MemoriesScreen(MemoryListScreen):
                 if d is not None:
                     self._resolve(conflict, "merge", d.content)
 
-            self.app.push_screen(MemoryEditScreen(None, draft), edited)
+            title = f"Merge memories {o.id} and {n.id} in your own words"
+            self.app.push_screen(MemoryEditScreen(None, draft, title=title), edited)
             return
         store = self.store
         from store.truth.conflicts import OPTION_WORDS, resolve_conflict

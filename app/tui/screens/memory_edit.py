@@ -82,8 +82,10 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
         *,
         source: Source | None = None,
         successor: Memory | None = None,
+        title: str | None = None,
     ) -> None:
         super().__init__()
+        self.title_text = title  # what the dialog is for, when it is not a plain new or edited memory
         self.memory = memory
         self.source = source
         self.successor = successor
@@ -95,7 +97,7 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
 
     def compose(self) -> ComposeResult:
         m = self.memory
-        title = "New memory" if m is None else f"Edit memory {m.id}"
+        title = self.title_text or ("New memory" if m is None else f"Edit memory {m.id}")
         with Vertical(id="memory-box", classes="dialog"):
             yield Static(title, classes="dialog-title", markup=False)
             if m is not None:

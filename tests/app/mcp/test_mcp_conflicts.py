@@ -64,3 +64,25 @@ async def test_add_memory_says_what_it_superseded(tmp_path: Path) -> None:
         assert f"supersedes memory {old.id}" in r.structured_content["message"]
     finally:
         s.close()
+
+
+async def test_resolve_conflict_merges_in_the_users_own_words(tmp_path: Path) -> None:
+    """MCP resolve_conflict takes `text` for an edited merge, as `conflicts resolve --keep merge --text`."""
+    s = Store(tmp_path / "chat.db", embedder=FakeEmbedder())
+    try:
+        old = s.add_memory("Uses Firefox", "preference").memory
+        new = s.add_memory("Uses Chrome", "preference").memory
+        r = await call(s, "list_conflicts", {})
+        [c] = r.structured_content["conflicts"]
+        r = await call(s, "resolve_conflict", {"id": c["id"], "keep": "both", "text": "Uses both"})
+        assert r.is_error and "--keep merge" in text_of(r)  # a text goes with a merge only
+        r = await call(s, "resolve_conflict", {"id": c["id"], "keep": "merge", "text": "  "})
+        assert r.is_error and "cannot be empty" in text_of(r)
+        text = "Uses Firefox at home and Chrome at work"
+        r = await call(s, "resolve_conflict", {"id": c["id"], "keep": "merge", "text": text})
+        assert not r.is_error and r.structured_content["conflict"]["resolution"] == "merge"
+        merged = s.get_memory(old.id)
+        assert merged.content == text and merged.user_edited
+        assert s.get_memory(new.id).deleted_at is not None and count_open(s) == 0
+    finally:
+        s.close()

@@ -183,6 +183,8 @@ async def test_the_card_says_why_and_edit_writes_one_memory_in_the_users_words(t
         await settle(pilot)
         editor = app.screen
         assert isinstance(editor, MemoryEditScreen)
+        title = str(editor.query_one(".dialog-title", Static).render())
+        assert title == f"Merge memories {old.id} and {new.id} in your own words"  # not "New memory"
         area = editor.query_one("TextArea")
         area.text = "Uses Firefox at home and Chrome at work"  # type: ignore[attr-defined]
         await pilot.press("ctrl+s")

@@ -37,7 +37,8 @@ def test_scan_counts_by_kind_table_thread_and_month_and_never_shows_a_value(tmp_
         for value in (AWS, GH, ANT, PW):
             assert value not in text
         assert report["by_kind"]["github-token"] >= 3  # the message, the memory and its history
-        assert report["by_kind"]["aws-access-key"] == 1 and report["by_kind"]["anthropic-key"] == 1
+        # the AWS key is in the title shown and in the title the export gave (threads.source_title)
+        assert report["by_kind"]["aws-access-key"] == 2 and report["by_kind"]["anthropic-key"] == 1
         assert "memory_history.new" in report["by_table"] and "messages.metadata" in report["by_table"]
         [top] = [t for t in report["by_thread"] if t["thread_id"] == 1]
         assert top["title"] == "deploy with [secret: aws-access-key]"  # the title as it will read
