@@ -287,9 +287,9 @@ def _m007_float16_vectors(con: apsw.Connection) -> None:
     ).fetchone()
     if has_vectors is None:
         return
-    from store.vectors.layout import convert_to_f16
+    from store import m007  # numpy: imported only when there are vectors to convert
 
-    convert_to_f16(con)
+    m007.migrate(con)
 
 
 def _m008_import_titles_and_reads(con: apsw.Connection) -> None:
