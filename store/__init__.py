@@ -20,25 +20,45 @@ if TYPE_CHECKING:
     from store.config import Config, load_config
     from store.errors import (
         DuplicateMemoryError,
+        EncryptionKeyError,
         InvalidInputError,
         NotADatabaseError,
         NotFoundError,
+        PinnedMemoryError,
         SchemaTooNewError,
         StoreError,
     )
+    from store.locations import config_path, default_db_path
     from store.memories import AddResult
-    from store.records import CATEGORIES, ROLES, Memory, MemoryIn, Message, MessageIn, Thread, ThreadIn
+    from store.records import (
+        CATEGORIES,
+        ROLES,
+        HistoryEvent,
+        Memory,
+        MemoryIn,
+        Message,
+        MessageIn,
+        Summary,
+        Thread,
+        ThreadIn,
+        iso,
+    )
     from store.store import Store
+    from store.threads import SORTS
 
 _WHERE = {
     "Config": "store.config",
     "load_config": "store.config",
     "DuplicateMemoryError": "store.errors",
+    "EncryptionKeyError": "store.errors",
     "InvalidInputError": "store.errors",
     "NotADatabaseError": "store.errors",
     "NotFoundError": "store.errors",
+    "PinnedMemoryError": "store.errors",
     "SchemaTooNewError": "store.errors",
     "StoreError": "store.errors",
+    "config_path": "store.locations",
+    "default_db_path": "store.locations",
     "AddResult": "store.memories",
     "CATEGORIES": "store.records",
     "ROLES": "store.records",
@@ -48,15 +68,20 @@ _WHERE = {
     "MessageIn": "store.records",
     "Thread": "store.records",
     "ThreadIn": "store.records",
+    "HistoryEvent": "store.records",
+    "Summary": "store.records",
+    "iso": "store.records",
     "Store": "store.store",
+    "SORTS": "store.threads",
 }
 
 __all__ = [
-    "CATEGORIES",
-    "ROLES",
     "AddResult",
+    "CATEGORIES",
     "Config",
     "DuplicateMemoryError",
+    "EncryptionKeyError",
+    "HistoryEvent",
     "InvalidInputError",
     "Memory",
     "MemoryIn",
@@ -64,11 +89,18 @@ __all__ = [
     "MessageIn",
     "NotADatabaseError",
     "NotFoundError",
+    "PinnedMemoryError",
+    "ROLES",
+    "SORTS",
     "SchemaTooNewError",
     "Store",
     "StoreError",
+    "Summary",
     "Thread",
     "ThreadIn",
+    "config_path",
+    "default_db_path",
+    "iso",
     "load_config",
 ]
 

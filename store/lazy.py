@@ -23,14 +23,17 @@ def exports(
     package: str, where: Mapping[str, str], namespace: dict[str, Any]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The `__getattr__` and `__dir__` of face `package`: `where` maps each exported name to the module
-    that defines it; a name is imported once, then kept in `namespace` (the face's globals) so later
+    that defines it, or to "module:attr" when the face names it otherwise (a face may not export a name
+    that is also one of its submodules: importing that submodule rebinds the name to the module, so what
+    `from face import name` gives would depend on import order); a name is imported once, then kept in `namespace` (the face's globals) so later
     lookups are plain module attributes."""
 
     def __getattr__(name: str) -> Any:
         module = where.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        module, _, attr = module.partition(":")
+        value = getattr(importlib.import_module(module), attr or name)
         namespace[name] = value
         return value
 

@@ -41,10 +41,10 @@ from app.tui.modes import ALT_DIGIT_AS_KEY, FIRST_MODE, PLACES, import_all_scree
 from app.tui.switching import KeysDuringSwitch
 from app.tui.widgets.status_line import AppStatus
 from app.tui.work import run_in_thread
-from store.errors import StoreError
+from store import StoreError
 
 if TYPE_CHECKING:
-    from store.store import Store
+    from store import Store
 
 log = logging.getLogger(__name__)
 

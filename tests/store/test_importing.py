@@ -14,7 +14,7 @@ import pytest
 
 from embeddings import FakeEmbedder
 from store import Store, ThreadIn
-from store.importing.pipeline import ImportProgress, ImportTotals, count_export, import_paths, load_demo
+from store.importing import ImportProgress, ImportTotals, count_export, import_paths, load_demo
 from store.maintenance import embed_missing
 from store.records import MessageIn
 from store.vectors.floats import decode

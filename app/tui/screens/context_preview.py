@@ -22,9 +22,9 @@ from textual.widgets import Input, Static
 
 from app.text import literal, number, one_line, short_path
 from app.tui.work import run_in_thread
-from store.context.builder import ContextResult, build_context
+from store import StoreError
+from store.context import ContextResult, build_context
 from store.crypto import keys
-from store.errors import StoreError
 from store.files import commit_partial, partial_file, refuse_database_paths
 
 if TYPE_CHECKING:
@@ -231,7 +231,7 @@ def save_context(result: ContextResult, name: str, db_path: Path) -> tuple[Path,
     data = body.encode("utf-8")
     sealed = keys.is_encrypted(db_path)
     if sealed:
-        from store.crypto.seal import seal_export
+        from store.crypto import seal_export
 
         path = path if path.suffix == ".age" else path.with_name(path.name + ".age")
         data = seal_export(data, keys.key_for(db_path).passphrase)

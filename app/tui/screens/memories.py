@@ -30,8 +30,7 @@ from app.tui.widgets.memory_detail import MemoryDetail
 
 if TYPE_CHECKING:
     from store import Memory
-    from store.truth.conflicts import Conflict
-    from store.truth.timeline import Source
+    from store.truth import Conflict, Source
 
 
 IMPORTANCE = Binding.Group("Importance")
@@ -161,7 +160,7 @@ class MemoriesScreen(MemoryListScreen):
         store = self.store
 
         def find() -> Conflict | None:
-            from store.truth.conflicts import get_conflict, list_conflicts, open_conflict_ids
+            from store.truth import get_conflict, list_conflicts, open_conflict_ids
 
             ids = open_conflict_ids(store)
             if mid is not None and mid in ids:
@@ -194,7 +193,7 @@ class MemoriesScreen(MemoryListScreen):
             self.app.push_screen(MemoryEditScreen(None, draft, title=title), edited)
             return
         store = self.store
-        from store.truth.conflicts import OPTION_WORDS, resolve_conflict
+        from store.truth import OPTION_WORDS, resolve_conflict
 
         def done(c: Conflict) -> None:
             self._reselect = c.new_id if keep in ("new", "both") else c.old_id

@@ -30,14 +30,13 @@ from app.text import one_line, when
 from app.tui.screens.confirm import ConfirmScreen
 from app.tui.widgets.on_off import OnOffSwitch
 from app.tui.work import run_in_thread
-from store import CATEGORIES, Memory
-from store.errors import DuplicateMemoryError
+from store import CATEGORIES, DuplicateMemoryError, Memory
 from store.scratch import scratch_dir, write_private
 
 if TYPE_CHECKING:
     from app.tui.app import MemApp
-    from store.memories import AddResult
-    from store.truth.timeline import Source
+    from store import AddResult
+    from store.truth import Source
 
 
 @dataclass(frozen=True)

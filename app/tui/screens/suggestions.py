@@ -22,8 +22,8 @@ from app.tui.screens.confirm import ConfirmScreen
 from app.tui.screens.memory_edit import MemoryDraft, MemoryEditScreen
 from app.tui.widgets.row_table import RowTable
 from app.tui.work import run_in_thread
-from store.errors import DuplicateMemoryError
-from store.extract.suggestions import (
+from store import DuplicateMemoryError
+from store.extract import (
     AcceptResult,
     Suggestion,
     accept_suggestion,
