@@ -412,6 +412,13 @@ class MemApp(App[None]):
         """Push a main screen (a thread, from a list or a search hit) the way switching does."""
         await self.switching(self.push_screen(screen))
 
+    async def open_thread(
+        self, thread_id: int, *, message_id: int | None = None, nav: str = "threads"
+    ) -> None:
+        from app.tui.screens.thread_view import ThreadViewScreen
+
+        await self.open_screen(ThreadViewScreen(thread_id, message_id=message_id, nav=nav))
+
     async def action_place(self, mode: str) -> None:
         """A place's digit: typed as text in a text box, else the switch."""
         if self._switch_keys.typing_in_a_box():

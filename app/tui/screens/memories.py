@@ -132,7 +132,7 @@ class MemoriesScreen(MemoryListScreen):
         self._reselect = memory.id
 
     def action_new(self) -> None:
-        open_memory_editor(self.memapp, None, on_saved=self._saved)
+        open_memory_editor(self.app, None, on_saved=self._saved)
 
     @on(DataTable.RowSelected, "#memories-table")
     def action_edit(self) -> None:
@@ -148,7 +148,7 @@ class MemoriesScreen(MemoryListScreen):
 
         def show(found: tuple[Memory, Source, Memory | None]) -> None:
             m, source, successor = found
-            open_memory_editor(self.memapp, m, on_saved=self._saved, source=source, successor=successor)
+            open_memory_editor(self.app, m, on_saved=self._saved, source=source, successor=successor)
 
         self.in_thread(fetch, show, description="opening the memory")
 

@@ -429,7 +429,7 @@ class SearchScreen(MemappScreen):
 
             self.in_thread(
                 fetch,
-                lambda found: open_memory_editor(self.memapp, found[0], source=found[1], successor=found[2]),
+                lambda found: open_memory_editor(self.app, found[0], source=found[1], successor=found[2]),
                 description="opening the memory",
             )
         elif r.thread_id is not None:
