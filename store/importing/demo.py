@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+from embeddings import precision_switching
 from embeddings.data_files import data_file
 from embeddings.precomputed import PrecomputedEmbedder, read_table, table_model
 from store.errors import StoreError
@@ -68,11 +69,16 @@ def demo_vectors(store: Store) -> Iterator[PrecomputedEmbedder | None]:
     table = None
     if inner is not None and path is not None and store.vector_problem is None:
         table = read_table(path, inner.name, inner.dimension)
-        switch = getattr(inner, "use_model_of", None)
+        switching = precision_switching(inner)
         made_by = table_model(path) if table is None else None
         # The same model at the other precision (float32 / int8): a database with no vectors yet takes the
         # demo's, so loading the demo still needs no model (store.core says when an embedder switches).
-        if made_by and store.vectors.recorded_model() is None and callable(switch) and switch(made_by):
+        if (
+            made_by
+            and store.vectors.recorded_model() is None
+            and switching is not None
+            and switching.use_model_of(made_by)
+        ):
             table = read_table(path, inner.name, inner.dimension)
     if inner is None or table is None:
         yield None
