@@ -269,9 +269,9 @@ def _m006_stemmed_keywords(con: apsw.Connection) -> None:
     """The keyword indexes, re-created with the porter stemmer in front of the same unicode61 tokenizer
     ("decided" finds "decide", "backups" finds "backup"; CJK characters pass through unchanged) and
     refilled from the canonical rows (issue 14: stemming measurably improves recall)."""
-    from store.text import rebuild_fts
+    from store import m006  # the rebuild as released (store.text's live one serves `memapp reindex`)
 
-    rebuild_fts(con, "porter unicode61 remove_diacritics 2 categories 'L* N* Co So'")
+    m006.migrate(con)
 
 
 def _m007_float16_vectors(con: apsw.Connection) -> None:

@@ -84,3 +84,14 @@ def test_finds_a_circle() -> None:
 
 def test_no_import_circles() -> None:
     assert circles(graph_without_face_lists()) == []
+
+
+def test_migrations_carry_their_own_code() -> None:
+    """A migration never calls live feature code (its meaning would change with that code): the
+    migrations module imports only the errors and the frozen migration modules, which import no store
+    code at all."""
+    graph = grimp.build_graph(*PACKAGES, cache_dir=None)
+    frozen = {"store.m006", "store.m007", "store.sync.m009"}
+    assert graph.find_modules_directly_imported_by("store.migrations") == {"store.errors", *frozen}
+    for module in frozen:
+        assert graph.find_modules_directly_imported_by(module) == set(), module
