@@ -332,6 +332,27 @@ class StoreCore:
 
         return redact_thread(thread)
 
+    # -- settings and the data version: per database, not per kind of row (docs/design/store-surface.md) --
+
+    def get_setting(self, key: str, default: str | None = None) -> str | None:
+        """A value from the `settings` table (per database: e.g. the TUI's theme)."""
+        row = self.con.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        return default if row is None else str(row[0])
+
+    def set_setting(self, key: str, value: str) -> None:
+        with self.con:
+            self.con.execute(
+                "INSERT INTO settings(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    def data_version(self) -> int:
+        """SQLite's `PRAGMA data_version` on this thread's connection: it changes when another
+        connection (another process, or another thread's connection) has committed a write. The TUI
+        polls it (a few microseconds) to notice the CLI or the MCP server writing beside it."""
+        return int(self.con.execute("PRAGMA data_version").fetchall()[0][0])  # type: ignore[arg-type]
+
     def scalar(self, sql: str, args: Sequence[Any] = ()) -> Any:
         """The first column of the first row of `sql` on this thread's connection, or None."""
         return db.scalar(self.con, sql, args)
