@@ -45,25 +45,25 @@ BENCH_SIZE := $(if $(QUICK),--quick,)
 SEARCH_SIZE := $(if $(QUICK),--quick,--full)
 
 bench: $(STAMP)
-	$(BIN)/python bench/search.py $(SEARCH_SIZE) --cpu
-	$(BIN)/python bench/keyword_held.py $(BENCH_SIZE)
-	$(BIN)/python bench/import.py $(BENCH_SIZE)
-	$(BIN)/python bench/reimport.py $(BENCH_SIZE)
-	$(BIN)/python bench/startup.py $(BENCH_SIZE)
-	$(BIN)/python bench/cold.py $(BENCH_SIZE)
-	$(BIN)/python bench/context.py $(BENCH_SIZE)
-	$(BIN)/python bench/transcript.py $(if $(QUICK),--turns 100,)
-	$(BIN)/python bench/eval_search.py --out bench/out/eval_search.json
-	$(BIN)/python bench/report.py
+	$(BIN)/python -m bench search $(SEARCH_SIZE) --cpu
+	$(BIN)/python -m bench keyword_held $(BENCH_SIZE)
+	$(BIN)/python -m bench importing $(BENCH_SIZE)
+	$(BIN)/python -m bench reimport $(BENCH_SIZE)
+	$(BIN)/python -m bench startup $(BENCH_SIZE)
+	$(BIN)/python -m bench cold $(BENCH_SIZE)
+	$(BIN)/python -m bench context $(BENCH_SIZE)
+	$(BIN)/python -m bench transcript $(if $(QUICK),--turns 100,)
+	$(BIN)/python -m bench eval_search --out bench/out/eval_search.json
+	$(BIN)/python -m bench report --write
 
 # The long reliability run (kills, disk full, fuzzing, concurrency, write bursts, lost updates, plain
 # copies after load, restores, at full size), then memory and file descriptors over time
-# (bench/resources.py), then the table of both into docs/benchmarks/reliability.md. Runs serially: the
+# (bench/perf/resources.py), then the table of both into docs/benchmarks/reliability.md. Runs serially: the
 # kill and concurrency tests own the machine.
 soak: $(STAMP)
 	start=$$(date +%s); MEMAPP_SOAK=1 $(BIN)/pytest -q -p no:cacheprovider -p no:xdist tests/reliability tests/store/test_files.py \
 		tests/store/test_checkpoints.py tests/store/test_writelock.py tests/app/tui/test_tui_write_queue.py \
-		&& $(BIN)/python bench/resources.py \
+		&& $(BIN)/python -m bench resources \
 		&& $(BIN)/python tests/reliability/soak_table.py --write --seconds $$(( $$(date +%s) - start ))
 
 clean:

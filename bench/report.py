@@ -1,23 +1,25 @@
-"""The README's benchmark table, from the JSON the benchmarks left in bench/out/.
+"""The benchmark table of docs/benchmarks/summary.md, from the JSON the benchmarks left in bench/out/.
 
-    .venv/bin/python bench/report.py [--readme]
+    .venv/bin/python -m bench report [--write]
 
 Prints Markdown: one row per figure, with its baseline from the same run, the ratio, the target and
-whether it was met. Missing results (a benchmark not run yet) are left out with a note. `--readme` also
-puts the table into README.md, between its `<!-- bench:start -->` and `<!-- bench:end -->` markers.
+whether it was met. Missing results (a benchmark not run yet) are left out with a note. `--write` also
+puts the table into docs/benchmarks/summary.md, between its `<!-- bench:start -->` and `<!-- bench:end -->`
+markers (`make bench` does): the prose around the table is written by hand, the table never is.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
 from typing import Any
 
-from _common import OUT, ROOT
-from report_search import keyword_held_rows, met, vector_rows
+from bench.lib.common import OUT, ROOT
+from bench.lib.report_search import keyword_held_rows, met, vector_rows
 
-README = ROOT / "README.md"
+SUMMARY = ROOT / "docs" / "benchmarks" / "summary.md"
 MARKERS = re.compile(r"(<!-- bench:start -->\n).*?(<!-- bench:end -->)", re.S)
 
 
@@ -296,19 +298,25 @@ def table() -> str | None:
     return "\n".join(lines) + "\n"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--write", action="store_true", help=f"also put the table into {SUMMARY.name}")
+    args = parser.parse_args(argv)
     text = table()
     if text is None:
         print("no results in bench/out/: run `make bench` first", file=sys.stderr)
         return 1
     print(text, end="")
-    if "--readme" in sys.argv[1:]:
-        readme = README.read_text(encoding="utf-8")
-        if not MARKERS.search(readme):
-            print("README.md has no <!-- bench:start --> / <!-- bench:end --> markers", file=sys.stderr)
+    if args.write:
+        page = SUMMARY.read_text(encoding="utf-8")
+        if not MARKERS.search(page):
+            print(
+                f"{SUMMARY.relative_to(ROOT)} has no <!-- bench:start --> / <!-- bench:end --> markers",
+                file=sys.stderr,
+            )
             return 1
-        README.write_text(
-            MARKERS.sub(lambda m: m.group(1) + text + m.group(2), readme, count=1), encoding="utf-8"
+        SUMMARY.write_text(
+            MARKERS.sub(lambda m: m.group(1) + text + m.group(2), page, count=1), encoding="utf-8"
         )
     return 0
 

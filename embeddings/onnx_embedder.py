@@ -45,7 +45,7 @@ BULK_THREADS = 2  # imports: sub-batches encoded on this many threads at once
 PRECISIONS = ("float32", "int8")
 # float32 batches hold at most this many word pieces (padded): long texts go one per call (no padding, small
 # tensors: 1.25x the chunks per CPU-second of batches of 32), short ones share a call (a call per 8-word
-# message costs 1.5x). bench/quantize.py measured both.
+# message costs 1.5x). bench/tune/quantize.py measured both.
 BATCH_TOKENS = 256
 _SESSIONS: dict[str, Any] = {}  # one onnxruntime session per ONNX file per process
 _SESSIONS_LOCK = threading.Lock()
@@ -116,7 +116,7 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         self._pool: ThreadPoolExecutor | None = None
         self._pad_id = 0
         self._mode = pooling_mode(self.path)
-        self.onnx_file = onnx_file  # run this ONNX file instead of the cached export (bench/quantize.py)
+        self.onnx_file = onnx_file  # run this ONNX file instead of the cached export (bench/tune/quantize.py)
         self.batch_tokens = BATCH_TOKENS
         if precision not in PRECISIONS:
             raise ValueError(f"embedding precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")

@@ -3,8 +3,8 @@
 Why: on a 2-core CPU the float32 transformer runs at the machine's floating-point peak (about 22
 chunks of ~200 word pieces per CPU-second), so an import is bound by the model's arithmetic; int8
 weights and activations run the same MatMuls on the CPU's integer dot-product units: 3x the chunks per
-CPU-second (bench/quantize.py). What it may cost is search quality, so the plan (which MatMuls stay float32) is chosen by
-bench/quantize.py on the evaluation's tuning half, and the choice is recorded here, not guessed.
+CPU-second (bench/tune/quantize.py). What it may cost is search quality, so the plan (which MatMuls stay float32) is chosen by
+bench/tune/quantize.py on the evaluation's tuning half, and the choice is recorded here, not guessed.
 
 onnxruntime's dynamic quantisation is used: weights int8 per output channel, activations uint8 with a
 scale computed per call over the whole input tensor. That per-call scale is why the int8 encoder runs
@@ -79,7 +79,7 @@ PLANS = {
     )
 }
 
-# The plan the int8 encoder uses, chosen by bench/quantize.py on the evaluation's tune half: the fastest
+# The plan the int8 encoder uses, chosen by bench/tune/quantize.py on the evaluation's tune half: the fastest
 # plan within 0.01 recall@10 of float32 (README "Benchmarks").
 INT8_PLAN = "all"
 

@@ -249,7 +249,7 @@ def id_table(ids: Sequence[int] | np.ndarray) -> tuple[str, Any]:
     """`ids` as a one-column table (`value`), for `IN (SELECT value FROM {table})` or a join, and the
     one parameter it binds. carray() reads an int64 array as it is, where json_each() parses JSON text
     written in Python first: searches read a few hundred rows by id this way (re-scoring, hydrating,
-    filter checks), 1.0 instead of 1.2 ms for 333 vector rows plus the text (bench/search.py). json_each
+    filter checks), 1.0 instead of 1.2 ms for 333 vector rows plus the text (bench/perf/search.py). json_each
     where carray() is missing or the list is empty (carray() refuses an empty array)."""
     if HAS_CARRAY and len(ids):
         import numpy as np  # here: opening chat.db must not import numpy (tests/hygiene/test_light_imports.py)

@@ -4,7 +4,7 @@ Each subcommand lives in its own module under app/cli/ with a `register(subparse
 adds its parser and sets `handler`; COMMAND_MODULES lists them in the order `--help` shows them.
 `memapp` with no subcommand opens the TUI (imported only then, so CLI commands stay fast); it is
 recognised before the subcommand modules are imported (they import most of the store), since the TUI's
-time to its first frame is measured (bench/startup.py).
+time to its first frame is measured (bench/perf/startup.py).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ question's. This module turns a search's candidate lists into a handful of gener
 about any wording: the best cosine and its margin over the tenth, keyword coverage, how far the best BM25
 stands out, how many of the top ten both retrievers found, how many share the best one's thread, the
 share of query words the archive uses but no top result contains, the share it never uses), and a
-logistic model over them, fitted on the evaluation's tuning half by bench/fit_answer.py, says how likely
+logistic model over them, fitted on the evaluation's tuning half by bench/tune/fit_answer.py, says how likely
 it is that the list holds an answer. Below `answer_floor` the results are not answers: the search returns
 them under a separate "weak" label (CLI and TUI show them as weak; MCP never sends them) or not at all.
 
@@ -49,7 +49,7 @@ class Model:
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
-# Fitted on the tuning half by bench/fit_answer.py (`--set "+agreement+uncovered"`, the set with the best
+# Fitted on the tuning half by bench/tune/fit_answer.py (`--set "+agreement+uncovered"`, the set with the best
 # leave-one-archive-out AUC on tune; `absent` and the query's CJK share added nothing). Its AUC is only
 # about 0.60: on near-topic no-answer questions it is barely better than chance, so the shipped
 # `answer_floor` is 0 (off) and this model only acts when a user raises it (docs/guide/search.md: the curve).

@@ -22,7 +22,7 @@ long-conversation sets showed what the turn-by-turn ranking misses (issue 30, do
   not five turns of one session: `diverse` pushes a result down for each better one from its session.
 
 Every rule is a weight in store.search.rank.Fusion, chosen on the evaluation's tuning half
-(bench/tune_search.py); every rule only re-orders messages (memories and summaries keep their scores), so
+(bench/tune/tune_search.py); every rule only re-orders messages (memories and summaries keep their scores), so
 rules about other kinds (a superseded memory below its successor) compose with these.
 """
 

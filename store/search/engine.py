@@ -169,7 +169,7 @@ class SearchMixin(StoreCore):
         by the conversation rules, superseded memories down, floored (`floor`: the hybrid's relevance
         floor; the keyword half alone ranks every row sharing a word and never judges: its floor used to
         empty 39-45 % of real questions whose answers were there, docs/benchmarks/search.md), and spread
-        over sessions for a list question. Public so the tuning (bench/tune_conversation.py) re-ranks
+        over sessions for a list question. Public so the tuning (bench/tune/tune_conversation.py) re-ranks
         cached lists with exactly this code."""
         ranked = fuse(kw, [(key, s) for key, s, _ in sem], fusion, parsed)
         context = Context()
@@ -273,7 +273,7 @@ class SearchMixin(StoreCore):
         messages whose best chunk is among the first m chunks are exactly the m' best messages); the
         approximate KNN of big tables may pick slightly different deep candidates (the evaluation's
         recall is unchanged, docs/guide/search.md). The first costs what a top-10 search costs at 200k
-        chunks (bench/search.py), the second twice that."""
+        chunks (bench/perf/search.py), the second twice that."""
         out: list[tuple[Key, float, int | None]] = []
         if "message" in kinds:
             fetch = min(vectors.K_MAX, n + n // 2)

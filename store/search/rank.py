@@ -1,6 +1,6 @@
 """The pure half of search: two scored candidate lists -> one ranked list, the relevance floor, snippets.
 
-Kept apart from the SQL (store/search/engine.py) so the evaluation (bench/eval_search.py) can re-rank the
+Kept apart from the SQL (store/search/engine.py) so the evaluation (bench/quality/eval_search.py) can re-rank the
 same candidate lists with every setting, and so the rules can be tested without a database.
 
 Why z-score fusion with about equal weights: BM25 and cosine live on different scales that move from query
@@ -37,7 +37,7 @@ from store.search.query import ParsedQuery
 SNIPPET_CHARS = 200
 SMOOTH_DEPTH = 50  # the best message candidates that get smoothed (and their neighbours); the rest keep
 # their fused score (one ranked below 50 after fusion rarely reaches the top 10), because smoothing all of
-# them (~200) took a large share of a hybrid search's time (bench/search.py)
+# them (~200) took a large share of a hybrid search's time (bench/perf/search.py)
 KEYWORD = "keyword"
 SEMANTIC = "semantic"
 NEIGHBOUR = "neighbour"

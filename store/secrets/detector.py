@@ -6,7 +6,7 @@ millisecond per line of code. So a text first meets a prefilter made of substrin
 regexes (`worth_a_look`: a long token-like run, a secret-sounding word, a URL with a password, a -u/-p
 flag, a long number); a text with none of them, which is most prose, is done. Otherwise only its lines
 that pass go on, each rule family runs only where its own gate holds in the line, and each format's
-pattern only in a line holding one of its literal needles. bench/redaction.py measures both paths.
+pattern only in a line holding one of its literal needles. bench/perf/redaction.py measures both paths.
 
 Private keys are found on the whole text first (a PEM block spans lines); everything else line by line.
 Overlapping findings merge into one span, named after the most specific rule (a format beats a name,
@@ -29,7 +29,7 @@ MARKER_RE = re.compile(r"\[secret: [a-z0-9-]{1,40}\]")
 # The prefilter. Every formatted secret is a run of at least 16 token characters; every secret known by
 # its name has one of KEYWORDS nearby (lowercased); a command's password follows -u or -p; a card is a
 # long number; a URL's password sits between :// and @. A substring test (`in`) runs at memory speed,
-# where one regex alternating over every prefix cost ~450 us per KB of prose (measured; bench/redaction.py).
+# where one regex alternating over every prefix cost ~450 us per KB of prose (measured; bench/perf/redaction.py).
 LONG_RUN = re.compile(r"[A-Za-z0-9_+/.-]{16,}")
 KEYWORDS = (
     "pass",

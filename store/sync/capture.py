@@ -5,7 +5,7 @@ writer (a Session lives on one connection, and the TUI, the MCP server, hooks an
 their own), nor by triggers on every write path (an outbox row per message costs every import), but by
 comparing, at sync time, the canonical rows with the mirror (store.sync.tables): the rows whose values
 differ, and the rows present on one side only. The comparison is one indexed join per table (about 0.1 s
-for 50,000 messages, bench/sync.py); the mirror is then brought up to date under an `apsw.Session`,
+for 50,000 messages, bench/perf/sync.py); the mirror is then brought up to date under an `apsw.Session`,
 which turns exactly those mirror writes into a changeset, with the old values a device receiving it
 uses to tell a fast-forward from a concurrent edit. Messages, which never change, are added to the
 changeset by hand (ChangesetBuilder) from the canonical rows, so the mirror need not hold their text.

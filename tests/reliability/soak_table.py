@@ -3,7 +3,7 @@
     .venv/bin/python tests/reliability/soak_table.py [--write] [--seconds N]
 
 Reads bench/out/soak.json, which the reliability suite writes at the end of a passing run with
-MEMAPP_SOAK=1 (tests/reliability/conftest.py), and bench/out/resources.json (bench/resources.py: memory
+MEMAPP_SOAK=1 (tests/reliability/conftest.py), and bench/out/resources.json (bench/perf/resources.py: memory
 and file descriptors over time) when it was written after it; `make soak` runs all three. The table
 leads with the figures issue 31 asks for (kills per writer, writers at once with no lost update, the
 MCP burst, plain copies checked after load), then every series. `--write` replaces the text between

@@ -1,7 +1,7 @@
 """The retrieval evaluations: the long-conversation set is well-formed, its scoring is right, and (real
 model) hybrid beats keyword-only and vector-only at k=10 on the small set.
 
-The model tests run bench/eval_search.py's own code on bench/eval (32 threads, 400 messages, 86
+The model tests run bench/quality/eval_search.py's own code on bench/eval (32 threads, 400 messages, 86
 questions), so the test and the numbers in the README come from one implementation; the ~400 messages
 are embedded once per module. The longmem checks are fast (no model): they validate the committed
 bench/eval/longmem files with make.py's own validator, check that the committed files are exactly what
@@ -37,7 +37,7 @@ def _load(name: str, path: Path) -> ModuleType:
 
 
 def _bench() -> ModuleType:
-    return _load("eval_search", ROOT / "bench" / "eval_search.py")
+    return importlib.import_module("bench.quality.eval_search")
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def make() -> ModuleType:
 
 @pytest.fixture(scope="module")
 def longmem() -> ModuleType:
-    return _load("eval_longmem", ROOT / "bench" / "eval_longmem.py")
+    return importlib.import_module("bench.quality.eval_longmem")
 
 
 # -- the long-conversation set: well-formed (fast, no model) ----------------------------------------

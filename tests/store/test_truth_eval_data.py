@@ -4,14 +4,9 @@ No model: this is about the data the figures in docs/benchmarks/truth.md stand o
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from bench.eval_truth_data import chains, fresh_pairs, half_of, legacy_pairs  # noqa: E402
+from bench.lib.truth_data import chains, fresh_pairs, half_of, legacy_pairs
 
 
 def test_at_least_600_fresh_pairs_balanced_over_the_four_groups() -> None:
@@ -57,7 +52,7 @@ def test_legacy_pairs_and_chains_load() -> None:
 
 
 def test_the_blind_set_loads_and_is_balanced() -> None:
-    from bench.eval_truth_data import blind_pairs
+    from bench.lib.truth_data import blind_pairs
 
     pairs = blind_pairs()
     assert len(pairs) >= 100 and {p.half for p in pairs} == {"blind"}
@@ -65,7 +60,7 @@ def test_the_blind_set_loads_and_is_balanced() -> None:
 
 
 def test_the_second_held_out_set_loads_is_balanced_and_new() -> None:
-    from bench.eval_truth_data import blind_pairs, heldout2_pairs
+    from bench.lib.truth_data import blind_pairs, heldout2_pairs
 
     pairs = heldout2_pairs()
     assert len(pairs) >= 300 and {p.half for p in pairs} == {"heldout2"}

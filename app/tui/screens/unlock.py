@@ -2,7 +2,7 @@
 MEMAPP_PASSPHRASE_COMMAND or the OS keyring gives (the screen then closes by itself), or the one typed.
 
 Why a screen of the app and not a getpass before it starts: the terminal belongs to Textual from the first
-frame, and the app must still draw at once (the first frame is measured, bench/startup.py). The passphrase is
+frame, and the app must still draw at once (the first frame is measured, bench/perf/startup.py). The passphrase is
 typed into a password box (nothing shown), checked off the UI thread (deriving the key takes ~30 ms of
 CPU, more on a busy machine), and never logged, notified or kept in a widget once checked: a wrong one
 clears the box. "Remember" stores it in the OS keyring, as `memapp key remember` does.

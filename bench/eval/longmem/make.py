@@ -255,7 +255,7 @@ def _thread(
         units.insert(rng.randrange(len(units) + 1), ("filler", ex))
     clock = dt.datetime.combine(day, dt.time(rng.randrange(7, 23), rng.randrange(60)), tzinfo=dt.UTC)
     created = clock
-    messages = []
+    messages: list[dict[str, Any]] = []
     for kind, unit in units:
         turns = unit.turns if kind == "block" else [(r, t, []) for r, t in unit]
         for role, text, labels in turns:

@@ -1,7 +1,7 @@
 """Build the secrets evaluation set from the hand-written templates (deterministic).
 
-    python3 bench/eval/secrets/make.py          # writes tune.jsonl and test.jsonl
-    python3 bench/eval/secrets/make.py --check  # the committed files are what this script writes
+    .venv/bin/python -m bench.eval.secrets.make          # writes tune.jsonl and test.jsonl
+    .venv/bin/python -m bench.eval.secrets.make --check  # the committed files are what this script writes
 
 Each line of the output is one transcript text (a message as it would be stored):
 
@@ -25,14 +25,13 @@ import sys
 from itertools import cycle
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from bench.eval.secrets.fakes import SECRETS, UNPREFIXED, lookalike, secret
+from bench.eval.secrets.with_secrets import ROUND2 as WITH2
+from bench.eval.secrets.with_secrets import TEMPLATES as WITH
+from bench.eval.secrets.without_secrets import ROUND2 as WITHOUT2
+from bench.eval.secrets.without_secrets import TEMPLATES as WITHOUT
 
-from fakes import SECRETS, UNPREFIXED, lookalike, secret  # noqa: E402
-from with_secrets import ROUND2 as WITH2  # noqa: E402
-from with_secrets import TEMPLATES as WITH  # noqa: E402
-from without_secrets import ROUND2 as WITHOUT2  # noqa: E402
-from without_secrets import TEMPLATES as WITHOUT  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 SEED = 20261127
 SLOT = re.compile(r"\{(~?)([a-z0-9-]+|tok)(?:#\d)?\}")
@@ -121,7 +120,7 @@ def main() -> None:
             file=sys.stderr,
         )
     if stale:
-        raise SystemExit(f"stale: {', '.join(stale)} (run bench/eval/secrets/make.py)")
+        raise SystemExit(f"stale: {', '.join(stale)} (run `python -m bench.eval.secrets.make`)")
 
 
 if __name__ == "__main__":

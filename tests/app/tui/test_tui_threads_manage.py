@@ -4,6 +4,7 @@ archived and deleted with keys, `s` summarises a short thread (and says so), fin
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from textual.widgets import DataTable, Input
 
@@ -148,9 +149,17 @@ async def test_archive_and_delete_keep_the_cursor_in_place_and_say_it_once(tui_s
     titles = [f"Thread {c}" for c in "ABCDE"]
     ids = {t: _short_thread(tui_store, t) for t in titles}  # newest first: E, D, C, B, A
     app = make_app(tui_store, greet=False)
+    said: list[str] = []  # every toast, kept: a toast expires after seconds, a slow run outlives it
+    notify = app.notify
+
+    def recording_notify(message: str, *args: Any, **kwargs: Any) -> None:
+        said.append(str(message))
+        notify(message, *args, **kwargs)
+
+    app.notify = recording_notify  # type: ignore[method-assign]
 
     def notes() -> list[str]:
-        return [n.message for n in app._notifications]  # noqa: SLF001 - what the toasts say
+        return list(said)
 
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)

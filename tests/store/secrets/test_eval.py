@@ -1,10 +1,10 @@
 """The secrets evaluation (bench/eval/secrets): the committed files are what make.py writes, and the
 detector meets the issue's targets on the test half (recall >= 0.95, false positives <= 2 %) and on the
-tuning half. The scoring is bench/redaction.py's own, so the test and the published figures agree."""
+tuning half. The scoring is bench/perf/redaction.py's own (`python -m bench redaction`), so the test and the published figures agree."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -17,21 +17,13 @@ from store.secrets import redact_text
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _bench() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "bench"))
-    spec = importlib.util.spec_from_file_location("bench_redaction", ROOT / "bench" / "redaction.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-BENCH = _bench()
+BENCH: ModuleType = importlib.import_module("bench.perf.redaction")
 
 
 def test_the_committed_set_is_what_make_writes() -> None:
     out = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "eval" / "secrets" / "make.py"), "--check"],
+        [sys.executable, "-m", "bench.eval.secrets.make", "--check"],
+        cwd=ROOT,
         capture_output=True,
         text=True,
     )

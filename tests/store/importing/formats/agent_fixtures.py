@@ -1,7 +1,7 @@
 """Coding-agent transcripts built in tests: long sessions whose exact content the tests know.
 
 Hand-written fixtures (tests/fixtures/import/claude-code, codex) cover one trap per line; these builders
-make the sizes no one writes by hand (1,000 tool calls, a 1,000-turn session for bench/transcript.py).
+make the sizes no one writes by hand (1,000 tool calls, a 1,000-turn session for bench/perf/transcript.py).
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""The evaluations (search, truth; the secrets evaluation is scored by bench.perf.redaction)."""
