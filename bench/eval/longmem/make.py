@@ -176,7 +176,8 @@ def assemble(mat: Material, seed: int) -> tuple[list[dict[str, Any]], list[dict[
     The steps draw from one seeded generator in a fixed order (session dates, small-talk pools and their
     plan, then each session's title, interleaving and clock), so the committed files are reproducible."""
     h = mat.header
-    cid, rng, warnings = h["conv"], random.Random(f"{seed}-{h['conv']}"), []
+    cid, rng = h["conv"], random.Random(f"{seed}-{h['conv']}")
+    warnings: list[str] = []
     by_date, session_dates = _session_dates(mat, rng, warnings)
     filler_plan = _filler_plan(mat, rng, len(session_dates))
     titles = FILLER_TITLES_ZH if h["lang"] == "zh" else FILLER_TITLES_EN
