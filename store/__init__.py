@@ -12,32 +12,53 @@ rest in a worker; `from store import Store` still works everywhere, as before.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from store.lazy import exports
 
 if TYPE_CHECKING:
     from store.config import Config, load_config
     from store.errors import (
         DuplicateMemoryError,
+        EncryptionKeyError,
         InvalidInputError,
         NotADatabaseError,
         NotFoundError,
+        PinnedMemoryError,
         SchemaTooNewError,
         StoreError,
     )
+    from store.locations import config_path, default_db_path
     from store.memories import AddResult
-    from store.records import CATEGORIES, ROLES, Memory, MemoryIn, Message, MessageIn, Thread, ThreadIn
+    from store.records import (
+        CATEGORIES,
+        ROLES,
+        HistoryEvent,
+        Memory,
+        MemoryIn,
+        Message,
+        MessageIn,
+        Summary,
+        Thread,
+        ThreadIn,
+        iso,
+    )
     from store.store import Store
+    from store.threads import SORTS
 
 _WHERE = {
     "Config": "store.config",
     "load_config": "store.config",
     "DuplicateMemoryError": "store.errors",
+    "EncryptionKeyError": "store.errors",
     "InvalidInputError": "store.errors",
     "NotADatabaseError": "store.errors",
     "NotFoundError": "store.errors",
+    "PinnedMemoryError": "store.errors",
     "SchemaTooNewError": "store.errors",
     "StoreError": "store.errors",
+    "config_path": "store.locations",
+    "default_db_path": "store.locations",
     "AddResult": "store.memories",
     "CATEGORIES": "store.records",
     "ROLES": "store.records",
@@ -47,15 +68,20 @@ _WHERE = {
     "MessageIn": "store.records",
     "Thread": "store.records",
     "ThreadIn": "store.records",
+    "HistoryEvent": "store.records",
+    "Summary": "store.records",
+    "iso": "store.records",
     "Store": "store.store",
+    "SORTS": "store.threads",
 }
 
 __all__ = [
-    "CATEGORIES",
-    "ROLES",
     "AddResult",
+    "CATEGORIES",
     "Config",
     "DuplicateMemoryError",
+    "EncryptionKeyError",
+    "HistoryEvent",
     "InvalidInputError",
     "Memory",
     "MemoryIn",
@@ -63,23 +89,20 @@ __all__ = [
     "MessageIn",
     "NotADatabaseError",
     "NotFoundError",
+    "PinnedMemoryError",
+    "ROLES",
+    "SORTS",
     "SchemaTooNewError",
     "Store",
     "StoreError",
+    "Summary",
     "Thread",
     "ThreadIn",
+    "config_path",
+    "default_db_path",
+    "iso",
     "load_config",
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'store' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # once: later lookups are plain module attributes
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__ = exports(__name__, _WHERE, globals())

@@ -26,7 +26,7 @@ from typing import Any, Literal, Self
 import apsw
 import numpy as np
 
-from embeddings import Embedder, TokenCounter
+from embeddings import Embedder, TokenCounter, precision_switching
 from embeddings.onnx_embedder import make_embedder
 from store import db
 from store.access import AccessCounts
@@ -216,8 +216,8 @@ class StoreCore:
         recorded = self.vectors.recorded_model() if problem else None
         # The same model at the other precision (float32 / int8): the embedder switches to the one this
         # database was embedded with, so its vectors never mix and no reindex is needed.
-        switch = getattr(self.embedder, "use_model_of", None)
-        if recorded is not None and callable(switch) and switch(recorded[0]):
+        switching = precision_switching(self.embedder)
+        if recorded is not None and switching is not None and switching.use_model_of(recorded[0]):
             problem = self.vectors.mismatch(self.embedder.name, self.embedder.dimension)
         return problem
 
@@ -228,8 +228,9 @@ class StoreCore:
         model in use, and how to move to the configured one. None when they agree or there is no model."""
         if self.embedder is None or self.vector_problem:
             return None
-        configured = getattr(self.embedder, "configured_name", None)
-        if not isinstance(configured, str) or configured == self.embedder.name:
+        switching = precision_switching(self.embedder)
+        configured = None if switching is None else switching.configured_name
+        if configured is None or configured == self.embedder.name:
             return None
         faster = (
             " (the int8 copy encodes about 3x the chunks per CPU-second)"
@@ -330,6 +331,27 @@ class StoreCore:
         from store.secrets.rows import redact_thread
 
         return redact_thread(thread)
+
+    # -- settings and the data version: per database, not per kind of row (docs/design/store-surface.md) --
+
+    def get_setting(self, key: str, default: str | None = None) -> str | None:
+        """A value from the `settings` table (per database: e.g. the TUI's theme)."""
+        row = self.con.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        return default if row is None else str(row[0])
+
+    def set_setting(self, key: str, value: str) -> None:
+        with self.con:
+            self.con.execute(
+                "INSERT INTO settings(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    def data_version(self) -> int:
+        """SQLite's `PRAGMA data_version` on this thread's connection: it changes when another
+        connection (another process, or another thread's connection) has committed a write. The TUI
+        polls it (a few microseconds) to notice the CLI or the MCP server writing beside it."""
+        return int(self.con.execute("PRAGMA data_version").fetchall()[0][0])  # type: ignore[arg-type]
 
     def scalar(self, sql: str, args: Sequence[Any] = ()) -> Any:
         """The first column of the first row of `sql` on this thread's connection, or None."""

@@ -21,6 +21,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from embeddings import precision_switching
 from store.db import read_snapshot
 from store.errors import StoreError
 from store.files import atomic_write, partial_dir, private_dir, replaceable, swap_in, write_private
@@ -311,13 +312,15 @@ def _restore_vectors(store: Store, emb: Any, changed: dict[str, set[int]]) -> No
     exported; the rest `memapp embed` redoes."""
     if not isinstance(emb, dict) or store.embedder is None:
         return
-    switch = getattr(store.embedder, "use_model_of", None)
+    switching = precision_switching(store.embedder)
     if (
         emb.get("model") != store.embedder.name
         and store.vectors.recorded_model() is None
-        and callable(switch)
+        and switching is not None
     ):
-        switch(str(emb.get("model")))  # the same model at its other precision (float32 / int8): take it
+        switching.use_model_of(
+            str(emb.get("model"))
+        )  # the same model at its other precision (float32 / int8): take it
     if (emb.get("model"), emb.get("dimension")) != (store.embedder.name, store.embedder.dimension):
         return
     store.ensure_vector_tables()

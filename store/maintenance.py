@@ -15,6 +15,7 @@ from typing import Any
 
 import apsw
 
+from embeddings import precision_switching, runtime_reporting
 from store.checks import SAMPLE, content_problems
 from store.errors import StoreError
 from store.files import commit_partial, partial_file, refuse_database_paths
@@ -53,8 +54,9 @@ def doctor(store: Store, *, load_model: bool = True, full: bool = False) -> dict
     model["state"] = store.semantic_state
     model["note"] = store.precision_note
     # Which runtime encodes (onnx, or sentence-transformers as the fallback) and why it fell back.
-    model["runtime"] = getattr(embedder, "backend", None)
-    model["runtime_problem"] = getattr(embedder, "backend_problem", None)
+    runtime = runtime_reporting(embedder)
+    model["runtime"] = None if runtime is None else runtime.backend
+    model["runtime_problem"] = None if runtime is None else runtime.backend_problem
     rec = attempt("vector model", store.vectors.recorded_model)
     model["recorded_in_database"] = None if rec is None else {"name": rec[0], "dimension": rec[1]}
     missing_messages = attempt(
@@ -119,12 +121,9 @@ def reindex(store: Store, *, vectors: bool = True, progress: Progress = None) ->
     store.drop_vectors()  # also forgets the recorded model, which clears a model mismatch
     # An embedder that switched to this database's precision (float32 / int8) goes back to the configured
     # one: reindexing is how a database moves to it.
-    configured, switch = (
-        getattr(store.embedder, "configured_name", None),
-        getattr(store.embedder, "use_model_of", None),
-    )
-    if configured and callable(switch):
-        switch(configured)
+    switching = precision_switching(store.embedder)
+    if switching is not None:
+        switching.use_model_of(switching.configured_name)
     result = embed_missing(store, progress=progress)
     return {**result, "keyword_index": "rebuilt"}
 

@@ -269,9 +269,9 @@ def _m006_stemmed_keywords(con: apsw.Connection) -> None:
     """The keyword indexes, re-created with the porter stemmer in front of the same unicode61 tokenizer
     ("decided" finds "decide", "backups" finds "backup"; CJK characters pass through unchanged) and
     refilled from the canonical rows (issue 14: stemming measurably improves recall)."""
-    from store.text import rebuild_fts
+    from store import m006  # the rebuild as released (store.text's live one serves `memapp reindex`)
 
-    rebuild_fts(con, "porter unicode61 remove_diacritics 2 categories 'L* N* Co So'")
+    m006.migrate(con)
 
 
 def _m007_float16_vectors(con: apsw.Connection) -> None:
@@ -287,9 +287,9 @@ def _m007_float16_vectors(con: apsw.Connection) -> None:
     ).fetchone()
     if has_vectors is None:
         return
-    from store.vectors.layout import convert_to_f16
+    from store import m007  # numpy: imported only when there are vectors to convert
 
-    convert_to_f16(con)
+    m007.migrate(con)
 
 
 def _m008_import_titles_and_reads(con: apsw.Connection) -> None:

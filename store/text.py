@@ -150,7 +150,7 @@ FTS_SOURCES = {
 
 def rebuild_fts(con: apsw.Connection, tokenize: str = FTS_TOKENIZE) -> None:
     """Drop and re-create every keyword index with `tokenize`, filled from the canonical rows. Call inside
-    a transaction (migration 6 and `memapp reindex` do)."""
+    a transaction (`memapp reindex` does; migration 6 has its own frozen copy, store/m006.py)."""
     for table in FTS_TABLES:
         con.execute(f"DROP TABLE IF EXISTS {table}")
         con.execute(

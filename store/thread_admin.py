@@ -1,13 +1,11 @@
-"""Managing threads after import (rename, archive, delete) and the small per-database settings.
+"""Managing threads after import (rename, archive, delete). The per-database settings and `data_version`
+are StoreCore's (they belong to no kind of row).
 
 Why archive as well as delete: a conversation imported by mistake, or one that is private, should stop
 showing up in lists, search and MCP answers at once, but deleting is for good (only a re-import of the
 export brings it back). Archiving only sets `threads.archived_at`; lists and search leave such threads
 out unless asked (`archived=True/None`, `Filters(include_archived=True)`), and unarchiving is instant.
 
-Why `data_version`: SQLite's `PRAGMA data_version` changes on a connection when *another* connection
-committed a write to the file. The TUI polls it on its own connection (a few microseconds) to notice
-the CLI or the MCP server writing beside it, and refreshes what it shows.
 """
 
 from __future__ import annotations
@@ -73,23 +71,3 @@ class ThreadAdminMixin(StoreCore):
     def archived_thread_ids(self) -> set[int]:
         """Every archived thread's id (usually none: one indexed query)."""
         return {int(r[0]) for r in self.con.execute("SELECT id FROM threads WHERE archived_at IS NOT NULL")}
-
-    # -- settings ------------------------------------------------------------------------------------
-
-    def get_setting(self, key: str, default: str | None = None) -> str | None:
-        """A value from the `settings` table (per database: e.g. the TUI's theme)."""
-        row = self.con.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
-        return default if row is None else str(row[0])
-
-    def set_setting(self, key: str, value: str) -> None:
-        with self.con:
-            self.con.execute(
-                "INSERT INTO settings(key, value) VALUES (?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
-
-    def data_version(self) -> int:
-        """SQLite's `PRAGMA data_version` on this thread's connection: it changes when another
-        connection (another process, or another thread's connection) has committed a write."""
-        return int(self.con.execute("PRAGMA data_version").fetchall()[0][0])  # type: ignore[arg-type]

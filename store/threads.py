@@ -260,10 +260,6 @@ class ThreadsMixin(StoreCore):
         found = self.find_thread(thread.source, thread.external_id)
         return StoredThread(found, frozenset(self._existing_external_ids(found.id)) if found else frozenset())
 
-    def new_message_positions(self, thread: ThreadIn) -> list[int]:
-        """Where in `thread.messages` the messages a write would add now are (a read: no lock taken)."""
-        return self.stored_thread(thread).new_positions(thread)
-
     def prepare_chunks(self, messages: Sequence[MessageIn | Message]) -> PreparedChunks | None:
         """Split and embed message texts (slow; outside any transaction). None when no model is usable."""
         if self.vector_problem or self.embedder is None:

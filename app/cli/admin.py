@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError, check_folder
+from embeddings import runtime_reporting
 from store import maintenance
 from store.migrations import LATEST
 
@@ -128,10 +129,12 @@ def _prepare(ctx: Context) -> int | None:
     operation makes it) and load it, saying which runtime encodes."""
     ok = ctx.store.load_model()
     emb = ctx.store.embedder
+    runtime = runtime_reporting(emb)
     info = {
-        "model": getattr(emb, "name", None),
-        "backend": getattr(emb, "backend", None) or "custom",
-        "problem": getattr(emb, "backend_problem", None) or (None if ok else ctx.store.vector_problem),
+        "model": None if emb is None else emb.name,
+        "backend": (runtime.backend if runtime else None) or "custom",
+        "problem": (runtime.backend_problem if runtime else None)
+        or (None if ok else ctx.store.vector_problem),
     }
     if info["backend"] == "onnx" and emb is not None:
         from embeddings.onnx_export import onnx_path

@@ -31,8 +31,7 @@ from types import FrameType
 
 from app.cli.common import EXIT_FAILED, Context, UsageError, fail
 from app.text import literal
-from store.importing.formats import FORMATS, session_files
-from store.importing.formats.lines import session_id_from_name
+from store.importing import FORMATS, session_files, session_id_from_name
 
 HOOK_AGENTS = ("claude-code",)
 
@@ -50,7 +49,7 @@ def cmd_hook(ctx: Context) -> int | None:
         path = Path(transcript).expanduser()
         if not path.is_file():
             raise ValueError(f"{path}: no such transcript")
-        from store.importing.pipeline import import_paths
+        from store.importing import import_paths
 
         store = ctx.store
         embed = not ctx.args.no_embed
@@ -144,7 +143,7 @@ def cmd_watch(ctx: Context) -> int | None:
 
 def _import(ctx: Context, files: list[Path], a: argparse.Namespace) -> bool:
     """Import `files` (one import); one line if it brought something new. True if anything was skipped."""
-    from store.importing.pipeline import import_paths
+    from store.importing import import_paths
 
     report = import_paths(ctx.store, files, a.format, embed=not a.no_embed, count_process=False)
     grown = list(dict.fromkeys(report.grown_threads))

@@ -20,19 +20,21 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from app.text import literal
-from store import db as chat_db
-from store.config import Config, load_config
-from store.errors import (
+from store import (
+    Config,
     DuplicateMemoryError,
     EncryptionKeyError,
     InvalidInputError,
     NotFoundError,
     StoreError,
+    config_path,
+    default_db_path,
+    load_config,
 )
-from store.locations import config_path, default_db_path
+from store import db as chat_db
 
 if TYPE_CHECKING:
-    from store.store import Store
+    from store import Store
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 JSON_HELP = "print the result as JSON (for scripts) instead of text"
@@ -68,7 +70,7 @@ class Context:
     @property
     def store(self) -> Store:
         if self._store is None:
-            from store.store import Store  # numpy, vectors, the embedder: only once a store is needed
+            from store import Store  # numpy, vectors, the embedder: only once a store is needed
 
             self._store = Store(self.db_path, config=self.config)
             if str(self.db_path) != ":memory:" and chat_db.is_read_only(self._store.con):

@@ -6,15 +6,8 @@ import argparse
 
 from app.cli.common import JSON_HELP, Context
 from app.text import one_line
-from store.records import iso
-from store.truth.conflicts import (
-    KEEPS,
-    OPTION_WORDS,
-    Conflict,
-    get_conflict,
-    list_conflicts,
-    resolve_conflict,
-)
+from store import iso
+from store.truth import KEEPS, OPTION_WORDS, Conflict, get_conflict, list_conflicts, resolve_conflict
 
 HELP_KEEP = (
     "new: newer replaces older (the old memory is superseded); both: keep both current; merge: one memory "

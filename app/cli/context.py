@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from app.cli.common import JSON_HELP, Context, int_arg
-from store.context.builder import ContextResult, build_context
+from store.context import ContextResult, build_context
 
 
 def _print(r: ContextResult, thread_id: int) -> None:

@@ -14,8 +14,7 @@ from typing import Any
 from app.cli.common import JSON_HELP, Context, UsageError
 from app.cli.passphrase import current_passphrase, new_passphrase
 from store import db as chat_db
-from store.crypto import convert, keys
-from store.crypto.convert import Converted
+from store.crypto import Converted, create_encrypted, decrypt, encrypt, keys, rekey
 
 STDIN_HELP = "read the passphrase from the first line of stdin instead of asking on the terminal"
 REMEMBER_HELP = "also store the passphrase in the OS keyring, so memapp opens chat.db without asking"
@@ -27,7 +26,7 @@ def cmd_init(ctx: Context) -> None:
         raise UsageError(f"{path} already exists; nothing was changed")
     if ctx.args.encrypt:
         passphrase = new_passphrase(ctx.args.passphrase_stdin)
-        convert.create_encrypted(path, passphrase)
+        create_encrypted(path, passphrase)
     chat_db.connect(path).close()  # the schema, as any first open makes it
     remembered = _remember(path, ctx.args.remember) if ctx.args.encrypt else False
     state = "encrypted" if ctx.args.encrypt else "plain"
@@ -43,7 +42,7 @@ def cmd_encrypt(ctx: Context) -> None:
     if keys.state(path) == "encrypted":
         raise UsageError(f"{path} is already encrypted (`memapp rekey` changes its passphrase)")
     passphrase = new_passphrase(ctx.args.passphrase_stdin)
-    done = convert.encrypt(path, passphrase)
+    done = encrypt(path, passphrase)
     remembered = _remember(path, ctx.args.remember)
     _report(ctx, done, remembered, "the plain file was overwritten and removed")
 
@@ -53,7 +52,7 @@ def cmd_decrypt(ctx: Context) -> None:
     if keys.state(path) != "encrypted":
         raise UsageError(f"{path} is not encrypted")
     salt = keys.salt_of(path)
-    done = convert.decrypt(path)
+    done = decrypt(path)
     keys.keyring_delete(salt)  # the entry named this encrypted file, which no longer exists
     _report(ctx, done, False, "backups and age-encrypted exports made before stay encrypted")
 
@@ -65,7 +64,7 @@ def cmd_rekey(ctx: Context) -> None:
     old_salt = keys.salt_of(path)
     old = keys.key_for(path)  # the current passphrase first: a wrong one stops here, before asking a new one
     passphrase = new_passphrase(ctx.args.passphrase_stdin)
-    done = convert.rekey(path, passphrase)
+    done = rekey(path, passphrase)
     had_entry = keys.keyring_delete(old_salt)
     remembered = _remember(path, ctx.args.remember or had_entry)
     note = "backups made before keep the old passphrase"

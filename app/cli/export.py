@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 
 from app.cli.common import Context, UsageError, check_folder
-from store import CATEGORIES
+from store import CATEGORIES, StoreError
 from store.crypto import keys
-from store.errors import StoreError
 from store.export import save_export, write_export, write_markdown
 from store.files import atomic_write, refuse_database_paths
 
@@ -66,7 +65,7 @@ def _export_sealed(ctx: Context, passphrase: str) -> None:
     """JSON or prompt export as an age file (age's passphrase mode: `age -d FILE` with chat.db's passphrase
     opens it, and `memapp import FILE` restores it). Built in memory, so no plain temporary file is ever
     written (about twice the export's size in RAM)."""
-    from store.crypto.seal import seal_export
+    from store.crypto import seal_export
 
     a = ctx.args
     text = io.StringIO()

@@ -25,9 +25,8 @@ from app.cli.common import (
     report_duplicate,
 )
 from app.text import one_line
-from store import CATEGORIES
-from store.errors import DuplicateMemoryError
-from store.extract.suggestions import (
+from store import CATEGORIES, DuplicateMemoryError
+from store.extract import (
     STATUSES,
     BulkResult,
     ExtractResult,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from store.importing.pipeline import ImportProgress, ImportTotals
+from store.importing import ImportProgress, ImportTotals
 
 Updater = Callable[[ImportProgress], None] | None
 # What a phase before the first write is called on the line (store.importing.run.ImportProgress.phase).

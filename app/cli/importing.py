@@ -16,16 +16,16 @@ from pathlib import Path
 from app.cli.background import start_summarizer
 from app.cli.common import EXIT_FAILED, Context, UsageError
 from app.cli.import_display import Updater, progress_display
-from store.importing.formats import FORMATS
-from store.importing.pipeline import (
+from store.importing import (
+    FORMATS,
     ImportReport,
     count_export,
     import_paths,
+    is_session_path,
     summaries_due,
     summarize_due,
     unsummarised_messages,
 )
-from store.importing.sessions import is_session_path
 from store.scratch import scratch_dir, write_private
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from app.cli.common import Context, UsageError
 
 if TYPE_CHECKING:
-    from store.store import Store
+    from store import Store
 
 
 def cmd_mcp(ctx: Context) -> None:

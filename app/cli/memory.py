@@ -15,10 +15,8 @@ from app.cli.common import (
     report_duplicate,
 )
 from app.text import fit, one_line
-from store import CATEGORIES, Memory
-from store.errors import DuplicateMemoryError
-from store.records import iso
-from store.truth.timeline import Source
+from store import CATEGORIES, DuplicateMemoryError, Memory, iso
+from store.truth import Source
 
 MEMORY_ID = int_arg("memory id")
 

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 from app.text import short_path
+from store import InvalidInputError
 from store.crypto import keys
-from store.errors import InvalidInputError
 
 MIN_LENGTH = 8
 
@@ -85,6 +85,6 @@ def current_passphrase(path: Path, from_stdin: bool) -> str:
 
 
 def keys_error(path: Path) -> Exception:
-    from store.errors import EncryptionKeyError
+    from store import EncryptionKeyError
 
     return EncryptionKeyError(f"that passphrase does not open {path}; nothing was changed")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from app.cli.common import JSON_HELP, Context
-from store.context.profile import Profile, build_profile
+from store.context import Profile, build_profile
 
 
 def _budget(text: str) -> int:

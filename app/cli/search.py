@@ -15,10 +15,8 @@ from typing import Any
 
 from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError, fail
 from app.text import one_line
-from store import CATEGORIES, ROLES, Store
-from store.errors import StoreError
-from store.records import iso
-from store.search.engine import SCOPES, Filters, SearchResponse, SearchResult
+from store import CATEGORIES, ROLES, Store, StoreError, iso
+from store.search import SCOPES, Filters, SearchResponse, SearchResult
 
 BATCH_KEYS = {
     "query",

@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from app.cli.common import JSON_HELP, Context
-from store.secrets.database import redact_database, scan
+from store.secrets import redact_database, scan
 
 TOP = 10  # threads and months shown by the human scan report (--json has them all)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError, fail
-from store.errors import StoreError
-from store.extract.summaries import SummaryResult, summarize_thread, threads_to_summarize
+from store import StoreError
+from store.extract import SummaryResult, summarize_thread, threads_to_summarize
 
 
 def _print_result(r: SummaryResult, *, verbose: bool) -> None:
@@ -59,7 +59,7 @@ def cmd_summarize(ctx: Context) -> int | None:
 def _due(ctx: Context) -> int | None:
     """`memapp summarize --due`: what an import does after writing its threads (also the background
     process a big import starts): every thread behind by at least summary.trigger_messages messages."""
-    from store.importing.pipeline import summaries_due, summarize_due
+    from store.importing import summaries_due, summarize_due
 
     store = ctx.store
     due = summaries_due(store)

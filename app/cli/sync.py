@@ -14,14 +14,8 @@ import time
 from pathlib import Path
 
 from app.cli.common import JSON_HELP, Context
-from store.errors import InvalidInputError
-from store.records import iso
-from store.sync import state
-from store.sync.crypto import sealer_for
-from store.sync.engine import Report, init, sync
-from store.sync.files import Sealer
-from store.sync.status import status
-from store.sync.watch import watch
+from store import InvalidInputError, iso
+from store.sync import Report, Sealer, init, sealer_for, state, sync, sync_status, watch_folder
 
 
 def _sealer(ctx: Context) -> Sealer | None:
@@ -77,14 +71,14 @@ def cmd_sync(ctx: Context) -> None:
                 print(f"{iso(time.time())}  ", end="")
                 _print_report(r)
 
-        watch(ctx.store, sealer, interval=a.interval, embed=not a.no_embed, on_sync=shown)
+        watch_folder(ctx.store, sealer, interval=a.interval, embed=not a.no_embed, on_sync=shown)
         return
     report = sync(ctx.store, sealer, embed=not a.no_embed)
     ctx.emit(report.to_json(), lambda: _print_report(report))
 
 
 def cmd_status(ctx: Context) -> None:
-    s = status(ctx.store, check_files=True, encrypted=_sealer(ctx) is not None)
+    s = sync_status(ctx.store, check_files=True, encrypted=_sealer(ctx) is not None)
 
     def human() -> None:
         print(

@@ -14,9 +14,8 @@ from typing import Any
 
 from app.cli.common import EXIT_FAILED, JSON_HELP, Context, UsageError
 from app.text import fit, one_line
+from store import SORTS, Message, iso
 from store.message_notes import notes, thread_notes
-from store.records import Message, iso
-from store.threads import SORTS
 
 
 def cmd_list(ctx: Context) -> None:

@@ -35,11 +35,10 @@ from app.mcp.args import (
     TextFilter,
 )
 from app.mcp.results import MemoryChange, MemoryHit, MemoryOut, MemoryPage, MemorySearch, ProfileOut, why
-from store.errors import DuplicateMemoryError, PinnedMemoryError
-from store.records import Memory
+from store import DuplicateMemoryError, Memory, PinnedMemoryError
 
 if TYPE_CHECKING:  # the store's numpy-backed modules load on the first call, not before `initialize`
-    from store.store import Store
+    from store import Store
 
 
 def _change(action: str, message: str, memory: Memory, similarity: float | None = None) -> MemoryChange:
@@ -60,9 +59,9 @@ def search_memory(store: Store, query: Query, category: OptionalCategory = None,
     first with a score, why each matched, and the conversation it came from when known. Only results above
     the search's relevance floor come back, and each one returned counts as an access. Only current
     memories: one a newer memory replaced is left out, as from everything sent to an assistant."""
-    from store.extract.suggestions import source_messages
-    from store.search.engine import Filters
-    from store.truth.current import only_current
+    from store.extract import source_messages
+    from store.search import Filters
+    from store.truth import only_current
 
     resp = store.search(query, scope="memories", k=k, filters=Filters(category=category), touch=False)
     ids = only_current(store, [r.id for r in resp.results])
@@ -206,7 +205,7 @@ def get_profile(store: Store, budget: ProfileBudget = 1000) -> ProfileOut:
     """What to know about the user at the start of a session, before any thread: pinned memories first,
     then the most important and most used, as one text within `budget` tokens (tiktoken count, never over).
     The memories included count as accessed."""
-    from store.context.profile import build_profile
+    from store.context import build_profile
 
     p = build_profile(store, budget)
     return ProfileOut(

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from store.records import Memory, Message, Thread, iso
+from store import Memory, Message, Thread, iso
 
 WHY = {
     ("keyword",): "shares words with the query",

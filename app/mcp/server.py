@@ -36,12 +36,11 @@ from app.mcp.arg_errors import explain
 from app.mcp.args import MAX_ID
 from app.mcp.stdio import GuardedLines, stdin_lines
 from app.mcp.table import TOOLS, ToolSpec
-from store.errors import StoreError
-from store.secrets import redact_text
-from store.secrets.rows import redact_tree
+from store import StoreError
+from store.secrets import redact_text, redact_tree
 
 if TYPE_CHECKING:
-    from store.store import Store
+    from store import Store
 
 log = logging.getLogger(__name__)
 

@@ -40,12 +40,10 @@ from app.mcp.results import (
     ThreadRead,
     why,
 )
-from store.errors import NotFoundError
-from store.records import iso
+from store import NotFoundError, iso
 
 if TYPE_CHECKING:  # the store's numpy-backed modules load on the first call, not before `initialize`
-    from store.records import Thread
-    from store.store import Store
+    from store import Store, Thread
 
 _SCOPES = {"both": "conversations", "messages": "messages", "summaries": "summaries"}
 
@@ -133,7 +131,7 @@ def search_conversations(
     """Search the user's past AI conversations: messages and thread summaries, by keywords and meaning.
     Returns up to k results best first (k whenever k exist), each with its thread, a snippet around the
     match, a score and why it matched. A role filter searches messages only."""
-    from store.search.engine import Filters
+    from store.search import Filters
 
     if thread is not None:
         _thread(store, thread)
@@ -164,7 +162,7 @@ def get_context(
     """The message list (OpenAI format) to continue a past thread within a token budget: pinned and
     relevant memories, the thread summary, older messages condensed and the latest verbatim; never over the
     budget. The memories included count as accessed."""
-    from store.context.builder import build_context
+    from store.context import build_context
 
     _thread(store, thread)
     result = build_context(store, thread, budget, query=query)

@@ -16,8 +16,8 @@ from app.mcp.args import MAX_ID, MAX_K
 from app.mcp.results import MemoryOut
 
 if TYPE_CHECKING:
-    from store.store import Store
-    from store.truth.conflicts import Conflict
+    from store import Store
+    from store.truth import Conflict
 
 ConflictId = Annotated[int, Field(ge=1, le=MAX_ID, description="The conflict's id (from list_conflicts).")]
 Keep = Annotated[
@@ -91,7 +91,7 @@ def list_conflicts(store: Store, limit: ConflictLimit = 20) -> ConflictList:
     """Pairs of the user's memories that may contradict or repeat each other and wait for the user's
     decision (newest first): e.g. "prefers uv over pip" next to a pinned "prefers pip over uv". Show them
     to the user when relevant; resolve one only with the user's answer."""
-    from store.truth.conflicts import list_conflicts as open_conflicts
+    from store.truth import list_conflicts as open_conflicts
 
     return ConflictList(conflicts=[ConflictOut.of(c) for c in open_conflicts(store, limit=limit)])
 
@@ -106,7 +106,7 @@ def resolve_conflict(
     no longer current), keep the old one (the new one goes to the trash), both (both stay current), or
     merge them (one memory, the new wording; with `text`, the user's own wording, as `memapp conflicts
     resolve --keep merge --text` does). Ask the user first. Both memories' history records it."""
-    from store.truth.conflicts import resolve_conflict as resolve
+    from store.truth import resolve_conflict as resolve
 
     c = resolve(store, id, keep, content=text)
     return ConflictResolved(

@@ -16,8 +16,7 @@ import threading
 import time
 
 from app.cli.common import EXIT_FAILED, EXIT_USAGE, Context
-from store import checkpoints
-from store.errors import StoreError
+from store import StoreError, checkpoints
 
 NO_TERMINAL = (
     "memapp: the TUI needs a terminal, and {what} not one; run `memapp` in a terminal window, or use a "

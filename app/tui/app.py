@@ -41,10 +41,10 @@ from app.tui.modes import ALT_DIGIT_AS_KEY, FIRST_MODE, PLACES, import_all_scree
 from app.tui.switching import KeysDuringSwitch
 from app.tui.widgets.status_line import AppStatus
 from app.tui.work import run_in_thread
-from store.errors import StoreError
+from store import StoreError
 
 if TYPE_CHECKING:
-    from store.store import Store
+    from store import Store
 
 log = logging.getLogger(__name__)
 
@@ -411,6 +411,13 @@ class MemApp(App[None]):
     async def open_screen(self, screen: Screen[Any]) -> None:
         """Push a main screen (a thread, from a list or a search hit) the way switching does."""
         await self.switching(self.push_screen(screen))
+
+    async def open_thread(
+        self, thread_id: int, *, message_id: int | None = None, nav: str = "threads"
+    ) -> None:
+        from app.tui.screens.thread_view import ThreadViewScreen
+
+        await self.open_screen(ThreadViewScreen(thread_id, message_id=message_id, nav=nav))
 
     async def action_place(self, mode: str) -> None:
         """A place's digit: typed as text in a text box, else the switch."""

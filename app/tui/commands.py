@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from app.tui.host import host
 from app.tui.modes import PLACES
-
-if TYPE_CHECKING:
-    from app.tui.app import MemApp
 
 Command = tuple[str, str, Callable[[], Any]]
 
@@ -25,7 +23,7 @@ class MemappCommands(Provider):
     """Go to a screen, add a memory, load the demo, open help, and the current screen's own actions."""
 
     def _commands(self) -> Iterator[Command]:
-        app = cast("MemApp", self.app)
+        app = host(self.app)
         for place in PLACES:
             label = place.label
             yield f"Go to {label}", f"Switch to the {label} screen", partial(app.action_go, place.mode)

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from app.text import number
-from store.importing.run import ImportProgress, ImportTotals
+from store.importing import ImportProgress, ImportTotals
 
 RATE_SETTING = "import.messages_per_second.{mode}"
 """Where the measured rate of the last import is kept (per mode: with or without embedding)."""

@@ -58,7 +58,7 @@ def run(argv: list[str], env: dict[str, str] | None = None) -> dict[str, float]:
 DEMO = (
     "import sys, tempfile, pathlib\n"
     "from store.store import Store\n"
-    "from store.importing.pipeline import load_demo\n"
+    "from store.importing import load_demo\n"
     "with tempfile.TemporaryDirectory() as d, Store(pathlib.Path(d) / 'chat.db') as s:\n"
     "    r = load_demo(s, use_shipped_vectors=sys.argv[1] == 'shipped')\n"
     "    assert r.ok and s.stats()['embedded_chunks'] > 0\n"

@@ -79,7 +79,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     runs = ap.parse_args().runs
     from store import Store
-    from store.importing.pipeline import load_demo
+    from store.importing import load_demo
 
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "chat.db"

@@ -169,8 +169,52 @@ def build_context(
 
     `query`: what to retrieve memories for (default: the latest user message). `touch`: count the
     included memories as accessed (the TUI's preview passes False).
+
+    The steps, each a function below: the budget after margin and reserve (refused when even the last
+    message cannot fit), the last message, the system prompt, then tier 1, tier 3 and tier 2 in that
+    order (each takes what the earlier ones left), and the result with its accounting.
     """
     thread = store.get_thread(thread_id)
+    counter = Costs(store)
+    plan = _plan(store, budget, output_reserve)
+    row = store.con.execute(
+        "SELECT seq, role, content, token_count FROM messages WHERE thread_id = ? ORDER BY seq DESC LIMIT 1",
+        (thread_id,),
+    ).fetchone()
+    _check_room(counter, plan, row, thread_id)
+    truncated: list[int] = []
+    last = _last_message(counter, plan, row, truncated)
+    last_cost = last.cost if last else 0
+    sys_text, sys_cost = _system_prompt(counter, system, plan.limit - plan.primer - last_cost)
+    pool = plan.limit - plan.primer - sys_cost
+    b1, b2 = int(pool * TIER_SHARES[0]), int(pool * TIER_SHARES[1])
+    b3 = pool - b1 - b2
+    t1 = _tier1(store, counter, thread_id, query, pool, last_cost, min(b1, pool - last_cost))
+    overhead = max(counter.overhead(r) for r in ("user", "assistant", "tool", "system"))
+    whole_thread = thread.token_count + thread.message_count * overhead
+    if whole_thread > pool - t1.block.cost and t1.cap - t1.block.cost > 0:
+        t1.summary = summary_block(store, counter, thread_id, t1.cap - t1.block.cost)
+    used1 = t1.block.cost + t1.summary[1]
+    recent, used3, older = _tier3(
+        store, counter, thread_id, last, min(b3 + max(0, b1 - used1), pool - used1), store.config.context
+    )
+    condensed, used2 = _tier2(counter, older, pool - used1 - used3, store.config.context, truncated)
+    if touch and t1.block.ids:
+        store.touch_memories(t1.block.ids)
+    return _result(plan, thread.message_count, (sys_text, sys_cost), t1, condensed, recent, sorted(truncated))
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    budget: int
+    reserve: int
+    margin: float
+    limit: int  # the budget after the safety margin and the output reserve
+    primer: int = TOKENS_PER_CONVERSATION
+
+
+def _plan(store: Store, budget: int, output_reserve: int | None) -> _Plan:
+    """The budget the messages share, after checking the caller's numbers and the configuration's."""
     cfg = store.config.context
     reserve = cfg.output_reserve if output_reserve is None else int(output_reserve)
     margin = float(cfg.safety_margin)
@@ -181,152 +225,185 @@ def build_context(
     if not 0 <= margin < 1:
         raise InvalidInputError(f"context.safety_margin must be at least 0 and below 1, got {margin}")
     budget = int(budget)
-    limit = math.floor(budget * (1 - margin)) - reserve
-    counter = Costs(store)
-    primer = TOKENS_PER_CONVERSATION
+    return _Plan(budget, reserve, margin, math.floor(budget * (1 - margin)) - reserve)
 
-    row = store.con.execute(
-        "SELECT seq, role, content, token_count FROM messages WHERE thread_id = ? ORDER BY seq DESC LIMIT 1",
-        (thread_id,),
-    ).fetchone()
-    need = primer
+
+def _check_room(counter: Costs, plan: _Plan, row: Any, thread_id: int) -> None:
+    """Refuse a budget too small for the primer and (at least the truncation marker of) the last
+    message, naming the smallest budget that would do."""
+    need = plan.primer
     if row is not None:
         marker = counter.tokens.count("\n" + TRUNCATED)
         need += min(counter.cost(row[1], row[2], row[3]), counter.overhead(row[1]) + marker + 1)
-    if limit < need:
-        minimum = math.ceil((need + reserve) / (1 - margin))
-        while math.floor(minimum * (1 - margin)) - reserve < need:  # float rounding
-            minimum += 1
-        raise InvalidInputError(
-            f"a budget of {budget} tokens is too small for thread {thread_id}: with the {margin:.0%} safety "
-            f"margin and a {reserve}-token output reserve it needs at least {minimum}"
+    if plan.limit >= need:
+        return
+    minimum = math.ceil((need + plan.reserve) / (1 - plan.margin))
+    while math.floor(minimum * (1 - plan.margin)) - plan.reserve < need:  # float rounding
+        minimum += 1
+    raise InvalidInputError(
+        f"a budget of {plan.budget} tokens is too small for thread {thread_id}: with the {plan.margin:.0%} "
+        f"safety margin and a {plan.reserve}-token output reserve it needs at least {minimum}"
+    )
+
+
+def _last_message(counter: Costs, plan: _Plan, row: Any, truncated: list[int]) -> _Msg | None:
+    """The thread's last message, always sent: truncated when it alone exceeds the budget."""
+    if row is None:
+        return None
+    seq, role = int(row[0]), str(row[1])
+    content, tc = _outbound(str(row[2]), int(row[3]))
+    cost = counter.cost(role, content, tc)
+    if plan.primer + cost > plan.limit:
+        content, cost = counter.fit(role, content, plan.limit - plan.primer) or (
+            TRUNCATED,
+            counter.cost(role, TRUNCATED),
         )
+        truncated.append(seq)
+    return _Msg(seq, role, content, cost)
 
-    truncated: list[int] = []
-    last: _Msg | None = None
-    if row is not None:
-        seq, role = int(row[0]), str(row[1])
-        content, tc = _outbound(str(row[2]), int(row[3]))
-        cost = counter.cost(role, content, tc)
-        if primer + cost > limit:
-            content, cost = counter.fit(role, content, limit - primer) or (
-                TRUNCATED,
-                counter.cost(role, TRUNCATED),
-            )
-            truncated.append(seq)
-        last = _Msg(seq, role, content, cost)
-    last_cost = last.cost if last else 0
 
-    sys_text, sys_cost = "", 0
-    if system and system.strip():
-        room = limit - primer - last_cost
-        if counter.cost("system", system) <= room:
-            sys_text, sys_cost = system, counter.cost("system", system)
-        else:
-            sys_text, sys_cost = counter.fit("system", system, room) or ("", 0)
-    pool = limit - primer - sys_cost
-    b1, b2 = int(pool * TIER_SHARES[0]), int(pool * TIER_SHARES[1])
-    b3 = pool - b1 - b2
-    t1_cap = min(b1, pool - last_cost)
+def _system_prompt(counter: Costs, system: str | None, room: int) -> tuple[str, int]:
+    """The caller's system prompt, cut to `room` when it does not fit (empty when nothing fits)."""
+    if not (system and system.strip()):
+        return "", 0
+    if counter.cost("system", system) <= room:
+        return system, counter.cost("system", system)
+    return counter.fit("system", system, room) or ("", 0)
 
-    # Tier 1: pinned memories first (up to everything but the last message), then retrieved, then summary.
+
+@dataclass(slots=True)
+class _Tier1:
+    block: MemoryBlock
+    pinned: int  # the block's first `pinned` memories are the pinned ones
+    cap: int
+    summary: tuple[str, int, bool] = ("", 0, False)  # text, cost, used
+
+
+def _tier1(
+    store: Store, counter: Costs, thread_id: int, query: str | None, pool: int, last_cost: int, cap: int
+) -> _Tier1:
+    """Pinned memories first (up to everything but the last message), then retrieved ones up to `cap`;
+    the caller adds the summary when some messages will be left out."""
     block = MemoryBlock(counter)
     for mid, category, content in pinned_memories(store):
         if not block.add(mid, memory_line(category, content, True), pool - last_cost):
             break
     n_pinned = len(block.ids)
-    retrieved: list[tuple[int, str, str]] = []
-    if block.cost < t1_cap and has_unpinned(store):
-        text, message_id = query, None
-        if not (query and query.strip()):
-            urow = store.con.execute(
-                "SELECT id, content FROM messages WHERE thread_id = ? AND role = 'user' "
-                "ORDER BY seq DESC LIMIT 1",
-                (thread_id,),
-            ).fetchone()
-            text, message_id = (str(urow[1])[:RETRIEVE_CHARS], int(urow[0])) if urow else (None, None)
-        if text and text.strip():
-            qvec = query_vector(store, message_id) if message_id is not None else None
-            retrieved = retrieve_memories(store, text, exclude=set(block.ids), qvec=qvec)
-    for mid, category, content in retrieved:
-        block.add(mid, memory_line(category, content, False), max(block.cost, t1_cap))
-    overhead = max(counter.overhead(r) for r in ("user", "assistant", "tool", "system"))
-    whole_thread = thread.token_count + thread.message_count * overhead
-    sum_text, sum_cost, used_summary = "", 0, False
-    if whole_thread > pool - block.cost and t1_cap - block.cost > 0:
-        sum_text, sum_cost, used_summary = summary_block(store, counter, thread_id, t1_cap - block.cost)
-    used1 = block.cost + sum_cost
+    if block.cost < cap and has_unpinned(store):
+        for mid, category, content in _retrieved(store, thread_id, query, set(block.ids)):
+            block.add(mid, memory_line(category, content, False), max(block.cost, cap))
+    return _Tier1(block, n_pinned, cap)
 
-    # Tier 3: the last messages verbatim, newest first; the last one is always there.
-    b3_cap = min(b3 + max(0, b1 - used1), pool - used1)
+
+def _retrieved(
+    store: Store, thread_id: int, query: str | None, exclude: set[int]
+) -> list[tuple[int, str, str]]:
+    """Memories retrieved for `query`, or for the latest user message (its stored vector reused)."""
+    text, message_id = query, None
+    if not (query and query.strip()):
+        urow = store.con.execute(
+            "SELECT id, content FROM messages WHERE thread_id = ? AND role = 'user' "
+            "ORDER BY seq DESC LIMIT 1",
+            (thread_id,),
+        ).fetchone()
+        text, message_id = (str(urow[1])[:RETRIEVE_CHARS], int(urow[0])) if urow else (None, None)
+    if not (text and text.strip()):
+        return []
+    qvec = query_vector(store, message_id) if message_id is not None else None
+    return retrieve_memories(store, text, exclude=exclude, qvec=qvec)
+
+
+_Row = tuple[int, str, str, int | None]
+
+
+def _tier3(
+    store: Store, counter: Costs, thread_id: int, last: _Msg | None, cap: int, cfg: Any
+) -> tuple[list[_Msg], int, Iterator[_Row]]:
+    """The last messages verbatim, newest first (the last one always), within `cap`; returns them, their
+    cost, and the walk back through the older messages, starting at the first one that did not fit."""
     recent: list[_Msg] = [last] if last else []
-    used3 = last_cost
+    used = last.cost if last else 0
     walk = _backwards(store, thread_id, last.seq) if last else iter(())
-    pending = None
     for seq, role, content, tc in walk:
         cost = counter.cost(role, content, tc)
-        if len(recent) >= cfg.recent_messages or used3 + cost > b3_cap:
-            pending = (seq, role, content, tc)
-            break
+        if len(recent) >= cfg.recent_messages or used + cost > cap:
+            return recent, used, _chain((seq, role, content, tc), walk)
         recent.append(_Msg(seq, role, content, cost))
-        used3 += cost
+        used += cost
+    return recent, used, walk
 
-    # Tier 2: older messages condensed, newest first, until the rest of the pool is spent.
-    b2_cap = pool - used1 - used3
+
+def _tier2(
+    counter: Costs, older: Iterator[_Row], cap: int, cfg: Any, truncated: list[int]
+) -> tuple[list[_Msg], int]:
+    """Older messages condensed, newest first, until `cap` is spent (the last one cut to fit when at
+    least MIN_PARTIAL tokens are left)."""
     condensed: list[_Msg] = []
-    used2 = 0
-    older = walk if pending is None else _chain(pending, walk)
+    used = 0
     for seq, role, content, tc in older:
         short = condense(content, role, cfg.tool_output_chars)
         cost = counter.cost(role, short, tc if short is content else None)
-        if used2 + cost <= b2_cap:
+        if used + cost <= cap:
             condensed.append(_Msg(seq, role, short, cost))
-            used2 += cost
+            used += cost
             continue
-        if b2_cap - used2 >= MIN_PARTIAL:
-            fitted = counter.fit(role, short, b2_cap - used2)
+        if cap - used >= MIN_PARTIAL:
+            fitted = counter.fit(role, short, cap - used)
             if fitted is not None:
                 condensed.append(_Msg(seq, role, fitted[0], fitted[1]))
-                used2 += fitted[1]
+                used += fitted[1]
                 truncated.append(seq)
         break
+    return condensed, used
 
+
+def _result(
+    plan: _Plan,
+    message_count: int,
+    system: tuple[str, int],
+    t1: _Tier1,
+    condensed: list[_Msg],
+    recent: list[_Msg],
+    truncated: list[int],
+) -> ContextResult:
+    """The message list in order (system prompt, memories, summary, condensed, recent) and its accounting."""
+    (sys_text, sys_cost), (sum_text, sum_cost, used_summary) = system, t1.summary
     messages: list[dict[str, str]] = []
     if sys_text:
         messages.append({"role": "system", "content": sys_text})
-    if block.lines:
-        messages.append({"role": "system", "content": block.text})
+    if t1.block.lines:
+        messages.append({"role": "system", "content": t1.block.text})
     if sum_text:
         messages.append({"role": "system", "content": sum_text})
     included = condensed[::-1] + recent[::-1]
     messages += [{"role": m.role, "content": m.content} for m in included]
+    used2, used3 = sum(m.cost for m in condensed), sum(m.cost for m in recent)
+    head = plan.primer + sys_cost
     stats = TokenStats(
-        primer + sys_cost,
-        block.cost,
+        head,
+        t1.block.cost,
         sum_cost,
         used2,
         used3,
-        primer + sys_cost + block.cost + sum_cost + used2 + used3,
-        budget,
+        head + t1.block.cost + sum_cost + used2 + used3,
+        plan.budget,
     )
     meta = ContextMetadata(
         len(included),
-        max(0, thread.message_count - len(included)),
+        max(0, message_count - len(included)),
         used_summary,
-        len(block.ids) - n_pinned,
-        n_pinned,
+        len(t1.block.ids) - t1.pinned,
+        t1.pinned,
     )
-    if touch and block.ids:
-        store.touch_memories(block.ids)
     return ContextResult(
         messages,
         stats,
         meta,
-        limit,
-        list(block.ids),
+        plan.limit,
+        list(t1.block.ids),
         [m.seq for m in condensed[::-1]],
         [m.seq for m in recent[::-1]],
-        sorted(truncated),
+        truncated,
     )
 
 

@@ -9,3 +9,39 @@
 
 docs/guide/privacy.md is the user's side; docs/design/decisions/2026-11-27-encryption.md says why.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from store.lazy import exports
+
+if TYPE_CHECKING:
+    from store.crypto.convert import Converted, create_encrypted, decrypt, encrypt, rekey
+    from store.crypto.seal import SealError, is_sealed, open_export, seal_export
+
+_WHERE = {
+    "Converted": "store.crypto.convert",
+    "create_encrypted": "store.crypto.convert",
+    "decrypt": "store.crypto.convert",
+    "encrypt": "store.crypto.convert",
+    "rekey": "store.crypto.convert",
+    "SealError": "store.crypto.seal",
+    "is_sealed": "store.crypto.seal",
+    "open_export": "store.crypto.seal",
+    "seal_export": "store.crypto.seal",
+}
+
+__all__ = [
+    "Converted",
+    "SealError",
+    "create_encrypted",
+    "decrypt",
+    "encrypt",
+    "is_sealed",
+    "open_export",
+    "rekey",
+    "seal_export",
+]
+
+__getattr__, __dir__ = exports(__name__, _WHERE, globals())

@@ -27,7 +27,6 @@ Why it is shaped like this:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -36,10 +35,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from embeddings.data_files import data_file
 from store.crypto.keys import export_passphrase
 from store.crypto.seal import AGE_MAGIC, open_export
-from store.errors import StoreError
 from store.export import restore_json
 from store.importing.formats import ImportFormatError, ImportProblem, read_export
 from store.importing.formats._common import describe
@@ -48,8 +45,6 @@ from store.importing.sessions import SessionImport, is_session_path
 from store.maintenance import embed_missing
 from store.records import ThreadIn
 from store.store import Store
-
-DEMO_FILE = "demo.json"
 
 
 def count_export(
@@ -181,38 +176,6 @@ def summarize_due(
     return updated
 
 
-def load_demo(
-    store: Store,
-    *,
-    embed: bool = True,
-    progress: ProgressFn | None = None,
-    use_shipped_vectors: bool = True,
-) -> ImportReport:
-    """Import the bundled demo threads and memories (the TUI's "load demo"); a second call adds nothing.
-
-    The demo's vectors ship beside it (store.importing.demo_vectors): with the configured model being the
-    one that made them, no model is loaded at all."""
-    path = data_file(DEMO_FILE)
-    if path is None:
-        raise StoreError(
-            f"the bundled demo data ({DEMO_FILE}) is not installed; set MEMAPP_DATA_DIR to its folder"
-        )
-    from store.importing.demo_vectors import demo_vectors
-
-    with demo_vectors(store) if use_shipped_vectors and embed else contextlib.nullcontext():
-        report = import_paths(store, [path], "generic", embed=embed, progress=progress, summarize=False)
-        # Demo threads are short (below the summary trigger): summarise them and find their memory
-        # suggestions now, so the demo shows every part of the thread view.
-        from store.extract.suggestions import extract_suggestions
-        from store.extract.summaries import summarize_thread
-
-        for thread_id in dict.fromkeys(report.grown_threads):
-            summarize_thread(store, thread_id, use_model=embed)
-            extract_suggestions(store, thread_id)
-            report.summaries_updated += 1
-    return report
-
-
 _EXPORT_HEAD = re.compile(rb'^\s*\{\s*"format"\s*:\s*"memapp-export"')
 
 
@@ -261,7 +224,6 @@ __all__ = [
     "count_export",
     "import_paths",
     "is_memapp_export",
-    "load_demo",
     "summaries_due",
     "summarize_due",
     "unsummarised_messages",

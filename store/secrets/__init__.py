@@ -14,7 +14,23 @@ against the installed package), so redacting never imports it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from store.lazy import exports
 from store.secrets.detector import MARKER_RE, Finding, find_secrets, marker, redact, warm
+
+if TYPE_CHECKING:
+    from store.secrets.database import RedactReport, ScanReport, redact_database, scan
+    from store.secrets.rows import redact_tree
+
+# Whole-database scans and row redaction pull in the Store: handed out on first use (store/lazy.py).
+_WHERE = {
+    "RedactReport": "store.secrets.database",
+    "ScanReport": "store.secrets.database",
+    "redact_database": "store.secrets.database",
+    "scan": "store.secrets.database",
+    "redact_tree": "store.secrets.rows",
+}
 
 
 def redact_text(text: str) -> str:
@@ -22,4 +38,19 @@ def redact_text(text: str) -> str:
     return redact(text)[0]
 
 
-__all__ = ["MARKER_RE", "Finding", "find_secrets", "marker", "redact", "redact_text", "warm"]
+__all__ = [
+    "MARKER_RE",
+    "Finding",
+    "RedactReport",
+    "ScanReport",
+    "find_secrets",
+    "marker",
+    "redact",
+    "redact_database",
+    "redact_text",
+    "redact_tree",
+    "scan",
+    "warm",
+]
+
+__getattr__, __dir__ = exports(__name__, _WHERE, globals())

@@ -9,8 +9,9 @@ normalises), so nothing overflows float16's range.
 
 sqlite-vec has no float16 type, so nothing here goes through it: cosines are computed in numpy on the
 decoded rows (`cosines`: the same formula as `vec_distance_cosine`), and the codes of the bit tables
-are made from the float32 values (`as_f32` gives sqlite-vec the bytes it wants). Migration 7 converts a
-database written with float32 rows (`convert`, in batches, inside the migration's transaction).
+are made from the float32 values (`as_f32` gives sqlite-vec the bytes it wants). `convert` turns float32
+rows into float16 ones when the first vector write meets the old layout (migration 7 has its own frozen
+copy, store/m007.py).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ need more candidates as the table grows (recall@10 from the top 256: 0.99 at 10k
 one), the bounded scan runs half its shards on a second connection at the same time (a second core).
 
 Databases written before this layout (float vec0 tables named vec_memories / vec_chunks) are converted
-by migration 7 into float16 plain tables (the vec0 tables dropped, never renamed), and their bit tables
+by migration 7 (store/m007.py, its own frozen copy of the conversion) into float16 plain tables (the vec0 tables dropped, never renamed), and their bit tables
 filled; the vec0 float search (knn.legacy) is kept for a connection opened without migrating.
 
 sqlite-vec 0.1.9 traps handled here: float32 only (a float64 array is silently misread; float16 rows
@@ -164,22 +164,6 @@ def _replace_with_f16(con: apsw.Connection, table: str) -> int:
     n = floats.convert(con, table, f"{table}_f16", _COLUMNS[table].split(", "))
     con.execute(f"DROP TABLE {table}")  # a vec0 table is dropped, never renamed
     con.execute(f"ALTER TABLE {table}_f16 RENAME TO {table}")
-    return n
-
-
-def convert_to_f16(con: apsw.Connection) -> int:
-    """Migration 7: the float32 vector rows of a database (either earlier layout) become float16 rows,
-    in batches, inside the migration's transaction (a kill rolls all of it back). The bit tables are
-    kept (the signs are unchanged), or made when a vec0 float layout had none. Returns rows converted."""
-    facts = read_facts(con)
-    if not facts.tables_exist:
-        return 0
-    was_legacy = facts.legacy
-    n = sum(_replace_with_f16(con, table) for table in VEC_TABLES)
-    _create_indexes(con)
-    dim = facts.model[1] if facts.model else None
-    if was_legacy and dim is not None and dim % 8 == 0 and not facts.has_bits:
-        _create_bits(con, dim)
     return n
 
 

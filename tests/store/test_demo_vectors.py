@@ -14,8 +14,8 @@ from embeddings.data_files import data_file
 from embeddings.onnx_embedder import OnnxEmbedder
 from embeddings.precomputed import PrecomputedEmbedder, read_table, text_key, write_table
 from store import Store
-from store.importing.demo_vectors import DEMO_VECTORS
-from store.importing.pipeline import load_demo
+from store.importing import load_demo
+from store.importing.demo import DEMO_VECTORS
 
 
 class NoModel(OnnxEmbedder):

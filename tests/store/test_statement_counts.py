@@ -13,7 +13,7 @@ from typing import Any
 
 import apsw
 
-from store.importing.pipeline import load_demo
+from store.importing import load_demo
 from store.records import MessageIn, ThreadIn
 from store.store import Store
 

@@ -12,7 +12,7 @@ import pytest
 from embeddings.embedder import SentenceTransformerEmbedder
 from store import Store
 from store.extract.suggestions import list_suggestions
-from store.importing.pipeline import load_demo
+from store.importing import load_demo
 
 pytestmark = pytest.mark.model
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ time they are shown, so hidden screens never query the database for nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, ClassVar, TypeVar, cast
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -18,12 +18,12 @@ from textual.widget import Widget
 from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
+from app.tui.host import Host, host
 from app.tui.widgets.nav_bar import NavBar
 from app.tui.widgets.status_line import StatusLine
 from app.tui.work import run_in_thread
 
 if TYPE_CHECKING:
-    from app.tui.app import MemApp
     from store import Store
 
 T = TypeVar("T")
@@ -41,8 +41,8 @@ class MemappScreen(Screen[None]):
         self._seen_version = -1
 
     @property
-    def memapp(self) -> MemApp:
-        return cast("MemApp", self.app)
+    def memapp(self) -> Host:
+        return host(self.app)
 
     @property
     def store(self) -> Store:

@@ -19,7 +19,7 @@ from textual.widgets import Button, Static
 from app.text import when
 
 if TYPE_CHECKING:
-    from store.truth.conflicts import Conflict
+    from store.truth import Conflict
 
 LABELS = {
     "new": "Newer replaces older (n)",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import ClassVar
 
 from rich.table import Table
 from rich.text import Text
@@ -21,14 +21,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from app.text import literal, number, one_line, short_path
+from app.tui.host import Host, host
 from app.tui.work import run_in_thread
-from store.context.builder import ContextResult, build_context
+from store import StoreError
+from store.context import ContextResult, build_context
 from store.crypto import keys
-from store.errors import StoreError
 from store.files import commit_partial, partial_file, refuse_database_paths
-
-if TYPE_CHECKING:
-    from app.tui.app import MemApp
 
 DEFAULT_BUDGET = 4000
 TIERS = (
@@ -95,8 +93,8 @@ class ContextPreviewScreen(ModalScreen[None]):
         self.result: ContextResult | None = None
 
     @property
-    def memapp(self) -> MemApp:
-        return cast("MemApp", self.app)
+    def memapp(self) -> Host:
+        return host(self.app)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="context-box", classes="dialog"):
@@ -231,7 +229,7 @@ def save_context(result: ContextResult, name: str, db_path: Path) -> tuple[Path,
     data = body.encode("utf-8")
     sealed = keys.is_encrypted(db_path)
     if sealed:
-        from store.crypto.seal import seal_export
+        from store.crypto import seal_export
 
         path = path if path.suffix == ".age" else path.with_name(path.name + ".age")
         data = seal_export(data, keys.key_for(db_path).passphrase)

@@ -6,20 +6,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from app.text import literal
-
-if TYPE_CHECKING:
-    from app.tui.app import MemApp
+from app.tui.host import Host, host
 
 MOVING = [
     ("Esc", "Leave a text box (then the plain keys work), close a dialog, go back"),
@@ -30,7 +28,7 @@ MOVING = [
 ]
 
 
-def binding_rows(app: MemApp, bindings: list[BindingType]) -> list[tuple[str, str, str]]:
+def binding_rows(app: App[Any], bindings: list[BindingType]) -> list[tuple[str, str, str]]:
     """(keys, description, longer help) per action; keys bound to the same action are joined."""
     rows: dict[tuple[str, str], list[str]] = {}
     tips: dict[tuple[str, str], str] = {}
@@ -48,7 +46,7 @@ def binding_rows(app: MemApp, bindings: list[BindingType]) -> list[tuple[str, st
     ]
 
 
-def screen_sections(app: MemApp, current: Screen[object]) -> list[tuple[str, list[BindingType]]]:
+def screen_sections(app: App[Any], current: Screen[object]) -> list[tuple[str, list[BindingType]]]:
     """The binding tables to list, the current screen's first."""
     from app.tui.modes import PLACES
     from app.tui.screens.confirm import ConfirmScreen
@@ -96,7 +94,7 @@ class HelpScreen(ModalScreen[None]):
         self.current = current
 
     def compose(self) -> ComposeResult:
-        app = cast("MemApp", self.app)
+        app = self.app
         with Vertical(id="help-box", classes="dialog"):
             yield Static("Keys  (Esc closes)", classes="dialog-title", markup=False)
             with VerticalScroll(id="help-scroll"):
@@ -108,7 +106,7 @@ class HelpScreen(ModalScreen[None]):
                     ),
                     classes="help-section",
                 )
-                yield Static(self._about(app), classes="help-section", markup=False)
+                yield Static(self._about(host(app)), classes="help-section", markup=False)
 
     @staticmethod
     def _table(title: str, rows: list[tuple[str, str, str]]) -> Table:
@@ -128,7 +126,7 @@ class HelpScreen(ModalScreen[None]):
         return table
 
     @staticmethod
-    def _about(app: MemApp) -> Text:
+    def _about(app: Host) -> Text:
         s = app.status
         text = Text()
         text.append("This database\n", style="bold")

@@ -29,8 +29,8 @@ from app.text import literal, number
 from app.tui.import_progress import DEFAULT_RATE, RATE_SETTING, ImportPhases
 from app.tui.screens.base import MemappScreen
 from app.tui.widgets.on_off import OnOffSwitch
-from store.importing.formats import FORMATS
-from store.importing.pipeline import (
+from store.importing import (
+    FORMATS,
     ImportProgress,
     ImportReport,
     ImportTotals,

@@ -30,8 +30,7 @@ from app.tui.widgets.memory_detail import MemoryDetail
 
 if TYPE_CHECKING:
     from store import Memory
-    from store.truth.conflicts import Conflict
-    from store.truth.timeline import Source
+    from store.truth import Conflict, Source
 
 
 IMPORTANCE = Binding.Group("Importance")
@@ -133,7 +132,7 @@ class MemoriesScreen(MemoryListScreen):
         self._reselect = memory.id
 
     def action_new(self) -> None:
-        open_memory_editor(self.memapp, None, on_saved=self._saved)
+        open_memory_editor(self.app, None, on_saved=self._saved)
 
     @on(DataTable.RowSelected, "#memories-table")
     def action_edit(self) -> None:
@@ -149,7 +148,7 @@ class MemoriesScreen(MemoryListScreen):
 
         def show(found: tuple[Memory, Source, Memory | None]) -> None:
             m, source, successor = found
-            open_memory_editor(self.memapp, m, on_saved=self._saved, source=source, successor=successor)
+            open_memory_editor(self.app, m, on_saved=self._saved, source=source, successor=successor)
 
         self.in_thread(fetch, show, description="opening the memory")
 
@@ -161,7 +160,7 @@ class MemoriesScreen(MemoryListScreen):
         store = self.store
 
         def find() -> Conflict | None:
-            from store.truth.conflicts import get_conflict, list_conflicts, open_conflict_ids
+            from store.truth import get_conflict, list_conflicts, open_conflict_ids
 
             ids = open_conflict_ids(store)
             if mid is not None and mid in ids:
@@ -194,7 +193,7 @@ class MemoriesScreen(MemoryListScreen):
             self.app.push_screen(MemoryEditScreen(None, draft, title=title), edited)
             return
         store = self.store
-        from store.truth.conflicts import OPTION_WORDS, resolve_conflict
+        from store.truth import OPTION_WORDS, resolve_conflict
 
         def done(c: Conflict) -> None:
             self._reselect = c.new_id if keep in ("new", "both") else c.old_id

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on
 from textual.app import App, ComposeResult, SuspendNotSupported
@@ -27,17 +27,16 @@ from textual.validation import Number
 from textual.widgets import Button, Input, Label, Select, Static, Switch, TextArea
 
 from app.text import one_line, when
+from app.tui.host import host
 from app.tui.screens.confirm import ConfirmScreen
 from app.tui.widgets.on_off import OnOffSwitch
 from app.tui.work import run_in_thread
-from store import CATEGORIES, Memory
-from store.errors import DuplicateMemoryError
+from store import CATEGORIES, DuplicateMemoryError, Memory
 from store.scratch import scratch_dir, write_private
 
 if TYPE_CHECKING:
-    from app.tui.app import MemApp
-    from store.memories import AddResult
-    from store.truth.timeline import Source
+    from store import AddResult
+    from store.truth import Source
 
 
 @dataclass(frozen=True)
@@ -202,11 +201,9 @@ class MemoryEditScreen(ModalScreen[MemoryDraft | None]):
         if src is None or src.thread_id is None:
             self.notify("This memory has no source thread.", markup=False)
             return
-        from app.tui.screens.thread_view import ThreadViewScreen  # the thread view imports editors itself
-
-        app = cast("MemApp", self.app)
+        app = host(self.app)  # the app opens the thread view (which imports editors itself: no circle)
         self.dismiss(None)
-        await app.open_screen(ThreadViewScreen(src.thread_id, message_id=src.message_id, nav="memories"))
+        await app.open_thread(src.thread_id, message_id=src.message_id, nav="memories")
 
 
 def editor_command() -> list[str]:
@@ -238,7 +235,7 @@ def edit_externally(app: App[object], text: str) -> str | None:
 
 
 def open_memory_editor(
-    app: MemApp,
+    app: App[Any],
     memory: Memory | None,
     *,
     draft: MemoryDraft | None = None,
@@ -259,8 +256,10 @@ def open_memory_editor(
     app.push_screen(MemoryEditScreen(memory, draft, source=source, successor=successor), after)
 
 
-def _add(app: MemApp, draft: MemoryDraft, *, force: bool, on_saved: Callable[[Memory], None] | None) -> None:
-    store = app.store
+def _add(
+    app: App[Any], draft: MemoryDraft, *, force: bool, on_saved: Callable[[Memory], None] | None
+) -> None:
+    store = host(app).store
 
     def work() -> AddResult | DuplicateMemoryError:
         try:
@@ -287,7 +286,7 @@ def _add(app: MemApp, draft: MemoryDraft, *, force: bool, on_saved: Callable[[Me
         if result.conflicts:
             text += " It may contradict another memory: press r in Memories to review."
         app.notify(text, title="Memories", markup=False)
-        app.data_changed()
+        host(app).data_changed()
         if on_saved is not None:
             on_saved(m)
 
@@ -295,10 +294,10 @@ def _add(app: MemApp, draft: MemoryDraft, *, force: bool, on_saved: Callable[[Me
 
 
 def _ask_about_duplicate(
-    app: MemApp, draft: MemoryDraft, exc: DuplicateMemoryError, on_saved: Callable[[Memory], None] | None
+    app: App[Any], draft: MemoryDraft, exc: DuplicateMemoryError, on_saved: Callable[[Memory], None] | None
 ) -> None:
     try:
-        existing = app.store.get_memory(exc.existing_id)
+        existing = host(app).store.get_memory(exc.existing_id)
         quoted = one_line(existing.content, 300)
         why = "pinned" if existing.pinned else "edited by hand"
     except Exception:  # it was deleted meanwhile: the question still stands
@@ -321,8 +320,10 @@ def _ask_about_duplicate(
     )
 
 
-def _edit(app: MemApp, memory: Memory, draft: MemoryDraft, on_saved: Callable[[Memory], None] | None) -> None:
-    store = app.store
+def _edit(
+    app: App[Any], memory: Memory, draft: MemoryDraft, on_saved: Callable[[Memory], None] | None
+) -> None:
+    store = host(app).store
 
     def work() -> Memory:
         # Only what was changed in the editor: a field another process changed while it was open (a CLI
@@ -337,7 +338,7 @@ def _edit(app: MemApp, memory: Memory, draft: MemoryDraft, on_saved: Callable[[M
 
     def done(m: Memory) -> None:
         app.notify(f"Memory {m.id} saved.", title="Memories", markup=False)
-        app.data_changed()
+        host(app).data_changed()
         if on_saved is not None:
             on_saved(m)
 

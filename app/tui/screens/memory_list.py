@@ -113,7 +113,7 @@ class MemoryListScreen(MemappScreen):
         store = self.store
 
         def fetch() -> tuple[int, list[Memory], bool, dict[int, int] | None]:
-            from store.truth.conflicts import open_conflict_ids  # loaded on first use, not at start-up
+            from store.truth import open_conflict_ids  # loaded on first use, not at start-up
 
             return (
                 generation,

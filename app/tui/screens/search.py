@@ -38,13 +38,12 @@ from app.tui.screens.thread_view import ThreadViewScreen
 from app.tui.widgets.result_cells import highlighted, match_cell, result_kind, snippet_cell
 from app.tui.widgets.row_table import RowTable
 from app.tui.widgets.status_line import AppStatus
-from store.errors import StoreError
-from store.records import CATEGORIES, ROLES
-from store.search.engine import SCOPES, Filters, SearchResponse, SearchResult
+from store import CATEGORIES, ROLES, StoreError
+from store.search import SCOPES, Filters, SearchResponse, SearchResult
 
 if TYPE_CHECKING:
     from store import Memory
-    from store.truth.timeline import Source
+    from store.truth import Source
 
 DEBOUNCE = 0.2
 TOP_ROWS = 3  # rows that count as used when the user settles on a query (Enter)
@@ -430,7 +429,7 @@ class SearchScreen(MemappScreen):
 
             self.in_thread(
                 fetch,
-                lambda found: open_memory_editor(self.memapp, found[0], source=found[1], successor=found[2]),
+                lambda found: open_memory_editor(self.app, found[0], source=found[1], successor=found[2]),
                 description="opening the memory",
             )
         elif r.thread_id is not None:

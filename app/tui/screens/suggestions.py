@@ -8,7 +8,7 @@ that nearly duplicates a pinned or hand-edited memory is refused the same way, a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -18,12 +18,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from app.text import cell, literal, one_line
+from app.tui.host import Host, host
 from app.tui.screens.confirm import ConfirmScreen
 from app.tui.screens.memory_edit import MemoryDraft, MemoryEditScreen
 from app.tui.widgets.row_table import RowTable
 from app.tui.work import run_in_thread
-from store.errors import DuplicateMemoryError
-from store.extract.suggestions import (
+from store import DuplicateMemoryError
+from store.extract import (
     AcceptResult,
     Suggestion,
     accept_suggestion,
@@ -31,9 +32,6 @@ from store.extract.suggestions import (
     imported_suggestions,
     reject_suggestion,
 )
-
-if TYPE_CHECKING:
-    from app.tui.app import MemApp
 
 FIXED = 10 + 3 + 12 + 4 * 2 + 2 + 8  # category, importance, action, padding, scrollbar, dialog border/padding
 
@@ -63,8 +61,8 @@ class SuggestionsScreen(ModalScreen[None]):
         self.pending: list[Suggestion] = []
 
     @property
-    def memapp(self) -> MemApp:
-        return cast("MemApp", self.app)
+    def memapp(self) -> Host:
+        return host(self.app)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="suggest-box", classes="dialog"):

@@ -21,10 +21,9 @@ from app.tui.screens.base import MemappScreen
 from app.tui.screens.context_preview import ContextPreviewScreen
 from app.tui.screens.suggestions import SuggestionsScreen
 from app.tui.widgets.message_list import MessageList
-from store import Thread
-from store.extract.summaries import SummaryResult, summarize_thread
+from store import Summary, Thread
+from store.extract import SummaryResult, summarize_thread
 from store.message_notes import thread_notes
-from store.records import Summary
 
 
 @dataclass(frozen=True)

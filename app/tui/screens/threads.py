@@ -25,7 +25,7 @@ from app.tui.screens.prompt import PromptScreen
 from app.tui.widgets.row_table import Column, RowTable
 
 if TYPE_CHECKING:
-    from store.records import Thread
+    from store import Thread
 
 PAGE = 200
 DEBOUNCE = 0.15  # seconds of typing pause before the filter runs

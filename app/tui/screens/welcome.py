@@ -6,7 +6,7 @@ three choices (or Escape) takes it away; it never comes back by itself in this s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -16,10 +16,8 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Static
 
+from app.tui.host import host
 from app.tui.widgets.status_line import StatusLine
-
-if TYPE_CHECKING:
-    from app.tui.app import MemApp
 
 
 class WelcomeScreen(Screen[None]):
@@ -52,7 +50,7 @@ class WelcomeScreen(Screen[None]):
     ]
 
     def compose(self) -> ComposeResult:
-        app = cast("MemApp", self.app)
+        app = host(self.app)
         with Center(id="welcome-center"), Vertical(id="welcome-box"):
             yield Static(Content.from_markup("[b]Welcome to memapp[/b]"), id="welcome-title")
             yield Static(
@@ -87,13 +85,13 @@ class WelcomeScreen(Screen[None]):
     @on(Button.Pressed, "#welcome-import")
     async def action_import_file(self) -> None:
         self.dismiss()
-        await cast("MemApp", self.app).action_go("import")
+        await host(self.app).action_go("import")
 
     @on(Button.Pressed, "#welcome-memory")
     def action_new_memory(self) -> None:
         self.dismiss()
-        cast("MemApp", self.app).action_new_memory()
+        host(self.app).action_new_memory()
 
     @on(Button.Pressed, "#welcome-demo")
     def action_demo(self) -> None:
-        self.app.call_later(cast("MemApp", self.app).action_load_demo)
+        self.app.call_later(host(self.app).action_load_demo)

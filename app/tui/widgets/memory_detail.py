@@ -19,8 +19,7 @@ from app.text import literal, number, one_line, when
 from app.tui.work import run_in_thread
 
 if TYPE_CHECKING:
-    from store.records import HistoryEvent, Memory
-    from store.store import Store
+    from store import HistoryEvent, Memory, Store
 
 HISTORY_SHOWN = 8
 

@@ -12,7 +12,7 @@ import re
 from rich.text import Text
 
 from app.text import cell
-from store.search.engine import SearchResult
+from store.search import SearchResult
 
 MATCH_LABELS = {
     ("keyword",): "keyword",

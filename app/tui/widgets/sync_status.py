@@ -32,7 +32,7 @@ class SyncStatus(Static):
         store = self.app.store  # type: ignore[attr-defined]
 
         def read() -> str | None:
-            from store.sync.status import brief  # in the worker: the TUI's first frame does not import sync
+            from store.sync import brief  # in the worker: the TUI's first frame does not import sync
 
             return brief(store, time.time())
 

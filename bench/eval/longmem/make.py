@@ -44,6 +44,7 @@ import re
 import sqlite3
 import sys
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -170,9 +171,30 @@ def pools_for(header: dict[str, str]) -> list[list[list[tuple[str, str]]]]:
 
 
 def assemble(mat: Material, seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
-    """Threads (generic import format) and questions for one archive; warnings as the third value."""
+    """Threads (generic import format) and questions for one archive; warnings as the third value.
+
+    The steps draw from one seeded generator in a fixed order (session dates, small-talk pools and their
+    plan, then each session's title, interleaving and clock), so the committed files are reproducible."""
     h = mat.header
-    cid, rng, warnings = h["conv"], random.Random(f"{seed}-{h['conv']}"), []
+    cid, rng = h["conv"], random.Random(f"{seed}-{h['conv']}")
+    warnings: list[str] = []
+    by_date, session_dates = _session_dates(mat, rng, warnings)
+    filler_plan = _filler_plan(mat, rng, len(session_dates))
+    titles = FILLER_TITLES_ZH if h["lang"] == "zh" else FILLER_TITLES_EN
+    threads = []
+    msg_ids: dict[str, list[str]] = defaultdict(list)
+    for si, day in enumerate(session_dates, start=1):
+        tid = f"{cid}-s{si:02d}"
+        threads.append(_thread(tid, day, by_date.get(day, []), filler_plan[si - 1], rng, titles, msg_ids))
+    return threads, _questions(mat, msg_ids), warnings
+
+
+def _session_dates(
+    mat: Material, rng: random.Random, warnings: list[str]
+) -> tuple[dict[dt.date, list[Block]], list[dt.date]]:
+    """The blocks by date, and the session dates: every block's, plus random days up to the header's count."""
+    h = mat.header
+    cid = h["conv"]
     start, end = dt.date.fromisoformat(h["start"]), dt.date.fromisoformat(h["end"])
     by_date: dict[dt.date, list[Block]] = defaultdict(list)
     for b in mat.blocks:
@@ -185,7 +207,13 @@ def assemble(mat: Material, seed: int) -> tuple[list[dict[str, Any]], list[dict[
     taken = set(dates)
     while len(taken) < n_sessions:
         taken.add(start + dt.timedelta(days=rng.randrange(span + 1)))
-    session_dates = sorted(taken)
+    return by_date, sorted(taken)
+
+
+def _filler_plan(mat: Material, rng: random.Random, n_sessions: int) -> list[list[list[tuple[str, str]]]]:
+    """Small-talk exchanges per session up to the header's turn count: every session gets at least one
+    exchange; the rest go to random sessions."""
+    h = mat.header
     fact_turns = sum(len(b.turns) for b in mat.blocks)
     pools = [list(p) for p in pools_for(h)]
     for p in pools:
@@ -197,43 +225,53 @@ def assemble(mat: Material, seed: int) -> tuple[list[dict[str, Any]], list[dict[
         if not pool:
             pool = next((p for p in pools if p), [])
         if not pool:
-            raise SystemExit(f"{cid}: ran out of small talk")
+            raise SystemExit(f"{h['conv']}: ran out of small talk")
         return pool.pop()
 
-    # Every session gets at least one exchange; the rest go to random sessions.
-    filler_plan: list[list[list[tuple[str, str]]]] = [[] for _ in session_dates]
+    filler_plan: list[list[list[tuple[str, str]]]] = [[] for _ in range(n_sessions)]
     added, i = 0, 0
-    order = list(range(len(session_dates)))
     while added < filler_turns_wanted:
-        s = order[i] if i < len(order) else rng.randrange(len(session_dates))
+        s = i if i < n_sessions else rng.randrange(n_sessions)
         ex = next_filler(i)
         filler_plan[s].append(ex)
         added += len(ex)
         i += 1
-    zh = h["lang"] == "zh"
-    titles = FILLER_TITLES_ZH if zh else FILLER_TITLES_EN
-    threads = []
-    msg_ids: dict[str, list[str]] = defaultdict(list)
-    for si, day in enumerate(session_dates, start=1):
-        tid = f"{cid}-s{si:02d}"
-        blocks = by_date.get(day, [])
-        title = blocks[0].title if blocks else rng.choice(titles)
-        # Interleave: filler exchanges and blocks, blocks keeping their order, filler around them.
-        units: list[tuple[str, Any]] = [("block", b) for b in blocks]
-        for ex in filler_plan[si - 1]:
-            units.insert(rng.randrange(len(units) + 1), ("filler", ex))
-        clock = dt.datetime.combine(day, dt.time(rng.randrange(7, 23), rng.randrange(60)), tzinfo=dt.UTC)
-        created = clock
-        messages: list[dict[str, Any]] = []
-        for kind, unit in units:
-            turns = unit.turns if kind == "block" else [(r, t, []) for r, t in unit]
-            for role, text, labels in turns:
-                mid = f"{tid}-m{len(messages) + 1:03d}"
-                messages.append({"id": mid, "role": role, "content": text, "created_at": iso(clock)})
-                for lb in labels:
-                    msg_ids[lb].append(mid)
-                clock += dt.timedelta(seconds=rng.randrange(20, 240))
-        threads.append({"id": tid, "title": title, "created_at": iso(created), "messages": messages})
+    return filler_plan
+
+
+def _thread(
+    tid: str,
+    day: dt.date,
+    blocks: list[Block],
+    fillers: list[list[tuple[str, str]]],
+    rng: random.Random,
+    titles: Sequence[str],
+    msg_ids: dict[str, list[str]],
+) -> dict[str, Any]:
+    """One session: filler exchanges interleaved with the day's blocks (blocks keep their order), the
+    messages a few minutes apart; records which message states each label in `msg_ids`."""
+    title = blocks[0].title if blocks else rng.choice(titles)
+    units: list[tuple[str, Any]] = [("block", b) for b in blocks]
+    for ex in fillers:
+        units.insert(rng.randrange(len(units) + 1), ("filler", ex))
+    clock = dt.datetime.combine(day, dt.time(rng.randrange(7, 23), rng.randrange(60)), tzinfo=dt.UTC)
+    created = clock
+    messages: list[dict[str, Any]] = []
+    for kind, unit in units:
+        turns = unit.turns if kind == "block" else [(r, t, []) for r, t in unit]
+        for role, text, labels in turns:
+            mid = f"{tid}-m{len(messages) + 1:03d}"
+            messages.append({"id": mid, "role": role, "content": text, "created_at": iso(clock)})
+            for lb in labels:
+                msg_ids[lb].append(mid)
+            clock += dt.timedelta(seconds=rng.randrange(20, 240))
+    return {"id": tid, "title": title, "created_at": iso(created), "messages": messages}
+
+
+def _questions(mat: Material, msg_ids: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """The archive's questions with the ids of the messages that answer them (checked against the labels)."""
+    h = mat.header
+    cid = h["conv"]
     questions = []
     for qi, (kind, query, labels) in enumerate(mat.questions, start=1):
         answers: list[str] = []
@@ -259,7 +297,7 @@ def assemble(mat: Material, seed: int) -> tuple[list[dict[str, Any]], list[dict[
                 "lang": lang,
             }
         )
-    return threads, questions, warnings
+    return questions
 
 
 def iso(t: dt.datetime) -> str:

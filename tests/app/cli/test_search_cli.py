@@ -208,7 +208,7 @@ def test_weak_results_are_listed_apart_and_marked(
         def __init__(self, path: Path, config: Any = None, embedder: Any = "auto") -> None:
             super().__init__(path, config=config, embedder=FakeEmbedder())
 
-    monkeypatch.setattr("store.store.Store", FakeModelStore)
+    monkeypatch.setattr("store.Store", FakeModelStore)  # the face the CLI opens its store through
     with FakeModelStore(db["path"]) as fake:
         embed_missing(fake)
     cfg = tmp_path / "weak.toml"

@@ -16,7 +16,7 @@ from textual.widgets import Input
 
 from embeddings import FakeEmbedder
 from store import Store
-from store.importing.pipeline import load_demo
+from store.importing import load_demo
 
 
 @pytest.fixture(autouse=True)

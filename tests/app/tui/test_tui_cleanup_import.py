@@ -142,7 +142,7 @@ async def test_the_demo_shows_cleanup_work_with_the_default_settings(tui_store: 
     """Issue 28.12: every demo memory was created at load time, so with the default thresholds (importance
     below 3, fewer than 2 uses, untouched for 90 days) Cleanup was empty and a newcomer never saw what it
     does. Some demo memories are old, unimportant and unused now; the pinned ones never appear."""
-    from store.importing.pipeline import load_demo
+    from store.importing import load_demo
 
     load_demo(tui_store)  # the real dates, as a newcomer gets them (not the snapshots' pinned ones)
     app = make_app(tui_store, greet=False)

@@ -10,7 +10,7 @@ from textual.screen import Screen
 from app.tui.app import MemApp
 from embeddings import FakeEmbedder
 from store import Store
-from store.importing.pipeline import load_demo
+from store.importing import load_demo
 from tests.app.tui.tui_helpers import screen_text, settle
 
 
