@@ -27,6 +27,7 @@ cosine (the model's vocabulary is English). Thresholds were tuned on the tune ha
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -163,6 +164,28 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
     slot = e.same_slot and (e.slot is None or e.slot.kind != ASK or sim >= t.ask_related or lexical)
     if not (related or slot or flips or e.version or e.antonym or e.shared_denied or _cue_asks(e, sim, t)):
         return verdict("unrelated", "add")
+    apart = _apart_or_agreeing(e, verdict)
+    if apart is not None:
+        return apart
+    contradiction = _contradiction(e, sim, t)
+    if contradiction is not None:
+        return verdict("reversal", "supersede", contradiction, _cue_reason(e))
+    by_slot = _by_slot(e)
+    if by_slot is not None:
+        relation, action, why = by_slot
+        return verdict(relation, action, why, _cue_reason(e))
+    if e.version is not None:
+        tool, old_v, new_v = e.version
+        return verdict("update", "supersede", f"a new version of {tool}: {old_v} → {new_v}", _cue_reason(e))
+    changed = _changed_value(e, sim, t, verdict)
+    if changed is not None:
+        return changed
+    return _paraphrase_or_both(e, sim, t, verdict)
+
+
+def _apart_or_agreeing(e: Evidence, verdict: Callable[..., Verdict]) -> Verdict | None:
+    """Two facts kept apart (another subject, qualified apart, two refusals of different things), or two
+    that agree in other words and are asked about, never merged or superseded; None when neither."""
     if e.other_subject is not None:
         x, y = e.other_subject
         return verdict("distinct", "add", f"about different subjects ({x} / {y})")
@@ -182,16 +205,11 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
         return verdict(
             "paraphrase", "review", "both deny the same thing; what else each denies reads differently"
         )
-    contradiction = _contradiction(e, sim, t)
-    if contradiction is not None:
-        return verdict("reversal", "supersede", contradiction, _cue_reason(e))
-    by_slot = _by_slot(e)
-    if by_slot is not None:
-        relation, action, why = by_slot
-        return verdict(relation, action, why, _cue_reason(e))
-    if e.version is not None:
-        tool, old_v, new_v = e.version
-        return verdict("update", "supersede", f"a new version of {tool}: {old_v} → {new_v}", _cue_reason(e))
+    return None
+
+
+def _changed_value(e: Evidence, sim: float, t: Thresholds, verdict: Callable[..., Verdict]) -> Verdict | None:
+    """The same sentence with another number, name or value: an update with a cue, asked without one."""
     if e.frame and e.number_only and e.numbers_changed:
         if e.cues:
             return verdict("update", "supersede", "the same sentence with another number", _cue_reason(e))
@@ -217,7 +235,7 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
         and (e.cjk or e.overlap >= 0.2)
     ):
         return verdict("update", "supersede", "a changed name or number", _cue_reason(e))
-    return _paraphrase_or_both(e, sim, t, verdict)
+    return None
 
 
 def _strong(e: Evidence) -> bool:
