@@ -52,8 +52,9 @@ MODULE_FACES = (
     "store.scratch",
 )
 # Named exceptions: the admin commands open and migrate the file themselves (store.db, store.migrations);
-# two modules are namespaces of many small calls (the key's state, the sync settings).
-EXCEPTIONS = ("store.db", "store.migrations", "store.crypto.keys", "store.sync.state")
+# two modules are namespaces of many small calls (the key's state, the sync settings); the generated
+# configuration reference (app.cli.reference) reads the config module's own definition: ranges, choices.
+EXCEPTIONS = ("store.db", "store.migrations", "store.crypto.keys", "store.sync.state", "store.config")
 
 
 def _type_checking_imports(module: ModuleType) -> dict[str, str]:
