@@ -121,7 +121,9 @@ def test_apply_is_one_transaction(
     with pytest.raises(RuntimeError):
         apply_cleanup(store)
     assert len(calls) == 2 and store.list_memories(trash=True) == []
-    assert {mid: [h.event for h in store.memory_history(mid)] for mid in population.values()} == history_before
+    assert {
+        mid: [h.event for h in store.memory_history(mid)] for mid in population.values()
+    } == history_before
 
 
 memory_strategy = st.fixed_dictionaries(
