@@ -403,6 +403,12 @@ class MemApp(App[None]):
                 return
         await super().on_event(event)
 
+    @property
+    def holding_keys(self) -> bool:
+        """True from the start of a screen switch until the arriving screen has been drawn once: keys
+        typed meanwhile are held, then passed on or dropped (app.tui.switching)."""
+        return self._switch_keys.holding
+
     async def switching(self, change: Awaitable[object]) -> None:
         """Await a screen change (`switch_mode`, `push_screen` of a main screen) with the keys typed
         meanwhile held until the arriving screen is drawn (app.tui.switching)."""

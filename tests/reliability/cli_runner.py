@@ -153,6 +153,8 @@ def _tui_edits(db: str, journal: str, seed: int) -> int:
     before and {"done": …} once its write (a worker) has finished and the screen has shown it."""
     import asyncio
 
+    from textual.worker import WorkerState
+
     from app.tui.app import MemApp
     from app.tui.screens.memories import MemoriesScreen
     from store import Store
@@ -163,12 +165,23 @@ def _tui_edits(db: str, journal: str, seed: int) -> int:
 
     async def run() -> None:
         app = MemApp(store, greet=False)
+
+        async def workers_done() -> None:
+            """Every worker finished or cancelled (a screen switch cancels its predecessor's loaders, and
+            `wait_for_complete` raises WorkerCancelled for those)."""
+            while any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers):
+                await asyncio.sleep(0.005)
+
         async with app.run_test(size=(100, 30)) as pilot:
             await app.action_go("memories")
-            while not (isinstance(app.screen, MemoriesScreen) and app.screen.query("#memories-table")):
+            while not (
+                isinstance(app.screen, MemoriesScreen)
+                and app.screen.query("#memories-table")
+                and not app.holding_keys
+            ):
                 await pilot.pause(0.02)
             screen = app.screen
-            await app.workers.wait_for_complete()
+            await workers_done()
             step = 0
             while True:
                 for _ in range(rng.randint(0, 3)):
@@ -181,7 +194,7 @@ def _tui_edits(db: str, journal: str, seed: int) -> int:
                 record = {"step": step, "seed": seed, "id": mid, "op": op}
                 os.write(fd, (json.dumps({"begin": record}) + "\n").encode())
                 await pilot.press(op)
-                await app.workers.wait_for_complete()
+                await workers_done()
                 await pilot.pause()
                 os.write(fd, (json.dumps({"done": record}) + "\n").encode())
                 step += 1
