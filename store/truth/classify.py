@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from store.truth.compare import Evidence, compare
-from store.truth.lexicon import CJK, TOKEN, WEAK_CUES
+from store.truth.lexicon import CJK, ORDER_WORDS_EN, TOKEN, WEAK_CUES
 from store.truth.reading import VERB_STEMS, Reading, read, stem
 from store.truth.slots import ASK, MANY, ONE
 
@@ -167,6 +167,10 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
     apart = _apart_or_agreeing(e, verdict)
     if apart is not None:
         return apart
+    if _order_only(e):  # "stretch before runs" / "stretch after runs": maybe both are true; asked
+        return verdict(
+            "unsure", "review", f"the same sentence in another order ({e.antonym})", _cue_reason(e)
+        )
     contradiction = _contradiction(e, sim, t)
     if contradiction is not None:
         return verdict("reversal", "supersede", contradiction, _cue_reason(e))
@@ -176,6 +180,13 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
         return verdict(relation, action, why, _cue_reason(e))
     if e.version is not None:
         tool, old_v, new_v = e.version
+        if "." not in old_v + new_v and not e.cues:  # "Server 1" / "Server 2": a version, or another one
+            return verdict(
+                "unsure",
+                "review",
+                f"another number after {tool}: {old_v} → {new_v}",
+                "nothing says the old one stopped being true",
+            )
         return verdict("update", "supersede", f"a new version of {tool}: {old_v} → {new_v}", _cue_reason(e))
     changed = _changed_value(e, sim, t, verdict)
     if changed is not None:
@@ -236,6 +247,15 @@ def _changed_value(e: Evidence, sim: float, t: Thresholds, verdict: Callable[...
     ):
         return verdict("update", "supersede", "a changed name or number", _cue_reason(e))
     return None
+
+
+def _order_only(e: Evidence) -> bool:
+    """The texts differ by before/after, above/below, earlier/later: never merged (the words are
+    stopwords to the rest of the reading) and, without a change cue, never superseded."""
+    if e.antonym is None or e.cues:
+        return False
+    pair = tuple(e.antonym.split("/"))
+    return pair in ORDER_WORDS_EN or pair[::-1] in ORDER_WORDS_EN
 
 
 def _strong(e: Evidence) -> bool:

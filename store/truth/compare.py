@@ -25,6 +25,7 @@ from store.truth.lexicon import (
     ZH_GLOSS,
     ZH_VERBS,
 )
+from store.truth.numbers import number_term
 from store.truth.reading import VERB_STEMS, Reading, SlotHit, stem
 
 
@@ -292,9 +293,16 @@ def _denied_apart_zh(a: Reading, b: Reading) -> tuple[str, str] | None:
     return None
 
 
+def _digits(r: Reading) -> tuple[str, ...]:
+    """The numbers written in digits, in the order the text says them."""
+    return tuple(number_term(t) for t in r.tokens if t[:1].isdigit())
+
+
 def compare(a: Reading, b: Reading) -> Evidence:
     """How b (the new text) differs from a (the old one)."""
     num_a, num_b = a.numbers - b.numbers, b.numbers - a.numbers
+    if not (num_a or num_b) and _digits(a) != _digits(b):  # "handler 0 … fact 1" / "handler 1 … fact 0"
+        num_a, num_b = frozenset(_digits(a)), frozenset(_digits(b))
     names_a = {n for n in a.names if n not in b.content and n not in b.tokens}
     names_b = {n for n in b.names if n not in a.content and n not in a.tokens}
     shared = a.content & b.content

@@ -353,6 +353,8 @@ FROM_TO = re.compile(
 REPLACE_EN = re.compile(r"\b(?:switched|instead|replaced|changed)\b", re.IGNORECASE)
 REPLACE_ZH = re.compile(r"改|换")
 COMPARE_ZH = re.compile(r"而不是|胜过")
+# Order and position: "stretch before runs" / "after runs" may both be true (store.truth.classify asks).
+ORDER_WORDS_EN: tuple[tuple[str, str], ...] = (("before", "after"), ("above", "below"), ("earlier", "later"))
 ANTONYMS_EN: tuple[tuple[str, str], ...] = (
     ("short", "long"),
     ("concise", "detailed"),
@@ -372,6 +374,7 @@ ANTONYMS_EN: tuple[tuple[str, str], ...] = (
     ("happy", "unhappy"),
     ("trust", "distrust"),
     ("trusts", "distrusts"),
+    *ORDER_WORDS_EN,
 )
 ANTONYMS_ZH: tuple[tuple[str, str], ...] = (
     ("喜欢", "讨厌"),

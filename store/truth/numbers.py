@@ -35,15 +35,16 @@ def zh_number(text: str) -> str:
 
 def numbers_in(text: str, raw: list[str]) -> frozenset[str]:
     out = set()
+    written = set()  # numbers written in digits: a "1" there is a value ("room 1", "fact 1")
     for tok in raw:
         low = tok.casefold()
         if tok[0].isdigit():
             digits = re.match(r"[0-9.:,]+", tok)
-            out.add((digits.group() if digits else tok).rstrip(".,").replace(",", ""))
+            written.add((digits.group() if digits else tok).rstrip(".,").replace(",", ""))
         elif low in NUMBER_WORDS:
             out.add(NUMBER_WORDS[low])
         elif low in MONTHS:
             out.add(low[:3])
     out.update(zh_number(m.group()) for m in ZH_NUMBER.finditer(text))
     out.discard("1")  # "a", "one", 一只: an article, not a value
-    return frozenset(out)
+    return frozenset(out | written)
