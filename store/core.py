@@ -32,7 +32,6 @@ from store import db
 from store.access import AccessCounts
 from store.config import Config
 from store.records import ThreadIn
-from store.search.held import HeldKeywords
 from store.vectors import codes
 from store.vectors.codes import CodeTable
 from store.vectors.rows import VectorIndex
@@ -72,10 +71,9 @@ class StoreCore:
         # Long-lived processes (TUI, MCP server) turn this on (hold_vectors): vector search then scans codes
         # held in memory (store.vectors.codes), loaded once and kept in step with chat.db.
         self.in_memory_vectors = False
-        # ... and this (hold_keywords): FTS5's best rows for a query are then found in numpy over the query
-        # words' postings (store.search.held), with each index's row lengths held and kept in step.
+        # ... and this (hold_keywords, store.search.held): FTS5's best rows for a query are then found in
+        # numpy over the query words' postings, with each index's row lengths held and kept in step.
         self.in_memory_keywords = False
-        self._held_keywords = HeldKeywords()
         self._code_tables: dict[str, CodeTable] = {}
         self._code_lock = threading.Lock()
         # Access counts are written without making an answer wait (store.access); off in a read-only
@@ -147,26 +145,9 @@ class StoreCore:
                 if table is not None:
                     table.current(self.con)
 
-    def hold_keywords(self, *, load: bool = False) -> None:
-        """Rank keyword matches in process from now on (long-lived processes: the TUI, the MCP server).
-        Each keyword index's row lengths (8 bytes a row) are read by the first search, or now with `load`
-        (e.g. in a worker: about 0.1 s at 145,000 messages + 100,000 memories); the postings of common
-        terms are kept between searches (at most store.search.held.CACHE_BYTES)."""
-        self.in_memory_keywords = True
-        if load:
-            self._held_keywords.load(self.con)
-
-    def held_keywords(self) -> HeldKeywords | None:
-        """What store.search.keyword uses to rank in process, when in_memory_keywords is on."""
-        return self._held_keywords if self.in_memory_keywords else None
-
     def vector_memory_bytes(self) -> int:
         """Bytes held by the in-memory vector copies (0 when none is loaded)."""
         return sum(t.nbytes for t in self._code_tables.values())
-
-    def keyword_memory_bytes(self) -> int:
-        """Bytes held for ranking keyword matches in process: row lengths and kept postings."""
-        return self._held_keywords.nbytes
 
     def _close_finished_threads(self) -> None:
         """Close the connections of threads that have ended (the TUI runs each worker in a thread of its
@@ -320,9 +301,9 @@ class StoreCore:
         `text` with its secrets replaced by markers, or as it is with `redact = "off"`."""
         if not self.redacting:
             return text
-        from store.secrets import redact_text
+        from store.secrets.detector import redact  # the detector alone: no whole-database code
 
-        return redact_text(text)
+        return redact(text)[0]
 
     def redact_thread(self, thread: ThreadIn) -> ThreadIn:
         """The same gate for an imported thread: its title, message texts and metadata (store.secrets.rows)."""

@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from store.core import StoreCore
 from store.db import id_table
 from store.search import around, events
 from store.search.answer import answers
 from store.search.conversation import Cues, read_cues
 from store.search.dates import Window, date_window
 from store.search.filters import SCOPES, Filters
+from store.search.held import HoldingMixin
 from store.search.hydrate import hydrate
 from store.search.keyword import Key, KeywordHit, keyword_hits, memory_where
 from store.search.query import ParsedQuery, parse_query
@@ -66,7 +66,7 @@ def _pool() -> ThreadPoolExecutor:
 # -- the Store mixin -----------------------------------------------------------------------------------
 
 
-class SearchMixin(StoreCore):
+class SearchMixin(HoldingMixin):
     if TYPE_CHECKING:
 
         def touch_memories(self, memory_ids: Sequence[int]) -> None: ...
