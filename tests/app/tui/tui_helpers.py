@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual.pilot import Pilot
 from textual.screen import Screen
+from textual.worker import WorkerCancelled, WorkerState
 
 from app.tui.app import MemApp
 from store import Store
@@ -34,7 +35,11 @@ def make_app(store: Store, **kwargs: Any) -> MemApp:
 async def settle(pilot: Pilot[Any], rounds: int = 3) -> None:
     """Let workers finish and their results land on screen (a worker's result can start another)."""
     for _ in range(rounds):
-        await pilot.app.workers.wait_for_complete()
+        try:
+            await pilot.app.workers.wait_for_complete()
+        except WorkerCancelled:  # one a screen change cancelled (by design): wait for the others
+            while any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in pilot.app.workers):
+                await pilot.pause(0.01)
         await pilot.pause()
 
 
