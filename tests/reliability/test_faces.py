@@ -158,10 +158,10 @@ async def _drive_tui(app: MemApp, deadline: float) -> None:
             await pilot.pause(0.2)
             i += 1
         await pilot.press("2")  # Memories, and wait for the refresh that follows the last writes
-        with Store(app_db(app), embedder=None) as s:
-            want_memories = len(s.list_memories(limit=10**6))
-            want_threads = s.count_threads()
-        for _ in range(40):
+        for _ in range(40):  # (an import started just before the deadline may still be writing: re-read)
+            with Store(app_db(app), embedder=None) as s:
+                want_memories = len(s.list_memories(limit=10**6))
+                want_threads = s.count_threads()
             await pilot.pause(0.1)
             if app.status.memories == want_memories and app.status.threads == want_threads:
                 break

@@ -142,8 +142,12 @@ class MemoryListScreen(MemappScreen):
                 ("Used", "used", 5),
             ]
             table.set_columns(columns if self.narrow else [*columns, ("Last accessed", "last", 16)])
+        # A write between two pages (a pin, an add from MCP) shifts the order: the next page can start
+        # with a memory already shown. It stays where it is; the offset still counts it.
+        shown = set() if first else {str(k.value) for k in table.rows}
         for m in rows:
-            table.add_row(*self._cells(m), key=str(m.id))
+            if str(m.id) not in shown:
+                table.add_row(*self._cells(m), key=str(m.id))
         self.loaded += len(rows)
         self.exhausted = len(rows) < PAGE
         self.fetching = False
