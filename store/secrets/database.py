@@ -270,34 +270,32 @@ def _memory_texts_with_secrets(store: Store, memory_id: int) -> list[tuple[Sourc
 def embed_redacted(store: Store) -> dict[str, int]:
     """Embed the redacted rows that have no vectors: those this run rewrote, and those a killed run left
     (a marker and no vector). Rows that never had vectors for another reason are `memapp embed`'s."""
-    done = {"messages": 0, "memories": 0}
-    seen: set[int] = set()  # a row that comes back unembedded is not retried (no loop on a failing model)
+    messages = _embed_marked(
+        store,
+        "SELECT id FROM messages m WHERE content LIKE '%[secret: %' AND NOT EXISTS "
+        "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id) ORDER BY id LIMIT 64",
+        lambda ids: store.embed_messages([store.get_message(i) for i in ids]),
+    )
+    memories = _embed_marked(
+        store,
+        "SELECT id FROM long_term_memories WHERE content LIKE '%[secret: %' "
+        "AND id NOT IN (SELECT memory_id FROM vec_memories) ORDER BY id LIMIT 64",
+        lambda ids: store.embed_memories([store.get_memory(i) for i in ids]),
+    )
+    return {"messages": messages, "memories": memories}
+
+
+def _embed_marked(store: Store, select: str, embed: Callable[[list[int]], int]) -> int:
+    """Embed the rows `select` finds, 64 at a time, until none is left; how many were embedded. A row that
+    comes back unembedded is not retried (no loop on a failing model)."""
+    done = 0
+    seen: set[int] = set()
     while True:
-        ids = [
-            int(r[0])
-            for r in store.con.execute(
-                "SELECT id FROM messages m WHERE content LIKE '%[secret: %' AND NOT EXISTS "
-                "(SELECT 1 FROM message_chunks c WHERE c.message_id = m.id) ORDER BY id LIMIT 64"
-            )
-        ]
-        if not ids or seen.issuperset(ids) or store.embed_messages([store.get_message(i) for i in ids]) == 0:
-            break
+        ids = [int(r[0]) for r in store.con.execute(select)]
+        if not ids or seen.issuperset(ids) or embed(ids) == 0:
+            return done
         seen.update(ids)
-        done["messages"] += len(ids)
-    seen.clear()
-    while True:
-        ids = [
-            int(r[0])
-            for r in store.con.execute(
-                "SELECT id FROM long_term_memories WHERE content LIKE '%[secret: %' "
-                "AND id NOT IN (SELECT memory_id FROM vec_memories) ORDER BY id LIMIT 64"
-            )
-        ]
-        if not ids or seen.issuperset(ids) or store.embed_memories([store.get_memory(i) for i in ids]) == 0:
-            break
-        seen.update(ids)
-        done["memories"] += len(ids)
-    return done
+        done += len(ids)
 
 
 def _rewrite(store: Store, source: Source, key: Any, report: RedactReport) -> None:
