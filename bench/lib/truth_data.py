@@ -21,6 +21,7 @@ LEGACY = (TRUTH / "pairs.tsv", TRUTH / "holdout.tsv")
 CHAINS = TRUTH / "chains.tsv"
 BLIND = TRUTH / "blind.tsv"
 HELDOUT2 = TRUTH / "heldout2.tsv"
+HELDOUT3 = TRUTH / "heldout3.tsv"
 DEV = TRUTH / "dev.tsv"
 
 # reversal and update are one group for the targets ("reversal/update"); they are kept apart in the files
@@ -53,7 +54,7 @@ class Pair:
     tags: tuple[str, ...]
     old: str
     new: str
-    half: str  # tune | test | blind | dev | heldout2 | legacy
+    half: str  # tune | test | blind | dev | heldout2 | heldout3 | legacy
 
     @property
     def group(self) -> str:
@@ -121,6 +122,12 @@ def heldout2_pairs() -> list[Pair]:
     """Written and committed before the second round of rule changes (truth2), run only for the final
     report (bench/eval/truth/heldout2.tsv)."""
     return _pairs(HELDOUT2, "heldout2")
+
+
+def heldout3_pairs() -> list[Pair]:
+    """Written by an outside engineer without reading the rules or running them, run once by the lead for
+    the final report (bench/eval/truth/heldout3.tsv)."""
+    return _pairs(HELDOUT3, "heldout3")
 
 
 def legacy_pairs() -> list[Pair]:

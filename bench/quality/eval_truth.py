@@ -1,6 +1,7 @@
 """Keeping memories true, measured as a user meets it (prints JSON): bench/eval/truth through the real Store.
 
-    .venv/bin/python -m bench eval_truth [--half tune|test|blind|dev|heldout2|legacy|all] [--errors] [--embedder default|fake]
+    .venv/bin/python -m bench eval_truth [--half tune|test|blind|dev|heldout2|heldout3|legacy|all] [--errors]
+        [--embedder default|fake|none] [--category CAT|OLD,NEW] [--limit N] [--via store|cli [--compare]]
 
 For every labelled pair (bench/eval/truth/fresh/*.tsv, see bench/eval/truth/README.md) a fresh chat.db is
 made, the old text is added with `Store.add_memory`, then the new one (both as `fact`), exactly as
@@ -18,13 +19,19 @@ hashed bag of words instead (the rules must hold without the model). Chains (cha
 added one after another into one chat.db; passes when exactly the listed steps' texts are current.
 
 Reported per half (tune, test; blind: 120 pairs written after the rules were frozen, run once; heldout2:
-328 pairs written before the second round of rules, run for the final report only, never by `all`; legacy:
-issue 17's 295 pairs, relabelled), per group, with the false-alarm
+328 pairs written before the second round of rules, and heldout3: 457 pairs an outside engineer wrote without
+reading the rules; both run for the final report only, never by `all`; legacy: issue 17's 295 pairs,
+relabelled), per group, with the false-alarm
 rate beside each hit rate, and the issue's targets checked on the test half:
   related-but-distinct superseded <= 2 %, merged 0, queued <= 15 %;
   reversals/updates superseded or queued >= 90 %, merged 0;
   paraphrases merged or offered >= 85 %, superseded 0.
 Tune only on the tune half (`--half tune --errors`); the test half is for reporting.
+
+`--via cli` runs each pair as a user does instead: the installed `memapp` script in a subprocess, one fresh
+HOME (and so one default chat.db) per pair, at most 2 at a time (bench/lib/truth_cli.py); `--compare` also
+runs the same pairs in-process and counts the pairs whose outcome differs (listed with `--errors`).
+`--limit N` takes a fixed sample of N pairs spread over the four groups (the same on every run).
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.lib.truth_cli import sample
 from bench.lib.truth_data import (
     Chain,
     Pair,
@@ -50,6 +58,7 @@ from bench.lib.truth_data import (
     dev_pairs,
     fresh_pairs,
     heldout2_pairs,
+    heldout3_pairs,
     legacy_pairs,
 )
 
@@ -87,6 +96,8 @@ class CachedEmbedder:
 
 
 def make_embedder(kind: str) -> Any:
+    if kind == "none":  # no model: what a Store without vectors (config embedding.enabled = false) does
+        return None
     if kind == "fake":
         from embeddings import FakeEmbedder
 
@@ -113,15 +124,17 @@ def outcome(store: Any, old_id: int, res: Any) -> str:
     return "both"
 
 
-def run_pair(tmp: Path, emb: Any, p: Pair, i: int) -> dict[str, Any]:
+def run_pair(
+    tmp: Path, emb: Any, p: Pair, i: int, categories: tuple[str, str] = (CATEGORY, CATEGORY)
+) -> dict[str, Any]:
     from store import Store
 
     store = Store(tmp / f"p{i}.db", embedder=emb)
     try:
-        first = store.add_memory(p.old, CATEGORY)
-        res = store.add_memory(p.new, CATEGORY)
+        first = store.add_memory(p.old, categories[0])
+        res = store.add_memory(p.new, categories[1])
         sims = [
-            float(emb.embed_documents([p.old])[0] @ emb.embed_documents([p.new])[0]),
+            float(emb.embed_documents([p.old])[0] @ emb.embed_documents([p.new])[0]) if emb else float("nan"),
         ]
         got = outcome(store, first.memory.id, res)
         reasons: list[str] = []
@@ -134,7 +147,8 @@ def run_pair(tmp: Path, emb: Any, p: Pair, i: int) -> dict[str, Any]:
             reasons += list(get_conflict(store, cid).reasons)
     finally:
         store.close()
-    return {"outcome": got, "similarity": round(sims[0], 4), "reasons": sorted(set(reasons))}
+    similarity = None if sims[0] != sims[0] else round(sims[0], 4)  # NaN: no model
+    return {"outcome": got, "similarity": similarity, "reasons": sorted(set(reasons))}
 
 
 def run_chain(tmp: Path, emb: Any, c: Chain, i: int) -> dict[str, Any]:
@@ -210,7 +224,10 @@ def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def wrong(group: str, got: str) -> bool:
-    """Is this outcome an error for the group? (A queued update is caught; an offered paraphrase is fine.)"""
+    """Is this outcome an error for the group? (A queued update is caught; an offered paraphrase is fine;
+    a command that failed, `--via cli`, is always an error.)"""
+    if got not in OUTCOMES:
+        return True
     return {
         "update": got in ("merge", "both"),
         "paraphrase": got in ("supersede", "queue", "both"),
@@ -219,54 +236,123 @@ def wrong(group: str, got: str) -> bool:
     }[group]
 
 
-def main() -> None:
+HALVES = ("tune", "test", "blind", "dev", "heldout2", "heldout3", "legacy", "all")
+
+
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument(
-        "--half", choices=("tune", "test", "blind", "dev", "heldout2", "legacy", "all"), default="all"
-    )
+    ap.add_argument("--half", choices=HALVES, default="all")
     ap.add_argument("--errors", action="store_true", help="list the pairs with a wrong outcome")
-    ap.add_argument("--embedder", choices=("default", "fake"), default="default")
+    ap.add_argument(
+        "--embedder",
+        choices=("default", "fake", "none"),
+        default="default",
+        help="none: no model at all (keyword only; with --via cli, config embedding.enabled = false)",
+    )
     ap.add_argument("--chains", action="store_true", help="run the chains too (--half all always does)")
+    ap.add_argument(
+        "--via",
+        choices=("store", "cli"),
+        default="store",
+        help="store: Store.add_memory in this process; cli: the installed memapp script, one HOME per pair",
+    )
+    ap.add_argument("--limit", type=int, help="only this many pairs, a fixed sample spread over the groups")
+    ap.add_argument(
+        "--compare",
+        action="store_true",
+        help="with --via cli: run the same pairs in-process, count differences",
+    )
+    ap.add_argument("--workers", type=int, default=2, help="--via cli: memapp processes at once (at most 2)")
+    ap.add_argument(
+        "--category",
+        default=CATEGORY,
+        help="the category both memories are added with (the CLI requires one), or OLD,NEW for two",
+    )
     args = ap.parse_args()
-    # "all" leaves out heldout2: it is run on purpose, for the final report only.
+    if args.via == "cli" and args.embedder == "fake":
+        ap.error("--via cli: the memapp command cannot be told to use the fake embedder (default or none)")
+    if args.compare and args.via != "cli":
+        ap.error("--compare compares --via cli with the in-process run: give --via cli")
+    cats = tuple(args.category.split(","))
+    if len(cats) == 1:
+        cats = (cats[0], cats[0])
+    if len(cats) != 2 or not set(cats) <= {"preference", "project", "skill", "fact"}:
+        ap.error(
+            f"--category: preference, project, skill or fact, or two of them as OLD,NEW; got {args.category!r}"
+        )
+    args.categories = cats
+    return args
+
+
+def select(args: argparse.Namespace) -> tuple[tuple[str, ...], list[Pair], list[Chain]]:
+    """The halves to report, their pairs (a fixed sample with --limit) and the chains to run."""
+    # "all" leaves out heldout2 and heldout3: they are run on purpose, for the final report only.
     halves = ("tune", "test", "blind", "dev", "legacy") if args.half == "all" else (args.half,)
     pool = fresh_pairs() + blind_pairs() + dev_pairs() + legacy_pairs()
-    pairs = [p for p in pool + (heldout2_pairs() if "heldout2" in halves else []) if p.half in halves]
-    chain_list = chains() if args.half == "all" or args.chains else []
-    texts = [t for p in pairs for t in (p.old, p.new)] + [t for c in chain_list for t in c.steps]
-    t0 = time.perf_counter()
-    emb = CachedEmbedder(make_embedder(args.embedder), texts)
-    embed_s = time.perf_counter() - t0
-    rows: list[dict[str, Any]] = []
-    t0 = time.perf_counter()
+    pool += heldout2_pairs() if "heldout2" in halves else []
+    pool += heldout3_pairs() if "heldout3" in halves else []
+    pairs = sample([p for p in pool if p.half in halves], args.limit)
+    want_chains = (args.half == "all" or args.chains) and args.via == "store" and args.limit is None
+    return halves, pairs, chains() if want_chains else []
+
+
+def run_store(
+    pairs: Sequence[Pair], chain_list: Sequence[Chain], emb: Any, categories: tuple[str, str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every pair through Store.add_memory in this process, one chat.db each; then the chains."""
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for i, p in enumerate(pairs):
-            r = run_pair(Path(tmp), emb, p, i)
-            r.update(
-                source=p.source,
-                half=p.half,
-                kind=p.kind,
-                group=p.group,
-                expect=p.expect,
-                tags=list(p.tags),
-                old=p.old,
-                new=p.new,
-            )
-            r["wrong"] = wrong(p.group, r["outcome"])
-            rows.append(r)
+            rows.append(run_pair(Path(tmp), emb, p, i, categories))
             (Path(tmp) / f"p{i}.db").unlink(missing_ok=True)
         chain_rows = [run_chain(Path(tmp), emb, c, i) for i, c in enumerate(chain_list)]
-    run_s = time.perf_counter() - t0
-    out: dict[str, Any] = {
-        "embedder": f"{args.embedder}: {emb.name}",
-        "load": os.getloadavg()[0],
-        "embed_seconds": round(embed_s, 1),
-        "store_seconds": round(run_s, 1),
-    }
+    return rows, chain_rows
+
+
+def labelled(p: Pair, r: dict[str, Any]) -> dict[str, Any]:
+    r.update(
+        source=p.source,
+        half=p.half,
+        kind=p.kind,
+        group=p.group,
+        expect=p.expect,
+        tags=list(p.tags),
+        old=p.old,
+        new=p.new,
+    )
+    r["wrong"] = wrong(p.group, r["outcome"])
+    return r
+
+
+def compared(
+    pairs: Sequence[Pair], cli: list[dict[str, Any]], store: list[dict[str, Any]], errors: bool
+) -> dict[str, Any]:
+    """How many pairs got another outcome through the CLI than in-process (listed with --errors)."""
+    differ = [
+        {
+            "source": p.source,
+            "kind": p.kind,
+            "cli": c["outcome"],
+            "store": s["outcome"],
+            "old": p.old,
+            "new": p.new,
+        }
+        for p, c, s in zip(pairs, cli, store, strict=True)
+        if c["outcome"] != s["outcome"]
+    ]
+    out: dict[str, Any] = {"pairs": len(pairs), "differ": len(differ)}
+    out["store wrong"] = sum(wrong(p.group, s["outcome"]) for p, s in zip(pairs, store, strict=True))
+    out["cli wrong"] = sum(wrong(p.group, c["outcome"]) for p, c in zip(pairs, cli, strict=True))
+    if errors:
+        out["differing"] = differ
+    return out
+
+
+def report(out: dict[str, Any], halves: Sequence[str], rows: list[dict[str, Any]], errors: bool) -> None:
     for half in halves:
         part = [r for r in rows if r["half"] == half]
         out[half] = score(part)
-        if args.errors:
+        if errors:
             out[half]["errors"] = [
                 {
                     k: r[k]
@@ -275,12 +361,6 @@ def main() -> None:
                 for r in part
                 if r["wrong"]
             ]
-    if chain_rows:
-        out["chains"] = {
-            "passed": sum(c["passed"] for c in chain_rows),
-            "of": len(chain_rows),
-            "failed": [c for c in chain_rows if not c["passed"]],
-        }
     print(json.dumps(out, ensure_ascii=False, indent=2))
     for half in halves:
         s = out[half]
@@ -293,6 +373,43 @@ def main() -> None:
             f"{s['unrelated']['flagged (false alarm)']}",
             file=sys.stderr,
         )
+
+
+def main() -> None:
+    args = parse_args()
+    halves, pairs, chain_list = select(args)
+    out: dict[str, Any] = {"via": args.via, "embedder": args.embedder, "category": ",".join(args.categories)}
+    store_rows: list[dict[str, Any]] | None = None
+    chain_rows: list[dict[str, Any]] = []
+    if args.via == "store" or args.compare:
+        texts = [t for p in pairs for t in (p.old, p.new)] + [t for c in chain_list for t in c.steps]
+        t0 = time.perf_counter()
+        inner = make_embedder(args.embedder)
+        emb = CachedEmbedder(inner, texts) if inner is not None else None
+        out["embedder"] = f"{args.embedder}: {emb.name if emb else 'no model'}"
+        out["embed_seconds"] = round(time.perf_counter() - t0, 1)
+        t0 = time.perf_counter()
+        store_rows, chain_rows = run_store(pairs, chain_list, emb, args.categories)
+        out["store_seconds"] = round(time.perf_counter() - t0, 1)
+    rows = store_rows or []
+    if args.via == "cli":
+        from bench.lib.truth_cli import run_pairs_cli
+
+        t0 = time.perf_counter()
+        rows = run_pairs_cli(pairs, args.categories, args.embedder == "none", args.workers)
+        out["cli_seconds"] = round(time.perf_counter() - t0, 1)
+        out["workers"] = max(1, min(args.workers, 2))
+        if store_rows is not None:
+            out["compare"] = compared(pairs, rows, store_rows, args.errors)
+    out["load"] = os.getloadavg()[0]
+    rows = [labelled(p, r) for p, r in zip(pairs, rows, strict=True)]
+    if chain_rows:
+        out["chains"] = {
+            "passed": sum(c["passed"] for c in chain_rows),
+            "of": len(chain_list),
+            "failed": [c for c in chain_rows if not c["passed"]],
+        }
+    report(out, halves, rows, args.errors)
 
 
 if __name__ == "__main__":
