@@ -36,6 +36,7 @@ from store.truth.lexicon import CJK, ORDER_WORDS_EN, TOKEN, WEAK_CUES
 from store.truth.reading import VERB_STEMS, Reading, read, stem
 from store.truth.slots import ASK, MANY, ONE
 
+CAPITALISED_RUN = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+")
 RELATIONS = ("duplicate", "paraphrase", "reversal", "update", "unsure", "distinct", "unrelated")
 SLOT_WORDS = {
     "residence": "where you live",
@@ -85,6 +86,7 @@ class Thresholds:
     shared_offer: float = 0.53  # ... sharing half of what the texts are about (nouns), nothing clashing
     shared_overlap: float = 0.5
     update: float = 0.4  # a changed name or number with a change cue (and shared words)
+    one_alias: float = 0.85  # a one-value slot's new value this close, no cue, no number: another name?
     zh_related: float = 0.2
     zh_duplicate: float = 0.95
     zh_paraphrase: float = 0.6
@@ -173,8 +175,11 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
         )
     contradiction = _contradiction(e, sim, t)
     if contradiction is not None:
-        return verdict("reversal", "supersede", contradiction, _cue_reason(e))
-    by_slot = _by_slot(e)
+        why, sure = contradiction
+        if sure:
+            return verdict("reversal", "supersede", why, _cue_reason(e))
+        return verdict("unsure", "review", why, "each says it in its own words, and nothing says it changed")
+    by_slot = _by_slot(e, sim, t)
     if by_slot is not None:
         relation, action, why = by_slot
         return verdict(relation, action, why, _cue_reason(e))
@@ -284,31 +289,44 @@ def _cue_reason(e: Evidence) -> str:
     return f"the new one says it changed ({_cue_words(e)})" if e.cues else ""
 
 
-def _contradiction(e: Evidence, sim: float, t: Thresholds) -> str | None:
-    """Why the new text denies the old one, or None. A denied term only counts when the rest of the old
-    text is still there (or the new text says it changed): "I never work on weekends" / "Weekends are
-    work-free" deny the same thing in other words."""
+def _contradiction(e: Evidence, sim: float, t: Thresholds) -> tuple[str, bool] | None:
+    """(why the new text denies the old one, sure enough to supersede), or None. A denied term only
+    counts when the rest of the old text is still there (or the new text says it changed): "I never work
+    on weekends" / "Weekends are work-free" deny the same thing in other words. Without a change cue, a
+    denial is sure only when it is the old sentence turned round ("I eat meat" / "I don't eat meat"):
+    when each side also has words of its own ("I'm allergic to peanuts" / "I can't eat peanuts", "likes
+    to work late at night" / "likes to work early in the morning") it may say the same thing another way,
+    so it is asked."""
     if e.swapped:
-        return "the preference is the other way round"
+        return "the preference is the other way round", True
     verb_only = e.verb_flips_only and sim < (t.zh_related if e.cjk else t.related)
     if e.flips and not e.denies_other and not verb_only and not e.other_object:
         rest = len(e.old_extra) <= max(1, len(e.flips)) or len(e.flips) >= 2
         if rest or e.cues:
-            return f"one says the opposite of the other about {', '.join(f'“{f}”' for f in e.flips)}"
+            why = f"one says the opposite of the other about {', '.join(f'“{f}”' for f in e.flips)}"
+            return why, bool(e.cues) or not (e.old_extra and e.new_extra)
     if e.antonym is not None:
         old_rest, new_rest = e.old_extra - e.antonym_words, e.new_extra - e.antonym_words
-        if (len(old_rest) <= 1 and len(new_rest) <= 1) or (e.cues and len(old_rest) <= 1):
-            return f"opposite words ({e.antonym})"
+        if e.cues and len(old_rest) <= 1:
+            return f"opposite words ({e.antonym})", True
+        if len(old_rest) <= 1 and len(new_rest) <= 1:
+            return f"opposite words ({e.antonym})", not (old_rest or new_rest)
     return None
 
 
-def _by_slot(e: Evidence) -> tuple[str, str, str] | None:
+def _by_slot(e: Evidence, sim: float, t: Thresholds) -> tuple[str, str, str] | None:
     """Both state the same kind of fact with different values: replace, add up, or ask."""
     if not e.slot_changed or e.slot is None or e.new_slot is None:
         return None
     what = _slot_words(e)
     kind = e.slot.kind
     partial = bool(e.slot.value & e.new_slot.value - e.subjects)
+    if kind == ONE and not e.cues and _alias(e, sim, t):  # "NYC" / "New York City", "Bombay" / "Mumbai"
+        return (
+            "unsure",
+            "review",
+            f"both say {what} ({_values(e)}): another value, or the same one named differently?",
+        )
     if kind == ONE and (e.cues or not partial):
         return "update", "supersede", f"both say {what}, which holds one value at a time ({_values(e)})"
     if kind == ONE:  # "near the sea" / "close to the sea": the same value, or another one? Ask.
@@ -330,6 +348,28 @@ def _by_slot(e: Evidence) -> tuple[str, str, str] | None:
     if len(old_only) > 1 and len(new_only) > 1:  # "Sentry for error tracking" / "Grafana for dashboards"
         return "distinct", "add", f"{what}, for different things ({_values(e)})"
     return "unsure", "review", f"both say {what} ({_values(e)}); nothing says the old one stopped being true"
+
+
+def _alias(e: Evidence, sim: float, t: Thresholds) -> bool:
+    """Two values of a one-value slot that may name one thing: one is the other's initials ("NYC" / "New
+    York City", "SF" / "San Francisco"), or the texts are as close in meaning as paraphrases are while no
+    number changed ("Bombay" / "Mumbai", 0.86; a move between two cities is 0.54-0.84)."""
+    if _initials(e.old_text, e.new_text) or _initials(e.new_text, e.old_text):
+        return True
+    return not e.cjk and not e.numbers_changed and sim >= t.one_alias
+
+
+def _initials(short: str, long: str) -> bool:
+    """Is a word of `short` written in capitals (2-5 letters) the initials of a run of capitalised words
+    of `long` that `short` does not have?"""
+    caps = {w.casefold() for w in TOKEN.findall(short) if 2 <= len(w) <= 5 and w.isupper() and w.isalpha()}
+    if not caps:
+        return False
+    for run in CAPITALISED_RUN.finditer(long):
+        words = run.group().split()
+        if "".join(w[0] for w in words).casefold() in caps and not any(w in short for w in words):
+            return True
+    return False
 
 
 def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) -> Verdict:

@@ -84,7 +84,7 @@ class Evidence:
         or number in common ("Europe/Amsterdam" / "the Amsterdam time zone (CET)" is one value)."""
         if self.slot is None or self.new_slot is None:
             return False
-        a, b = self.slot.value - self.subjects, self.new_slot.value - self.subjects
+        a, b = _parts(self.slot.value - self.subjects), _parts(self.new_slot.value - self.subjects)
         if not (a - b and b - a):
             return False
         if a & b & self.anchors:
@@ -115,6 +115,11 @@ class Evidence:
     @property
     def value_change(self) -> bool:
         return self.numbers_changed or self.names_changed or self.version is not None or self.slot_changed
+
+
+def _parts(value: frozenset[str]) -> frozenset[str]:
+    """A value's words with hyphenated ones split: "Berlin-Kreuzberg" is "Kreuzberg, Berlin"."""
+    return frozenset(p for v in value for p in (v.split("-") if "-" in v.strip("-") else (v,)) if p)
 
 
 def _other_subject(a: Reading, b: Reading) -> tuple[str, str] | None:

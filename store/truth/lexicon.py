@@ -48,6 +48,16 @@ NEGATORS = words(
     hates hated distrust distrusts distrusted avoid avoids avoided cancel cancels cancelled canceled left leave leaving sold
     skip skips deleted removed uninstalled ditched zero non"""
 )
+# Of those, the verbs: right after a plain negator they deny the denial ("never skip breakfast", "don't
+# hate mornings", "never left Berlin") and affirm what follows.
+VERB_NEGATORS = words(
+    """stop stopped stops quit quits quitting dropped dislike dislikes disliked hate hates hated distrust
+    distrusts distrusted avoid avoids avoided cancel cancels cancelled canceled left leave leaving sold skip
+    skips deleted removed uninstalled ditched"""
+)
+# Words that say "not often": what follows is neither affirmed nor denied ("rarely drinks", "almost never
+# watches TV"), so it never reads as the opposite of "drinks" or of "doesn't drink".
+SOFT_NEGATORS = words("rarely seldom hardly barely scarcely infrequently")
 # Of those, the ones that deny a noun phrase, not a verb: their denial ends at a preposition once it has
 # denied something ("no sugar in my coffee" denies the sugar, not the coffee; "zero sugar in drinks").
 # A verb's denial reaches on ("dislikes talking on the phone": the phone is part of what is disliked).
@@ -161,6 +171,14 @@ EN_PHRASES = (
         re.compile(r"\b(\w+)\s+(?:is|are)\s+(?:off\s+the\s+menu|off[\s-]+limits|not\s+for\s+me)\b", re.I),
         r"no \1",
     ),
+    # "almost never", "hardly ever", "not very often": said as "rarely" (SOFT_NEGATORS).
+    (
+        re.compile(
+            r"\b(?:(?:almost|nearly|practically|hardly|barely)\s+(?:never|ever)|not\s+(?:very\s+)?often)\b",
+            re.I,
+        ),
+        "rarely",
+    ),
     (re.compile(r"\bcaffeinated\b", re.IGNORECASE), "caffeine"),
     (re.compile(r"\b(?:an\s+)?only\s+child\b", re.IGNORECASE), "only-child"),
     # Refusals said without a negator: "free of meetings", "stays away from coffee", "notifications off".
@@ -174,6 +192,8 @@ EN_PHRASES = (
     (re.compile(r"\b([A-Za-z]+s)\s+off\b(?!\s+(?:to|at|the|for|with)\b)", re.IGNORECASE), r"no \1"),
     (re.compile(r"\bbrothers?\s+(?:or|and|nor)\s+sisters?\b", re.IGNORECASE), "siblings"),
 )
+# "New" starting a name ("New York", "New Relic"): not the change cue "new".
+NEW_IN_NAME = re.compile(r"\bNew(?=\s+[A-Z])")
 # A leading "again" ("Again: tabs over spaces", "Once again, answer in English", "Reminder again, ...")
 # says the user is repeating themselves, as "still" does; "started drinking again" says a change.
 RESTATED = re.compile(
@@ -294,21 +314,42 @@ QUALIFIERS_ZH_EN = {
     "下午": "afternoon",
 }
 
+# Number words: the units and teens, the tens, and their compounds ("thirty-four"), as store.truth.numbers
+# reads them; and a few words that say a number.
+UNIT_WORDS = {
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+}
+TENS_WORDS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
 NUMBER_WORDS = {
-    "two": "2",
-    "three": "3",
-    "four": "4",
-    "five": "5",
-    "six": "6",
-    "seven": "7",
-    "eight": "8",
-    "nine": "9",
-    "ten": "10",
-    "eleven": "11",
-    "twelve": "12",
-    "twenty": "20",
-    "twenty-nine": "29",
-    "thirty": "30",
+    **{w: str(n) for w, n in UNIT_WORDS.items()},
+    **{w: str(n) for w, n in TENS_WORDS.items()},
+    **{f"{t}-{u}": str(tn + un) for t, tn in TENS_WORDS.items() for u, un in UNIT_WORDS.items() if un < 10},
     "hundred": "100",
     "thousand": "1000",
     "twice": "2",
@@ -374,6 +415,33 @@ ANTONYMS_EN: tuple[tuple[str, str], ...] = (
     ("happy", "unhappy"),
     ("trust", "distrust"),
     ("trusts", "distrusts"),
+    ("quiet", "loud"),
+    ("quiet", "noisy"),
+    ("hot", "cold"),
+    ("warm", "cold"),
+    ("big", "small"),
+    ("large", "small"),
+    ("fast", "slow"),
+    ("cheap", "expensive"),
+    ("spicy", "mild"),
+    ("sweet", "savoury"),
+    ("sweet", "savory"),
+    ("tidy", "messy"),
+    ("simple", "complex"),
+    ("strict", "lenient"),
+    ("introvert", "extrovert"),
+    ("introverted", "extroverted"),
+    ("optimistic", "pessimistic"),
+    ("online", "offline"),
+    ("indoor", "outdoor"),
+    ("indoors", "outdoors"),
+    ("verbose", "terse"),
+    ("high", "low"),
+    ("strong", "weak"),
+    ("thick", "thin"),
+    ("tall", "short"),
+    ("manual", "automatic"),
+    ("synchronous", "asynchronous"),
     *ORDER_WORDS_EN,
 )
 ANTONYMS_ZH: tuple[tuple[str, str], ...] = (

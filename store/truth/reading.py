@@ -44,6 +44,7 @@ from store.truth.lexicon import (
     NEG_SCOPE,
     NEG_ZH,
     NEGATORS,
+    NEW_IN_NAME,
     NOT_FREE,
     NOT_NEG_ZH,
     NOT_NEGATION,
@@ -63,11 +64,13 @@ from store.truth.lexicon import (
     RESTATED,
     SCOPE_ENDS,
     SELF,
+    SOFT_NEGATORS,
     STILL,
     STOPWORDS,
     SYNONYMS,
     TIME_WORDS,
     TOKEN,
+    VERB_NEGATORS,
     VERBISH,
     ZH_DIGITS,
     ZH_PHRASES,
@@ -188,14 +191,15 @@ def _terms_en(text: str) -> tuple[list[str], set[str], set[str]]:
     for m in FROM_TO.finditer(text):  # "moved the blog from WordPress to Hugo": WordPress is no more
         gone.update(stem(w) for w in TOKEN.findall(m.group(1)) if w.casefold() not in STOPWORDS)
     for clause in CLAUSE_END.split(NOT_NEGATION.sub(" ", GIVE_UP.sub("quit", text))):
-        scope = 0
+        scope = soft = 0
         noun = False  # the running denial is of a noun phrase ("no sugar in my coffee")
         prev = ""
         tokens = TOKEN.findall(clause)
         for i, raw in enumerate(tokens):
             low = raw.casefold()
-            if low in NEGATORS or low.endswith(("n't", "n’t")):
-                scope, noun = NEG_SCOPE, low in NOUN_NEGATORS
+            state = _negation(low, scope, soft, noun)
+            if state is not None:
+                scope, soft, noun = state
                 continue
             if noun and low in NOUN_SCOPE_ENDS and 0 < scope < NEG_SCOPE:
                 scope = 0  # "no sugar in my coffee": the coffee is where, not what is denied
@@ -227,9 +231,25 @@ def _terms_en(text: str) -> tuple[list[str], set[str], set[str]]:
                 scope -= 1
             else:
                 affirmed.add(term)
+            if soft > 0:  # "rarely drinks": hedged, both affirmed and denied
+                negated.add(term)
+                affirmed.add(term)
+                soft -= 1
     # A term the text both affirms and denies ("[red]not markup[/red]", "severe nut allergy, avoid nuts")
     # is not a denial of it; it is noted as hedged, so that it is never read as the other text's opposite.
     return terms, (negated - affirmed) | gone, (negated & affirmed) - gone
+
+
+def _negation(low: str, scope: int, soft: int, noun: bool) -> tuple[int, int, bool] | None:
+    """The running denial after a word that denies or hedges (scope, soft scope, of a noun phrase), or
+    None for any other word. A denying verb right after a negator cancels it ("never skip breakfast")."""
+    if low in NEGATORS or low.endswith(("n't", "n’t")):
+        if scope == NEG_SCOPE and low in VERB_NEGATORS:
+            return 0, soft, False
+        return NEG_SCOPE, soft, low in NOUN_NEGATORS
+    if low in SOFT_NEGATORS:
+        return scope, NEG_SCOPE, noun
+    return None
 
 
 def _when(following: list[str]) -> bool:
@@ -473,7 +493,7 @@ def read(text: str) -> Reading:
         lows = {t.casefold() for t in raw}
         quals = frozenset(q for q in QUALIFIERS if q in lows) | (head & QUALIFIERS)
     restated = RESTATED.search(text) is not None  # "Again: tabs over spaces" repeats, changes nothing
-    said = RESTATED.sub(" ", text)
+    said = NEW_IN_NAME.sub(" ", RESTATED.sub(" ", text))
     cues = tuple(c.casefold() for c in (CUE_ZH.findall(said) if cjk else []) + CUE_EN.findall(said))
     return Reading(
         text=text,
