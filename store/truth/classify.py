@@ -192,6 +192,13 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
                 f"another number after {tool}: {old_v} → {new_v}",
                 "nothing says the old one stopped being true",
             )
+        if not e.cues and (e.still or not _later(old_v, new_v)):  # "… still use Python 3.9" after 3.12
+            return verdict(
+                "unsure",
+                "review",
+                f"another version of {tool}: {old_v} → {new_v}",
+                "nothing says the old one stopped being true",
+            )
         return verdict("update", "supersede", f"a new version of {tool}: {old_v} → {new_v}", _cue_reason(e))
     changed = _changed_value(e, sim, t, verdict)
     if changed is not None:
@@ -207,6 +214,8 @@ def _apart_or_agreeing(e: Evidence, verdict: Callable[..., Verdict]) -> Verdict 
         return verdict("distinct", "add", f"about different subjects ({x} / {y})")
     if e.qualifiers is not None:
         x, y = e.qualifiers
+        if "past" in (x, y):
+            return verdict("distinct", "add", "one of them says how it was before, the other how it is")
         return verdict("distinct", "add", f"the same kind of fact, qualified apart ({x} / {y})")
     if e.antonym_agrees is not None:  # "short" / "not long": never a reversal; asked, not merged
         if e.cues:
@@ -321,6 +330,8 @@ def _by_slot(e: Evidence, sim: float, t: Thresholds) -> tuple[str, str, str] | N
     what = _slot_words(e)
     kind = e.slot.kind
     partial = bool(e.slot.value & e.new_slot.value - e.subjects)
+    if kind == ONE and e.adds and not e.replaces:  # "I also work at a startup": a second job, or a move?
+        return "unsure", "review", f"both say {what} ({_values(e)}); the new one says it is one more"
     if kind == ONE and not e.cues and _alias(e, sim, t):  # "NYC" / "New York City", "Bombay" / "Mumbai"
         return (
             "unsure",
@@ -348,6 +359,13 @@ def _by_slot(e: Evidence, sim: float, t: Thresholds) -> tuple[str, str, str] | N
     if len(old_only) > 1 and len(new_only) > 1:  # "Sentry for error tracking" / "Grafana for dashboards"
         return "distinct", "add", f"{what}, for different things ({_values(e)})"
     return "unsure", "review", f"both say {what} ({_values(e)}); nothing says the old one stopped being true"
+
+
+def _later(old: str, new: str) -> bool:
+    """Is version `new` after `old` ("3.12" → "3.12.1", "15" → "16")?"""
+    return tuple(int(p) for p in new.split(".") if p.isdigit()) > tuple(
+        int(p) for p in old.split(".") if p.isdigit()
+    )
 
 
 def _alias(e: Evidence, sim: float, t: Thresholds) -> bool:
@@ -391,6 +409,8 @@ def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) ->
         )
     if changed and not same_value:
         return verdict("distinct", "add")
+    if e.adds and e.old_extra and e.new_extra:  # "I teach math" / "I teach physics too"
+        return verdict("distinct", "add", "the new one says it is one more")
     duplicate = t.zh_duplicate if e.cjk else t.duplicate
     para = t.zh_paraphrase if e.cjk else t.paraphrase
     para_overlap = t.zh_paraphrase_overlap if e.cjk else t.paraphrase_overlap

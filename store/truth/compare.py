@@ -18,6 +18,7 @@ from store.truth.lexicon import (
     MONTHS,
     PERSONS,
     PREDICATES,
+    QUALIFIERS,
     QUALIFIERS_ZH_EN,
     STOPWORDS,
     STRONG_QUALIFIERS,
@@ -71,6 +72,7 @@ class Evidence:
     # One text denies the opposite of what the other says ("prefers short answers" / "doesn't like long
     # answers", "early riser" / "doesn't sleep late"): the same fact, as "short / not long".
     antonym_agrees: str | None = None
+    adds: bool = False  # the new text says it is one more ("too", "also"), and the old one does not
     old_text: str = ""
     new_text: str = ""
 
@@ -151,7 +153,9 @@ def _owned(other: Reading, rest: Reading) -> bool:
 
 def _qualifier_words(r: Reading) -> frozenset[str]:
     """Its qualifiers in one language and number: 周末 = weekend = weekends."""
-    return frozenset(QUALIFIERS_ZH_EN.get(q, q).removesuffix("s") for q in r.qualifiers)
+    words = (QUALIFIERS_ZH_EN.get(q, q) for q in r.qualifiers)
+    # "weekends" = "weekend", but "previous" and "business" keep their s (as STRONG_QUALIFIERS has them).
+    return frozenset(w[:-1] if w.endswith("s") and w[:-1] in QUALIFIERS else w for w in words)
 
 
 def _qualifiers(a: Reading, b: Reading) -> tuple[str, str] | None:
@@ -367,6 +371,7 @@ def compare(a: Reading, b: Reading) -> Evidence:
         denied_apart=_denied_apart(a, b),
         denied=a.negated | b.negated,
         antonym_agrees=_antonym_agrees(a, b),
+        adds=b.adds and not a.adds,
         old_text=a.text,
         new_text=b.text,
     )

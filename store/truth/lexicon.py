@@ -295,11 +295,25 @@ PERSONS_ZH = (
 QUALIFIERS = words(
     """previous former ex skip-level work personal home office private weekday weekdays weekend
     weekends morning afternoon evening night staging production prod dev development test frontend
-    backend mobile web desktop admin secondary"""
+    backend mobile web desktop admin secondary business"""
 )
-# Of those, the ones that make two facts different even when only one text has them.
+# Of those, the ones that make two facts different even when only one text has them ("past": see PAST).
 STRONG_QUALIFIERS = words(
-    "previous former ex skip-level personal private secondary staging production prod dev"
+    "previous former ex skip-level personal private secondary staging production prod dev business past"
+)
+# The new text says it is one more ("I teach physics too", "also has a cat", "a second job"): added to
+# the old one, never in its place.
+ADDS = re.compile(
+    r"\b(?:too|also|as\s+well|in\s+addition|besides|another|second)\b|也|还有|另外", re.IGNORECASE
+)
+# A text about the past ("I used to live in Paris", "I worked at Microsoft before that", 以前): true
+# beside what holds now, so it is read as the qualifier "past" and never replaces, or is replaced by, a
+# present fact without a change cue. "I've worked at Google for 5 years" is the present.
+PAST = re.compile(
+    r"\b(?:used\s+to|formerly|previously|before\s+that|back\s+then|in\s+the\s+past|grew\s+up|was\s+born|"
+    r"born\s+in|as\s+a\s+(?:kid|child|teenager|student)|when\s+i\s+was)\b|"
+    r"(?<!have\s)(?<!has\s)(?<!'ve\s)(?<!’ve\s)\b(?:worked|lived|was\s+based)\b|以前|曾经|过去",
+    re.IGNORECASE,
 )
 QUALIFIERS_ZH = ("前端", "后端", "工作日", "周末", "工作", "私人", "早上", "晚上", "下午")
 QUALIFIERS_ZH_EN = {

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from store.truth.lexicon import (
+    ADDS,
     CLAUSE_END,
     COMPARE_EN,
     COMPARE_ZH,
@@ -53,6 +54,7 @@ from store.truth.lexicon import (
     NOUN_NEGATORS,
     NOUN_SCOPE_ENDS,
     NUMBER_WORDS,
+    PAST,
     PERSONS,
     PERSONS_ZH,
     PREFER_TO,
@@ -111,6 +113,7 @@ class Reading:
     cues: tuple[str, ...]  # change cues, casefolded
     still: bool
     replaces: bool  # a cue that one value took another's place ("switched to", 改学), even among many
+    adds: bool = False  # it says it is one more ("too", "also", "another")
 
     @property
     def content(self) -> frozenset[str]:
@@ -472,6 +475,10 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
     return tuple(hits)
 
 
+def _past(text: str) -> frozenset[str]:
+    return frozenset(("past",)) if PAST.search(text) else frozenset()
+
+
 def _en_normal(text: str) -> str:
     text = RESTATED.sub(" ", LABEL_NONE.sub(r"no \1", text))
     for pattern, same in EN_PHRASES:
@@ -487,11 +494,11 @@ def read(text: str) -> Reading:
     if cjk:
         subject, person = _subject_zh(text)
         head: frozenset[str] = frozenset()
-        quals = frozenset(q for q in QUALIFIERS_ZH if q in text)
+        quals = frozenset(q for q in QUALIFIERS_ZH if q in text) | _past(text)
     else:
         subject, person, head = _subject_en(text, raw)
         lows = {t.casefold() for t in raw}
-        quals = frozenset(q for q in QUALIFIERS if q in lows) | (head & QUALIFIERS)
+        quals = frozenset(q for q in QUALIFIERS if q in lows) | (head & QUALIFIERS) | _past(text)
     restated = RESTATED.search(text) is not None  # "Again: tabs over spaces" repeats, changes nothing
     said = NEW_IN_NAME.sub(" ", RESTATED.sub(" ", text))
     cues = tuple(c.casefold() for c in (CUE_ZH.findall(said) if cjk else []) + CUE_EN.findall(said))
@@ -513,4 +520,5 @@ def read(text: str) -> Reading:
         cues=cues,
         still=(restated or bool(STILL.search(text))) and not cues,
         replaces=bool(REPLACE_EN.search(text)) or (cjk and bool(REPLACE_ZH.search(text))),
+        adds=bool(ADDS.search(text)),
     )

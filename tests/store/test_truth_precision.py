@@ -131,3 +131,46 @@ def test_an_alias_added_through_the_store_keeps_the_old_memory_current(store: St
     second = store.add_memory("I live in San Francisco", "fact")
     assert store.get_memory(first.memory.id).valid_until is None
     assert second.memory.id == first.memory.id or store.get_memory(second.memory.id).valid_until is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "cosine"),
+    [
+        ("I used to live in Paris", "I live in Berlin", 0.46),
+        ("I work at Google", "I worked at Microsoft before that", 0.41),
+        ("Grew up in Ohio", "Lives in Austin, Texas", 0.30),
+    ],
+)
+def test_a_fact_about_the_past_stands_beside_the_present(old: str, new: str, cosine: float) -> None:
+    v = classify(new, old, cosine)
+    assert v.action == "add", v
+
+
+def test_having_worked_somewhere_for_years_is_the_present() -> None:
+    assert "past" not in read("I've worked at Google for 5 years").qualifiers
+    assert "past" in read("I worked at Google for 5 years").qualifiers
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "cosine"),
+    [
+        ("Our backend runs on Python 3.12", "Our deploy scripts still use Python 3.9", 0.61),
+        ("The API uses Postgres 16", "The API uses Postgres 15", 0.95),
+    ],
+)
+def test_an_older_version_without_a_cue_is_asked(old: str, new: str, cosine: float) -> None:
+    v = classify(new, old, cosine)
+    assert v.action == "review", v
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "cosine", "action"),
+    [
+        ("I teach math", "I teach physics too", 0.76, "add"),
+        ("I work at Google", "I also work at a startup on Fridays", 0.30, "review"),
+        ("My partner is Sam", "My business partner is Lee", 0.55, "add"),
+    ],
+)
+def test_one_more_is_never_in_the_old_ones_place(old: str, new: str, cosine: float, action: str) -> None:
+    v = classify(new, old, cosine)
+    assert v.action == action, v
