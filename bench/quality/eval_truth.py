@@ -1,6 +1,6 @@
 """Keeping memories true, measured as a user meets it (prints JSON): bench/eval/truth through the real Store.
 
-    .venv/bin/python -m bench eval_truth [--half tune|test|blind|dev|heldout2|legacy|all] [--errors] [--embedder default|fake]
+    .venv/bin/python -m bench eval_truth [--half tune|test|blind|dev|dev4|heldout2|legacy|all] [--errors] [--embedder default|fake]
 
 For every labelled pair (bench/eval/truth/fresh/*.tsv, see bench/eval/truth/README.md) a fresh chat.db is
 made, the old text is added with `Store.add_memory`, then the new one (both as `fact`), exactly as
@@ -18,8 +18,8 @@ hashed bag of words instead (the rules must hold without the model). Chains (cha
 added one after another into one chat.db; passes when exactly the listed steps' texts are current.
 
 Reported per half (tune, test; blind: 120 pairs written after the rules were frozen, run once; heldout2:
-328 pairs written before the second round of rules, run for the final report only, never by `all`; legacy:
-issue 17's 295 pairs, relabelled), per group, with the false-alarm
+328 pairs written before the second round of rules, run for the final report only, never by `all`; dev and
+dev4: development pairs, tuned on; legacy: issue 17's 295 pairs, relabelled), per group, with the false-alarm
 rate beside each hit rate, and the issue's targets checked on the test half:
   related-but-distinct superseded <= 2 %, merged 0, queued <= 15 %;
   reversals/updates superseded or queued >= 90 %, merged 0;
@@ -47,6 +47,7 @@ from bench.lib.truth_data import (
     Pair,
     blind_pairs,
     chains,
+    dev4_pairs,
     dev_pairs,
     fresh_pairs,
     heldout2_pairs,
@@ -222,15 +223,15 @@ def wrong(group: str, got: str) -> bool:
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument(
-        "--half", choices=("tune", "test", "blind", "dev", "heldout2", "legacy", "all"), default="all"
+        "--half", choices=("tune", "test", "blind", "dev", "dev4", "heldout2", "legacy", "all"), default="all"
     )
     ap.add_argument("--errors", action="store_true", help="list the pairs with a wrong outcome")
     ap.add_argument("--embedder", choices=("default", "fake"), default="default")
     ap.add_argument("--chains", action="store_true", help="run the chains too (--half all always does)")
     args = ap.parse_args()
     # "all" leaves out heldout2: it is run on purpose, for the final report only.
-    halves = ("tune", "test", "blind", "dev", "legacy") if args.half == "all" else (args.half,)
-    pool = fresh_pairs() + blind_pairs() + dev_pairs() + legacy_pairs()
+    halves = ("tune", "test", "blind", "dev", "dev4", "legacy") if args.half == "all" else (args.half,)
+    pool = fresh_pairs() + blind_pairs() + dev_pairs() + dev4_pairs() + legacy_pairs()
     pairs = [p for p in pool + (heldout2_pairs() if "heldout2" in halves else []) if p.half in halves]
     chain_list = chains() if args.half == "all" or args.chains else []
     texts = [t for p in pairs for t in (p.old, p.new)] + [t for c in chain_list for t in c.steps]
