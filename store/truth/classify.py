@@ -86,6 +86,7 @@ class Thresholds:
     shared_offer: float = 0.53  # ... sharing half of what the texts are about (nouns), nothing clashing
     shared_overlap: float = 0.5
     update: float = 0.4  # a changed name or number with a change cue (and shared words)
+    denied_offer: float = 0.2  # both deny the same thing, nothing else apart: offered from this cosine
     one_alias: float = 0.85  # a one-value slot's new value this close, no cue, no number: another name?
     zh_related: float = 0.2
     zh_duplicate: float = 0.95
@@ -178,6 +179,8 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
         why, sure = contradiction
         if sure:
             return verdict("reversal", "supersede", why, _cue_reason(e))
+        if e.qualifiers is not None:
+            return verdict("unsure", "review", why, "the new one says how it was before, not that it changed")
         return verdict("unsure", "review", why, "each says it in its own words, and nothing says it changed")
     by_slot = _by_slot(e, sim, t)
     if by_slot is not None:
@@ -214,7 +217,9 @@ def _apart_or_agreeing(e: Evidence, verdict: Callable[..., Verdict]) -> Verdict 
         return verdict("distinct", "add", f"about different subjects ({x} / {y})")
     if e.qualifiers is not None:
         x, y = e.qualifiers
-        if "past" in (x, y):
+        if "past" in y.split() and e.flips:  # "I smoke" / "I used to smoke": a reversal, read as one
+            return None
+        if "past" in (x + " " + y).split():
             return verdict("distinct", "add", "one of them says how it was before, the other how it is")
         return verdict("distinct", "add", f"the same kind of fact, qualified apart ({x} / {y})")
     if e.antonym_agrees is not None:  # "short" / "not long": never a reversal; asked, not merged
@@ -313,7 +318,8 @@ def _contradiction(e: Evidence, sim: float, t: Thresholds) -> tuple[str, bool] |
         rest = len(e.old_extra) <= max(1, len(e.flips)) or len(e.flips) >= 2
         if rest or e.cues:
             why = f"one says the opposite of the other about {', '.join(f'“{f}”' for f in e.flips)}"
-            return why, bool(e.cues) or not (e.old_extra and e.new_extra)
+            # "I play tennis" / "I used to play tennis as a kid": about the past, said without a cue: asked
+            return why, bool(e.cues) or not (e.old_extra and e.new_extra or e.qualifiers)
     if e.antonym is not None:
         old_rest, new_rest = e.old_extra - e.antonym_words, e.new_extra - e.antonym_words
         if e.cues and len(old_rest) <= 1:
@@ -338,6 +344,15 @@ def _by_slot(e: Evidence, sim: float, t: Thresholds) -> tuple[str, str, str] | N
             "review",
             f"both say {what} ({_values(e)}): another value, or the same one named differently?",
         )
+    label = e.slot.name.startswith("label:")  # "Bank: lloyds" / "Bank: nationwide": a value whatever its case
+    if kind == ONE and not (e.cues or e.cjk or partial or label) and not _named_values(e):
+        # "Lives alone" / "Lives by himself", "a freelance illustrator" / "draws illustrations as a
+        # freelancer": a one-value slot's value in common words is as often the same value reworded.
+        return (
+            "unsure",
+            "review",
+            f"both say {what} ({_values(e)}); nothing says the old one stopped being true",
+        )
     if kind == ONE and (e.cues or not partial):
         return "update", "supersede", f"both say {what}, which holds one value at a time ({_values(e)})"
     if kind == ONE:  # "near the sea" / "close to the sea": the same value, or another one? Ask.
@@ -359,6 +374,15 @@ def _by_slot(e: Evidence, sim: float, t: Thresholds) -> tuple[str, str, str] | N
     if len(old_only) > 1 and len(new_only) > 1:  # "Sentry for error tracking" / "Grafana for dashboards"
         return "distinct", "add", f"{what}, for different things ({_values(e)})"
     return "unsure", "review", f"both say {what} ({_values(e)}); nothing says the old one stopped being true"
+
+
+def _named_values(e: Evidence) -> bool:
+    """Does each side's own part of the slot's value hold a name or a number ("Berlin" / "Lisbon", "34" /
+    "35")?"""
+    if e.slot is None or e.new_slot is None:
+        return False
+    old_only, new_only = e.slot.value - e.new_slot.value, e.new_slot.value - e.slot.value
+    return bool(old_only & e.anchors) and bool(new_only & e.anchors)
 
 
 def _later(old: str, new: str) -> bool:
@@ -422,6 +446,9 @@ def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) ->
     )
     if e.shared_denied and not detail and not own_words and (sim >= slot_para or e.overlap >= 0.99):
         return verdict("paraphrase", "merge" if sim >= para_overlap else "review", "both deny the same thing")
+    if e.shared_denied and not (detail or own_words or e.cues or e.cjk) and sim >= t.denied_offer:
+        # "Is a vegan." / "Eats no animal products at all." (0.39): asked, offering the merge
+        return verdict("paraphrase", "review", "both deny the same thing, in other words")
     if not detail:
         # The same content words, nothing on either side only ("likes short replies" / "prefers brief
         # answers", synonyms folded): the same fact, at a cosine a slot paraphrase needs.

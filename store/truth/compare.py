@@ -8,7 +8,7 @@ something changed? Nothing here decides; every field is a fact about the pair.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 
 from store.truth.lexicon import (
@@ -162,7 +162,8 @@ def _qualifiers(a: Reading, b: Reading) -> tuple[str, str] | None:
     """Qualified apart: "work email" / "personal email", or a qualifier on one side only when nothing
     says it changed ("Skip-level manager: Ana" / "Manager: Priya")."""
     qa, qb = _qualifier_words(a) - _qualifier_words(b), _qualifier_words(b) - _qualifier_words(a)
-    if (qa and qb) or (((qa | qb) & STRONG_QUALIFIERS) and not b.cues):
+    # The old text about the past ("I used to live in Paris") stays true whatever the new one says.
+    if (qa and qb) or (((qa | qb) & STRONG_QUALIFIERS) and not b.cues) or "past" in qa:
         return (" ".join(sorted(qa)) or "—", " ".join(sorted(qb)) or "—")
     return None
 
@@ -268,6 +269,23 @@ def _bridged(x: Reading, other: Reading) -> frozenset[str]:
     return x.content | {en for zh, en in GLOSS if zh in x.text}
 
 
+def _bridged_slot(x: Reading, other: Reading, hit: SlotHit) -> SlotHit:
+    """A Chinese text's slot value next to an English text, with the English words of its Chinese words
+    (我住在北京 / I live in Beijing: one value)."""
+    if not x.cjk or other.cjk:
+        return hit
+    extra = {en for zh, en in GLOSS if zh in x.text and all(c in hit.value for c in zh)}
+    return replace(hit, value=hit.value | extra) if extra else hit
+
+
+def _bridged_negated(x: Reading, other: Reading) -> frozenset[str]:
+    """x's denied terms; a Chinese text next to an English one also denies the English word of a Chinese
+    word it denies whole (我不吃猪肉 denies "pork", "eat" and "meat")."""
+    if not x.cjk or other.cjk:
+        return x.negated
+    return x.negated | {en for zh, en in GLOSS if zh in x.text and all(c in x.negated for c in zh)}
+
+
 def _denied_apart(a: Reading, b: Reading) -> tuple[str, str] | None:
     """(what only the old text denies, what only the new one denies): things rather than verbs, neither
     mentioned by the other text, and no thing denied by both; None otherwise."""
@@ -314,19 +332,17 @@ def compare(a: Reading, b: Reading) -> Evidence:
         num_a, num_b = frozenset(_digits(a)), frozenset(_digits(b))
     names_a = {n for n in a.names if n not in b.content and n not in b.tokens}
     names_b = {n for n in b.names if n not in a.content and n not in a.tokens}
-    shared = a.content & b.content
+    # Across languages the terms and denials are compared through the glosses (我不吃猪肉 / I don't eat pork).
+    shared = _bridged(a, b) & _bridged(b, a)
+    neg_a, neg_b = _bridged_negated(a, b), _bridged_negated(b, a)
     agrees = _agrees(a, b) or _agrees(b, a)
     hedged = a.hedged | b.hedged
-    flips = (
-        tuple(sorted(t for t in shared - hedged if (t in a.negated) != (t in b.negated)))
-        if not agrees
-        else ()
-    )
+    flips = tuple(sorted(t for t in shared - hedged if (t in neg_a) != (t in neg_b))) if not agrees else ()
     slot = new_slot = None
     for hit in a.slots:
         other = b.slot(hit.name)
         if other is not None:
-            slot, new_slot = hit, other
+            slot, new_slot = _bridged_slot(a, b, hit), _bridged_slot(b, a, other)
             break
     tools_a, tools_b = dict(a.versions), dict(b.versions)
     version = next(((t, tools_a[t], v) for t, v in tools_b.items() if t in tools_a and tools_a[t] != v), None)
@@ -366,7 +382,7 @@ def compare(a: Reading, b: Reading) -> Evidence:
         cjk=a.cjk or b.cjk,
         anchors=a.names | b.names | a.numbers | b.numbers,
         subjects=a.subject | b.subject,
-        shared_denied=frozenset(t for t in shared if t in a.negated and t in b.negated),
+        shared_denied=frozenset(t for t in shared if t in neg_a and t in neg_b),
         shared_anchors=(a.names | a.numbers) & (b.names | b.numbers | b.content),
         denied_apart=_denied_apart(a, b),
         denied=a.negated | b.negated,

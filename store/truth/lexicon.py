@@ -83,6 +83,7 @@ NEG_PREFIX_WORDS = words(
 NEG_ZH = re.compile(
     r"不再|不要|不能|不会|不用|从不|从没|没有|没|不|别|无|戒掉|戒了|戒|退了|放弃|停止|停用|讨厌"
 )
+SOFT_ZH = re.compile(r"很少|几乎不|几乎没|不怎么|偶尔|难得")  # "rarely": as SOFT_NEGATORS
 NOT_NEG_ZH = re.compile(r"而不是|不是.{0,6}而是|不错|不同|不仅|不少|差不多|不管|不久")
 
 # Words that state a negated term themselves ("vegetarian" = no meat), and plain synonyms.
@@ -93,6 +94,11 @@ IMPLIES: dict[str, tuple[tuple[str, bool], ...]] = {
     "pescatarian": (("meat", True), ("fish", False)),
     "teetotal": (("alcohol", True), ("drink", True)),
     "teetotaler": (("alcohol", True), ("drink", True)),
+    "teetotaller": (("alcohol", True), ("drink", True)),
+    "non-driver": (("drive", True),),
+    "childless": (("kid", True),),
+    "ex-smoker": (("smoke", True),),
+    "sweetened": (("sugar", False),),  # so that "never sweetened" denies sugar
     "sober": (("alcohol", True), ("drink", True)),
     "decaf": (("caffeine", True), ("coffee", False)),
     "black": (("milk", True),),
@@ -117,6 +123,17 @@ SYNONYMS = {
     "alcoholic": "alcohol",
     "emojis": "emoji",
     "fortnightly": "biweekly",
+    "booze": "alcohol",
+    "religious": "religion",
+    "cilantro": "coriander",
+    "bicycle": "bike",
+    "bicycles": "bike",
+    "cycle": "bike",
+    "cycles": "bike",
+    "cycling": "bike",
+    "cycled": "bike",
+    "biking": "bike",
+    "commuter": "commute",
     "spouse": "partner",
     "prod": "production",
     "reply": "answer",
@@ -179,6 +196,32 @@ EN_PHRASES = (
         ),
         "rarely",
     ),
+    (
+        re.compile(
+            r"\b(\w+)\s+(?:is|are)(?:n't|n’t|\s+not)\s+(?:for\s+me|my\s+thing|my\s+cup\s+of\s+tea)\b", re.I
+        ),
+        r"no \1",
+    ),
+    (
+        re.compile(
+            r"\b(?:by\s+(?:myself|himself|herself|themselves)|on\s+(?:my|his|her|their)\s+own)\b", re.I
+        ),
+        "alone",
+    ),
+    # Two negations: "never send code without tests" = "always send code with tests".
+    (
+        re.compile(
+            r"\b(?:never|don't|don’t|do\s+not|doesn't|doesn’t|does\s+not|won't|won’t|can't|can’t)\s+"
+            r"([^.;,!?]*?)\bwithout\b",
+            re.I,
+        ),
+        r"always \1with",
+    ),
+    # "used to smoke": true once, not now (the text is also read as about the past: PAST).
+    (re.compile(r"\bused\s+to\b", re.IGNORECASE), "no longer"),
+    (re.compile(r"\bstays?\s+off\b", re.IGNORECASE), "avoid"),
+    (re.compile(r"\b(?:is|am|i'm|are)\s+not\s+a\s+parent\b", re.IGNORECASE), "has no kids"),
+    (re.compile(r"\blactose[\s-]+intolerant\b", re.IGNORECASE), "no dairy"),
     (re.compile(r"\bcaffeinated\b", re.IGNORECASE), "caffeine"),
     (re.compile(r"\b(?:an\s+)?only\s+child\b", re.IGNORECASE), "only-child"),
     # Refusals said without a negator: "free of meetings", "stays away from coffee", "notifications off".
@@ -203,6 +246,10 @@ RESTATED = re.compile(
 )
 ZH_PHRASES = (  # Chinese wordings rewritten to one form before reading
     ("吃素", "不吃肉"),
+    ("不是素食主义者", "吃肉"),  # before the next two: "not vegetarian" eats meat
+    ("不是素食者", "吃肉"),
+    ("素食主义者", "不吃肉"),
+    ("素食者", "不吃肉"),
     ("滴酒不沾", "不喝酒"),
     ("戒烟", "不抽烟"),
     ("无糖", "不加糖"),
@@ -220,6 +267,8 @@ ZH_PHRASES = (  # Chinese wordings rewritten to one form before reading
     ("喜欢用", "喜欢"),
     ("爱吃", "喜欢吃"),
     ("正在", "在"),
+    ("依然", ""),  # "still": said by STILL, never a term or a slot's value
+    ("仍然", ""),
     ("学习", "学"),
 )
 # Chinese verbs, to tell what is denied (酒 in 我不喝酒) from the act of denying it (喝).
@@ -231,14 +280,23 @@ ZH_STOP = frozenset("我你他她它的了是在很都也就吗呢吧啊和与�
 CUE_EN = re.compile(
     r"\b(?:now|nowadays|these\s+days|anymore|any\s+more|no\s+longer|moved|move|moving|relocated|relocating|"
     r"switched|switch|switching|upgraded|upgrade|downgraded|migrated|changed|change|new|newly|since|"
-    r"went\s+back|back|again|instead|promoted|raised|bumped|increased|decreased|reduced|went\s+up|went\s+down|"
-    r"dropped|sold|replaced|became|become|started|starting|quit|left|joined|transferred|turned|"
+    r"went\s+back|back|again|instead|promoted|(?<!was\s)(?<!were\s)raised|raised(?=\s+(?:to|from|by)\b)|bumped|increased|decreased|reduced|went\s+up|went\s+down|"
+    r"dropped|sold|replaced|became|become|started|starting|quit|left(?![-\w]|\s+hand)|joined|transferred|turned|"
     r"stopped|gave\s+up|cancelled|canceled|postponed|pushed|revised|finally|recently|"
     r"finished|completed|hired|separated|broke\s+up|adopted|reinstalled|reorg|decided|rewrote|rewritten|"
     r"rebuilt|ported|grew|grown|promoted|passed\s+away|died|split\s+up|got\s+rid\s+of|dropped\s+out|"
     r"upped|lowered|shut\s+down|closed\s+down|wound\s+down|discontinued|graduated|"
     r"last\s+(?:week|month|year|sprint|summer|spring|autumn|fall|winter)|from\s+\S+\s+to)\b",
     re.IGNORECASE,
+)
+# A cue right after a negator says nothing changed ("never went back", "didn't move", 没搬).
+DENIED_CUE_EN = re.compile(
+    r"\b(?:never|not|no|didn't|didn’t|haven't|haven’t|hasn't|hasn’t|won't|won’t)\s+(?:\w+\s+)?$", re.I
+)
+DENIED_CUE_ZH = re.compile(r"(?:没有|没|不)$")
+# ... only cues that are verbs: "no coffee anymore", "not … now" still say a change.
+UNDENIABLE_CUES = words(
+    "now nowadays anymore any more no longer again since new newly finally recently instead"
 )
 # Of those, the ones that also say other things ("new to Rust", "starting in June", "just", "since 2019"):
 # a cue like these asks the user only when the texts are close; a verb of change ("moved", "switched",
@@ -491,7 +549,7 @@ PREPOSITIONS = words("in on at to for with from by of about into over under as b
 LEAD_IN = words("remember note fyi please also")
 # Where a denial stops when a time follows ("never work on weekends": the weekends are when, not what);
 # not "of" ("a fan of horror films"), not "to" ("never learned to swim").
-SCOPE_ENDS = words("in on at for before after during unless except until")
+SCOPE_ENDS = words("in on at for before after during unless except until since")
 TIME_WORDS = MONTHS | words(
     """weekend weekends weekday weekdays night nights morning mornings evening evenings afternoon afternoons
     holiday holidays lunch lunchtime noon midnight today tonight work workdays week weeks day days year
@@ -557,6 +615,45 @@ ZH_GLOSS = (
     ("健身", "gym"),
     ("写代码", "code"),
     ("记", "note"),
+    ("猪肉", "pork"),
+    ("牛肉", "beef"),
+    ("鸡肉", "chicken"),
+    ("鱼", "fish"),
+    ("海鲜", "seafood"),
+    ("水果", "fruit"),
+    ("蔬菜", "vegetable"),
+    ("面包", "bread"),
+    ("米饭", "rice"),
+    ("吉他", "guitar"),
+    ("钢琴", "piano"),
+    ("开车", "drive"),
+    ("车", "car"),
+    ("早上", "morning"),
+    ("晚上", "evening"),
+    ("孩子", "kid"),
+    ("电脑", "computer"),
+    ("数据库", "database"),
+    ("医生", "doctor"),
+    ("律师", "lawyer"),
+    ("老师", "teacher"),
+    ("程序员", "programmer"),
+    ("工程师", "engineer"),
+    ("学生", "student"),
+    ("大学", "university"),
+    ("音乐", "music"),
+    ("电影", "film"),
+    ("书", "book"),
+    ("北京", "beijing"),
+    ("上海", "shanghai"),
+    ("深圳", "shenzhen"),
+    ("广州", "guangzhou"),
+    ("香港", "hong kong"),
+    ("台北", "taipei"),
+    ("东京", "tokyo"),
+    ("伦敦", "london"),
+    ("纽约", "new york"),
+    ("柏林", "berlin"),
+    ("巴黎", "paris"),
 )
 
 # Words before a number that are not a piece of software with a version ("year 3", "rent 1200").

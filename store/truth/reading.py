@@ -30,6 +30,8 @@ from store.truth.lexicon import (
     COMPARE_ZH,
     CUE_EN,
     CUE_ZH,
+    DENIED_CUE_EN,
+    DENIED_CUE_ZH,
     EN_PHRASES,
     FREE_STEMS,
     FROM_TO,
@@ -67,11 +69,13 @@ from store.truth.lexicon import (
     SCOPE_ENDS,
     SELF,
     SOFT_NEGATORS,
+    SOFT_ZH,
     STILL,
     STOPWORDS,
     SYNONYMS,
     TIME_WORDS,
     TOKEN,
+    UNDENIABLE_CUES,
     VERB_NEGATORS,
     VERBISH,
     ZH_DIGITS,
@@ -262,13 +266,19 @@ def _when(following: list[str]) -> bool:
     return bool(words) and (words[0] in TIME_WORDS or words[0][0].isdigit() or words[0] in NUMBER_WORDS)
 
 
-def _terms_zh(text: str) -> tuple[list[str], set[str]]:
+def _terms_zh(text: str) -> tuple[list[str], set[str], set[str]]:
     """Chinese: one term per character (Latin words whole). A negator denies what follows it in its clause
     ("我喝咖啡不加糖" denies the sugar, not the coffee); when only a verb follows, the whole clause ("我一点辣
     都不能吃" denies 辣 as "我不吃辣" does)."""
     terms: list[str] = []
     negated: set[str] = set()
+    hedged: set[str] = set()
     for clause in re.split(r"[，,。.；;！!？?]", NOT_NEG_ZH.sub(" ", _zh_normal(text))):
+        if SOFT_ZH.search(clause):  # 很少喝酒 / 几乎不喝酒: "rarely", neither yes nor no
+            soft_terms = _zh_clause_terms(SOFT_ZH.sub(" ", clause))
+            terms += soft_terms
+            hedged.update(soft_terms)
+            continue
         latin = [w.casefold() for w in TOKEN.findall(clause) if not HAS_CJK.match(w)]
         neg = NEG_ZH.search(clause)
         denied = neg is not None or any(
@@ -283,7 +293,7 @@ def _terms_zh(text: str) -> tuple[list[str], set[str]]:
         terms += clause_terms
         if denied:
             negated.update(clause_terms if whole else after)
-    return terms, negated
+    return terms, negated, hedged
 
 
 def _zh_clause_terms(clause: str) -> list[str]:
@@ -335,7 +345,7 @@ def _preferences(text: str, cjk: bool) -> frozenset[tuple[str, str]]:
 
 
 def _plain_terms(text: str, cjk: bool) -> list[str]:
-    return _terms_zh(text)[0] if cjk else _terms_en(text)[0]
+    return (_terms_zh if cjk else _terms_en)(text)[0]
 
 
 def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozenset[str]]:
@@ -416,6 +426,17 @@ def _compound(lows: list[str], words: list[str], i: int) -> bool:
     if lows[i].endswith(("'s", "’s")) or i + 1 >= len(lows):
         return False
     nxt = lows[i + 1]
+    # "my daughter swims", "the user's father smokes", "my kids both have": a verb or an adverb follows.
+    if (nxt.endswith("s") and not nxt.endswith("ss")) or nxt in (
+        "both",
+        "all",
+        "also",
+        "always",
+        "never",
+        "just",
+        "still",
+    ):
+        return False
     return not words[i + 1][0].isupper() and nxt not in PERSONS and nxt not in STOPWORDS
 
 
@@ -475,6 +496,19 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
     return tuple(hits)
 
 
+def _cues(said: str, cjk: bool) -> tuple[str, ...]:
+    """The change cues of a text, less those a negator denies ("never went back", "didn't move", 没搬)."""
+    found = [(m, DENIED_CUE_ZH) for m in CUE_ZH.finditer(said)] if cjk else []
+    found += [(m, DENIED_CUE_EN) for m in CUE_EN.finditer(said)]
+    return tuple(
+        m.group().casefold()
+        for m, denied in found
+        if m.group().casefold() in UNDENIABLE_CUES
+        or m.group().casefold().startswith(("these", "last", "no "))
+        or not denied.search(said[: m.start()])
+    )
+
+
 def _past(text: str) -> frozenset[str]:
     return frozenset(("past",)) if PAST.search(text) else frozenset()
 
@@ -490,7 +524,7 @@ def _en_normal(text: str) -> str:
 def read(text: str) -> Reading:
     cjk = bool(HAS_CJK.search(text))
     raw = TOKEN.findall(_zh_normal(text) if cjk else text)
-    terms, negated, hedged = (*_terms_zh(text), set()) if cjk else _terms_en(_en_normal(text))
+    terms, negated, hedged = _terms_zh(text) if cjk else _terms_en(_en_normal(text))
     if cjk:
         subject, person = _subject_zh(text)
         head: frozenset[str] = frozenset()
@@ -501,7 +535,7 @@ def read(text: str) -> Reading:
         quals = frozenset(q for q in QUALIFIERS if q in lows) | (head & QUALIFIERS) | _past(text)
     restated = RESTATED.search(text) is not None  # "Again: tabs over spaces" repeats, changes nothing
     said = NEW_IN_NAME.sub(" ", RESTATED.sub(" ", text))
-    cues = tuple(c.casefold() for c in (CUE_ZH.findall(said) if cjk else []) + CUE_EN.findall(said))
+    cues = _cues(said, cjk)
     return Reading(
         text=text,
         cjk=cjk,

@@ -68,7 +68,7 @@ def test_denying_the_opposite_is_the_same_fact_offered_as_a_merge(old: str, new:
     ("old", "new", "cosine"),
     [
         ("I'm allergic to peanuts", "I can't eat peanuts", 0.77),
-        ("Vegetarian", "Eats meat", 0.55),
+        ("Vegetarian", "Eats meat", 0.61),
     ],
 )
 def test_a_denial_in_other_words_without_a_cue_is_asked(old: str, new: str, cosine: float) -> None:
@@ -79,10 +79,10 @@ def test_a_denial_in_other_words_without_a_cue_is_asked(old: str, new: str, cosi
 @pytest.mark.parametrize(
     ("old", "new", "cosine"),
     [
-        ("I eat meat", "I don't eat meat", 0.80),
-        ("Prefers light mode", "Prefers dark mode", 0.85),
-        ("I drink coffee every morning", "I don't drink coffee", 0.75),
-        ("Likes to work late at night", "I no longer like working late at night", 0.80),
+        ("I eat meat", "I don't eat meat", 0.82),
+        ("Prefers light mode", "Prefers dark mode", 0.84),
+        ("I drink coffee every morning", "I don't drink coffee", 0.70),
+        ("Likes to work late at night", "I no longer like working late at night", 0.81),
     ],
 )
 def test_the_same_sentence_turned_round_still_supersedes(old: str, new: str, cosine: float) -> None:
@@ -155,7 +155,7 @@ def test_having_worked_somewhere_for_years_is_the_present() -> None:
     ("old", "new", "cosine"),
     [
         ("Our backend runs on Python 3.12", "Our deploy scripts still use Python 3.9", 0.61),
-        ("The API uses Postgres 16", "The API uses Postgres 15", 0.95),
+        ("The API uses Postgres 16", "The API uses Postgres 15", 0.96),
     ],
 )
 def test_an_older_version_without_a_cue_is_asked(old: str, new: str, cosine: float) -> None:
@@ -174,3 +174,98 @@ def test_an_older_version_without_a_cue_is_asked(old: str, new: str, cosine: flo
 def test_one_more_is_never_in_the_old_ones_place(old: str, new: str, cosine: float, action: str) -> None:
     v = classify(new, old, cosine)
     assert v.action == action, v
+
+
+# Found by dev4 (bench/eval/truth/dev4.tsv) and the decision note 2026-11-28-truth-errors-dev4.md.
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "cosine"),
+    [
+        ("The user doesn't smoke.", "The user's father smokes.", 0.71),
+        ("I can't swim", "my daughter swims for her school", 0.52),
+        ("I don't have a smartphone", "my kids both have smartphones", 0.64),
+    ],
+)
+def test_another_person_doing_it_is_not_a_reversal(old: str, new: str, cosine: float) -> None:
+    v = classify(new, old, cosine)
+    assert (v.relation, v.action) == ("distinct", "add"), v
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "cosine"),
+    [
+        ("I never touch coffee", "coffee isn't for me", 0.60),
+        ("Lives alone.", "Lives by himself.", 0.71),
+        ("quit smoking in 2019", "hasn't smoked since 2019", 0.62),
+        ("我依然住在成都。", "我住在成都，没搬。", 0.98),
+        ("ex-smoker", "used to smoke but stopped years ago", 0.52),
+        (
+            "The user is a freelance illustrator.",
+            "The user draws illustrations for clients as a freelancer.",
+            0.77,
+        ),
+    ],
+)
+def test_dev4_paraphrases_once_superseded_are_not(old: str, new: str, cosine: float) -> None:
+    v = classify(new, old, cosine)
+    assert v.action != "supersede", v
+
+
+def test_a_denied_change_verb_is_no_cue_but_a_change_adverb_is() -> None:
+    assert read("never went back").cues == ()
+    assert read("I didn't move").cues == ()
+    assert read("我没搬").cues == ()
+    assert read("No coffee anymore").cues == ("anymore",)
+    assert read("The API rate limit was raised to 300").cues == ("raised",)
+    assert read("Glasgow is where I was raised").cues == ()
+
+
+def test_never_without_is_always_with() -> None:
+    r = read("Never send code without tests")
+    assert not {"send", "cod", "test"} & r.negated
+    assert classify("always include tests with code", "Never send code without tests", 0.64).action == "merge"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "cosine", "relation"),
+    [
+        ("我不吃猪肉", "I don't eat pork", 0.19, "paraphrase"),
+        ("我住在北京", "I live in Beijing", 0.42, "paraphrase"),
+        ("我是素食者", "我吃素", 0.81, "paraphrase"),
+        ("我很少喝酒", "我几乎不喝酒", 0.82, "duplicate"),
+    ],
+)
+def test_chinese_and_english_of_the_same_fact_are_never_superseded(
+    old: str, new: str, cosine: float, relation: str
+) -> None:
+    v = classify(new, old, cosine)
+    assert v.relation == relation and v.action in ("merge", "review"), v
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "cosine"),
+    [
+        ("我是素食者", "我不是素食者了", 0.88),
+        ("我吃肉", "I don't eat meat anymore", 0.23),
+        ("我住在北京", "I moved to Shanghai", 0.40),
+        ("I smoke", "I don't smoke anymore", 0.69),
+    ],
+)
+def test_a_change_across_languages_still_supersedes(old: str, new: str, cosine: float) -> None:
+    v = classify(new, old, cosine)
+    assert v.action == "supersede", v
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "cosine"),
+    [
+        ("I don't drink alcohol", "I'm a teetotaller", 0.27),
+        ("Doesn't touch alcohol.", "Stays off the booze.", 0.53),
+        ("No kids.", "Childless by choice.", 0.37),
+        ("Is a vegan.", "Eats no animal products at all.", 0.39),
+    ],
+)
+def test_refusals_in_other_words_are_offered_as_one(old: str, new: str, cosine: float) -> None:
+    v = classify(new, old, cosine)
+    assert v.relation == "paraphrase" and v.action in ("merge", "review"), v
