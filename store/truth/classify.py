@@ -165,7 +165,17 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
     # "I moved to Lisbon.", 0.33); "something used" alone is too loose ("never uses emojis" / "the
     # payments squad uses Java") below a low floor.
     slot = e.same_slot and (e.slot is None or e.slot.kind != ASK or sim >= t.ask_related or lexical)
-    if not (related or slot or flips or e.version or e.antonym or e.shared_denied or _cue_asks(e, sim, t)):
+    kind_flip = e.kind_flip is not None and bool(e.cues)
+    if not (
+        related
+        or slot
+        or flips
+        or kind_flip
+        or e.version
+        or e.antonym
+        or e.shared_denied
+        or _cue_asks(e, sim, t)
+    ):
         return verdict("unrelated", "add")
     apart = _apart_or_agreeing(e, verdict)
     if apart is not None:
@@ -215,7 +225,8 @@ def _apart_or_agreeing(e: Evidence, verdict: Callable[..., Verdict]) -> Verdict 
     if e.other_subject is not None:
         x, y = e.other_subject
         return verdict("distinct", "add", f"about different subjects ({x} / {y})")
-    if e.qualifiers is not None:
+    # "works from home" / "back in the office since March": the qualifiers are what changed, and it says so
+    if e.qualifiers is not None and not (e.cues and e.antonym):
         x, y = e.qualifiers
         if "past" in y.split() and e.flips:  # "I smoke" / "I used to smoke": a reversal, read as one
             return None
@@ -320,6 +331,8 @@ def _contradiction(e: Evidence, sim: float, t: Thresholds) -> tuple[str, bool] |
             why = f"one says the opposite of the other about {', '.join(f'“{f}”' for f in e.flips)}"
             # "I play tennis" / "I used to play tennis as a kid": about the past, said without a cue: asked
             return why, bool(e.cues) or not (e.old_extra and e.new_extra or e.qualifiers)
+    if e.kind_flip is not None and e.cues:  # "Vegetarian." / "Started eating chicken again last month."
+        return f"one now does what the other ruled out ({e.kind_flip})", True
     if e.antonym is not None:
         old_rest, new_rest = e.old_extra - e.antonym_words, e.new_extra - e.antonym_words
         if e.cues and len(old_rest) <= 1:

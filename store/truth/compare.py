@@ -72,6 +72,8 @@ class Evidence:
     # One text denies the opposite of what the other says ("prefers short answers" / "doesn't like long
     # answers", "early riser" / "doesn't sleep late"): the same fact, as "short / not long".
     antonym_agrees: str | None = None
+    # A kind of a thing one text rules out, done by the other ("Vegetarian" / "eating chicken": meat).
+    kind_flip: str | None = None
     adds: bool = False  # the new text says it is one more ("too", "also"), and the old one does not
     old_text: str = ""
     new_text: str = ""
@@ -176,7 +178,7 @@ def _antonym_words(a: Reading, b: Reading) -> tuple[str | None, frozenset[str]]:
     words: set[str] = set()
     for x, y in pairs:
         for p, q in ((x, y), (y, x)):
-            if (p in a.tokens or p in a.text) and (q in b.tokens or q in b.text):
+            if (p in a.words or p in a.text + a.normal) and (q in b.words or q in b.text + b.normal):
                 words.update((stem(p), stem(q), p, q, *p, *q) if (a.cjk or b.cjk) else (stem(p), stem(q)))
     return first, frozenset(words)
 
@@ -185,10 +187,11 @@ def _antonym(a: Reading, b: Reading) -> str | None:
     if a.cjk or b.cjk:
         for x, y in ANTONYMS_ZH:
             for p, q in ((x, y), (y, x)):
-                if p in a.text and q in b.text and q not in a.text and p not in b.text:
+                at, bt = a.text + " " + a.normal, b.text + " " + b.normal
+                if p in at and q in bt and q not in at and p not in bt:
                     return f"{p}/{q}"
         return None
-    ta, tb = set(a.tokens), set(b.tokens)
+    ta, tb = a.words, b.words
     for x, y in ANTONYMS_EN:
         for p, q in ((x, y), (y, x)):
             if p in ta and q in tb and q not in ta and p not in tb:
@@ -387,6 +390,9 @@ def compare(a: Reading, b: Reading) -> Evidence:
         denied_apart=_denied_apart(a, b),
         denied=a.negated | b.negated,
         antonym_agrees=_antonym_agrees(a, b),
+        kind_flip=next(
+            iter(sorted((a.negated & b.kinds - b.negated) | (b.negated & a.kinds - a.negated))), None
+        ),
         adds=b.adds and not a.adds,
         old_text=a.text,
         new_text=b.text,

@@ -108,6 +108,27 @@ IMPLIES: dict[str, tuple[tuple[str, bool], ...]] = {
     "unsweetened": (("sugar", True),),
     "only-child": (("siblings", True),),  # stemmed as "siblings" is: "sibling"
 }
+# Kinds of a thing a refusal names ("vegetarian" → no meat; "chicken" is meat): read one way only. A
+# text that does what another rules out ("Started eating chicken again" after "Vegetarian") is a
+# reversal when it says it changed; a denied kind denies nothing more ("I don't eat pork" is not "no meat").
+HYPERNYMS = {
+    **dict.fromkeys(words("chicken beef pork bacon lamb steak ham sausage sausages burger burgers"), "meat"),
+    **dict.fromkeys(
+        words(
+            "wine beer beers gin whisky whiskey vodka pint pints cocktail cocktails champagne prosecco cider rum"
+        ),
+        "alcohol",
+    ),
+    **dict.fromkeys(words("iphone pixel android"), "smartphone"),
+    **dict.fromkeys(words("puppy kitten dog cat dogs cats"), "pet"),
+    "baby": "kid",
+    **dict.fromkeys(words("chocolate cake cakes dessert desserts candy biscuits cookies"), "sweet"),
+}
+# ... not in these compounds: "ginger beer" is not alcohol.
+NOT_HYPONYM = re.compile(
+    r"\b(?:ginger|root|alcohol[\s-]*free|non[\s-]*alcoholic|zero|vegan|veggie|plant[\s-]*based|fake|toy|hot)\s+(\w+)",
+    re.IGNORECASE,
+)
 SYNONYMS = {
     "television": "tv",
     "telly": "tv",
@@ -259,6 +280,7 @@ ZH_PHRASES = (  # Chinese wordings rewritten to one form before reading
     ("搬回", "住"),
     ("住在", "住"),
     ("生活", "住"),
+    ("通勤", "上班"),
     ("上班", "工作"),
     ("老婆", "妻子"),
     ("太太", "妻子"),
@@ -267,12 +289,20 @@ ZH_PHRASES = (  # Chinese wordings rewritten to one form before reading
     ("喜欢用", "喜欢"),
     ("爱吃", "喜欢吃"),
     ("正在", "在"),
+    ("在家办公", "远程工作"),
+    ("远程办公", "远程工作"),
+    ("没有对象", "单身"),
+    ("旱鸭子", "不会游泳"),
+    ("左撇子", "用左手"),
+    ("骑自行车", "骑车"),
     ("依然", ""),  # "still": said by STILL, never a term or a slot's value
     ("仍然", ""),
     ("学习", "学"),
 )
 # Chinese verbs, to tell what is denied (酒 in 我不喝酒) from the act of denying it (喝).
 ZH_VERBS = frozenset("吃喝用抽看玩做去来穿加放听读写开坐买碰")
+# Characters that are never part of a slot's value (对海鲜过敏 / 海鲜一吃就过敏: the allergy is the seafood).
+ZH_SLOT_STOP = frozenset("对吃用就一都也")
 ZH_STOP = frozenset("我你他她它的了是在很都也就吗呢吧啊和与会要想还一个么这那里时用平最请些给把被着过每天")
 
 # -- change ----------------------------------------------------------------------------------------------
@@ -283,7 +313,7 @@ CUE_EN = re.compile(
     r"went\s+back|back|again|instead|promoted|(?<!was\s)(?<!were\s)raised|raised(?=\s+(?:to|from|by)\b)|bumped|increased|decreased|reduced|went\s+up|went\s+down|"
     r"dropped|sold|replaced|became|become|started|starting|quit|left(?![-\w]|\s+hand)|joined|transferred|turned|"
     r"stopped|gave\s+up|cancelled|canceled|postponed|pushed|revised|finally|recently|"
-    r"finished|completed|hired|separated|broke\s+up|adopted|reinstalled|reorg|decided|rewrote|rewritten|"
+    r"lately|finished|completed|hired|separated|broke\s+up|adopted|reinstalled|reorg|decided|rewrote|rewritten|"
     r"rebuilt|ported|grew|grown|promoted|passed\s+away|died|split\s+up|got\s+rid\s+of|dropped\s+out|"
     r"upped|lowered|shut\s+down|closed\s+down|wound\s+down|discontinued|graduated|"
     r"last\s+(?:week|month|year|sprint|summer|spring|autumn|fall|winter)|from\s+\S+\s+to)\b",
@@ -302,12 +332,12 @@ UNDENIABLE_CUES = words(
 # a cue like these asks the user only when the texts are close; a verb of change ("moved", "switched",
 # "rebuilt", "split up") asks even when they are further apart (store.truth.classify, cue_review).
 WEAK_CUES = words(
-    """now nowadays new newly since finally recently again back started starting became become decided
+    """now nowadays new newly since finally recently lately again back started starting became become decided
     grew grown turned change changed"""
 )
 CUE_ZH = re.compile(
     r"现在|搬|换成|换了|换到|改用|改学|改成|改为|改到|升级|迁移|转到|新的|不再|已经|提高|涨|降到|开始|又|离职|退了|戒|"
-    r"跳槽|辞职|去世|分手|毕业|关掉|停更"
+    r"跳槽|辞职|去世|分手|毕业|关掉|停更|上个月|上周|去年|最近"
 )
 STILL = re.compile(r"\b(?:still|as\s+before|as\s+always)\b|还|依然|仍然", re.IGNORECASE)
 
@@ -524,6 +554,8 @@ ANTONYMS_ZH: tuple[tuple[str, str], ...] = (
     ("总是", "从不"),
     ("打开", "关闭"),
     ("远程", "办公室"),
+    ("远程", "公司"),
+    ("在家", "公司"),
 )
 
 # -- reading one text (store.truth.reading) ------------------------------------------------------------

@@ -37,6 +37,7 @@ from store.truth.lexicon import (
     FROM_TO,
     GIVE_UP,
     HAS_CJK,
+    HYPERNYMS,
     IMPLIES,
     LABEL,
     LABEL_NONE,
@@ -49,6 +50,7 @@ from store.truth.lexicon import (
     NEGATORS,
     NEW_IN_NAME,
     NOT_FREE,
+    NOT_HYPONYM,
     NOT_NEG_ZH,
     NOT_NEGATION,
     NOT_SOFTWARE,
@@ -80,6 +82,7 @@ from store.truth.lexicon import (
     VERBISH,
     ZH_DIGITS,
     ZH_PHRASES,
+    ZH_SLOT_STOP,
     ZH_STOP,
     ZH_VERBS,
 )
@@ -118,6 +121,15 @@ class Reading:
     still: bool
     replaces: bool  # a cue that one value took another's place ("switched to", 改学), even among many
     adds: bool = False  # it says it is one more ("too", "also", "another")
+    kinds: frozenset[str] = frozenset()  # what its affirmed words are kinds of ("chicken": meat; HYPERNYMS)
+    normal: str = (
+        ""  # the text with its phrases in one form ("works from home" → "works remote", 在家办公 → 远程工作)
+    )
+
+    @property
+    def words(self) -> frozenset[str]:
+        """Its casefolded words as written and as normalised: where an antonym is looked for."""
+        return frozenset(self.tokens) | frozenset(t.casefold() for t in TOKEN.findall(self.normal))
 
     @property
     def content(self) -> frozenset[str]:
@@ -478,8 +490,9 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
             if not found:
                 continue
             taken.add(s.name)
-            trigger = set() if s.name == "pet" else set(_plain_terms(found[-1].group(), cjk))
-            value = {t for t in terms if t not in trigger} | numbers
+            # A pet's or a relationship's trigger is its value ("has a dog", 单身 / 结婚).
+            trigger = set() if s.name in ("pet", "partner") else set(_plain_terms(found[-1].group(), cjk))
+            value = {t for t in terms if t not in trigger and not (cjk and t in ZH_SLOT_STOP)} | numbers
             hits.append(SlotHit(_slot_name(s.name, found[-1].group()), s.kind, frozenset(value)))
             break
     label = _label(text)
@@ -506,6 +519,19 @@ def _cues(said: str, cjk: bool) -> tuple[str, ...]:
         if m.group().casefold() in UNDENIABLE_CUES
         or m.group().casefold().startswith(("these", "last", "no "))
         or not denied.search(said[: m.start()])
+    )
+
+
+def _kinds(text: str, cjk: bool, negated: frozenset[str]) -> frozenset[str]:
+    """The hypernyms of the words a text affirms ("chicken" → meat), never of a denied word, nor in a
+    compound that is not the thing ("ginger beer")."""
+    if cjk:
+        return frozenset()
+    not_kinds = {m.group(1).casefold() for m in NOT_HYPONYM.finditer(text)}
+    return frozenset(
+        stem(HYPERNYMS[w])
+        for w in (t.casefold() for t in TOKEN.findall(text))
+        if w in HYPERNYMS and w not in not_kinds and stem(w) not in negated
     )
 
 
@@ -546,7 +572,7 @@ def read(text: str) -> Reading:
         subject=subject,
         person=person,
         qualifiers=quals,
-        slots=_slots(text, cjk),
+        slots=_slots(_zh_normal(text) if cjk else text, cjk),
         numbers=numbers_in(text, raw),
         names=_names(raw, cjk),
         versions=_versions(text),
@@ -555,4 +581,6 @@ def read(text: str) -> Reading:
         still=(restated or bool(STILL.search(text))) and not cues,
         replaces=bool(REPLACE_EN.search(text)) or (cjk and bool(REPLACE_ZH.search(text))),
         adds=bool(ADDS.search(text)),
+        kinds=_kinds(text, cjk, frozenset(negated)),
+        normal=_zh_normal(text) if cjk else _en_normal(text),
     )

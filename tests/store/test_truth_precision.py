@@ -269,3 +269,47 @@ def test_a_change_across_languages_still_supersedes(old: str, new: str, cosine: 
 def test_refusals_in_other_words_are_offered_as_one(old: str, new: str, cosine: float) -> None:
     v = classify(new, old, cosine)
     assert v.relation == "paraphrase" and v.action in ("merge", "review"), v
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "cosine"),
+    [
+        ("Vegetarian.", "Started eating chicken again last month.", 0.37),
+        ("teetotal", "I drink wine now, a glass with dinner", 0.24),
+        ("no pets", "we adopted a puppy last weekend", 0.35),
+        ("I don't eat sweets", "I've been eating a lot of chocolate lately", 0.49),
+        ("works from home", "back in the office full-time since March", 0.21),
+        ("我单身。", "我上个月结婚了。", 0.72),
+        ("我在家办公。", "我现在每天去公司上班。", 0.73),
+        ("我每天坐地铁上班。", "我现在骑电动车上班了。", 0.75),
+    ],
+)
+def test_doing_what_was_ruled_out_with_a_cue_supersedes(old: str, new: str, cosine: float) -> None:
+    v = classify(new, old, cosine)
+    assert v.action == "supersede", v
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "cosine"),
+    [
+        ("No alcohol for me.", "I drink a lot of kombucha. Also love ginger beer.", 0.38),
+        ("Vegetarian", "I cook chicken for my kids", 0.34),
+        ("I don't eat pork", "I eat beef", 0.52),
+        ("Works from home on Fridays", "Works in the office on Mondays", 0.73),
+    ],
+)
+def test_a_kind_of_it_without_a_change_is_never_a_reversal(old: str, new: str, cosine: float) -> None:
+    v = classify(new, old, cosine)
+    assert v.action == "add", v
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "cosine"),
+    [
+        ("我对海鲜过敏。", "海鲜我一吃就过敏。", 0.94),
+        ("我单身。", "我目前没有对象。", 0.71),
+    ],
+)
+def test_chinese_rewordings_are_one_fact(old: str, new: str, cosine: float) -> None:
+    v = classify(new, old, cosine)
+    assert (v.relation, v.action) == ("paraphrase", "merge"), v
