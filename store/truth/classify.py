@@ -36,6 +36,7 @@ from store.truth.lexicon import CJK, ORDER_WORDS_EN, TOKEN, WEAK_CUES
 from store.truth.reading import VERB_STEMS, Reading, read, stem
 from store.truth.slots import ASK, MANY, ONE
 
+SENTENCE_END = re.compile(r"[.;!?。；！？]+(?:\s+|$)|[。；！？]")
 CAPITALISED_RUN = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+")
 RELATIONS = ("duplicate", "paraphrase", "reversal", "update", "unsure", "distinct", "unrelated")
 SLOT_WORDS = {
@@ -150,7 +151,21 @@ def _cue_words(e: Evidence) -> str:
 
 
 def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresholds = DEFAULT) -> Verdict:
-    """The table in the module docstring, in its order."""
+    """The table in the module docstring, in its order; a supersede of a memory that says more than the
+    new one is asked instead ("I live in Berlin. I work in Potsdam." / "I live in Potsdam now.":
+    superseding it would drop "I work in Potsdam" from what is current, and nobody would be told)."""
+    v = _decide(a, b, e, cosine, t)
+    if v.action == "supersede" and len(_sentences(a.text)) > len(_sentences(b.text)):
+        why = "the old memory says more than the new one: replacing it would drop the rest; edit it?"
+        return replace(v, action="review", reasons=(*v.reasons, why))
+    return v
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in SENTENCE_END.split(text) if TOKEN.search(s)]
+
+
+def _decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresholds = DEFAULT) -> Verdict:
     lexical = e.cjk or cosine is None
     sim = e.lexical if lexical else float(cosine or 0.0)
     shown = e.lexical if cosine is None else float(cosine)

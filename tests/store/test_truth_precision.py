@@ -313,3 +313,23 @@ def test_a_kind_of_it_without_a_change_is_never_a_reversal(old: str, new: str, c
 def test_chinese_rewordings_are_one_fact(old: str, new: str, cosine: float) -> None:
     v = classify(new, old, cosine)
     assert (v.relation, v.action) == ("paraphrase", "merge"), v
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "cosine"),
+    [
+        ("I live in Berlin. I work in Potsdam.", "I live in Potsdam now.", 0.84),
+        ("The API is written in Go. It uses Gin.", "The API uses Echo instead of Gin now.", 0.72),
+        ("我住在北京。我在百度工作。", "我搬到上海了。", 0.67),
+    ],
+)
+def test_a_memory_that_says_more_is_asked_about_never_replaced(old: str, new: str, cosine: float) -> None:
+    v = classify(new, old, cosine)
+    assert v.action == "review" and "says more" in v.reasons[-1], v
+
+
+def test_a_longer_memory_stays_current_through_the_store(store: Store) -> None:
+    first = store.add_memory("I live in Berlin. I work in Potsdam.", "fact")
+    second = store.add_memory("I live in Potsdam now.", "fact")
+    assert store.get_memory(first.memory.id).valid_until is None
+    assert second.conflicts, "the change is queued for the user"
