@@ -344,8 +344,12 @@ def _contradiction(e: Evidence, sim: float, t: Thresholds) -> tuple[str, bool] |
         rest = len(e.old_extra) <= max(1, len(e.flips)) or len(e.flips) >= 2
         if rest or e.cues:
             why = f"one says the opposite of the other about {', '.join(f'“{f}”' for f in e.flips)}"
-            # "I play tennis" / "I used to play tennis as a kid": about the past, said without a cue: asked
-            return why, bool(e.cues) or not (e.old_extra and e.new_extra or e.qualifiers)
+            # Asked without a cue: each side in its own words; "I play tennis" / "I used to play tennis as a
+            # kid" (about the past); "I don't use Windows" / "I use Windows at work" (the new one does what
+            # the old one ruled out, somewhere or somehow: an exception as often as a change).
+            affirms = all(f in e.denied for f in e.flips) and not any(f in e.new_denied for f in e.flips)
+            reworded = bool(e.old_extra and e.new_extra or e.qualifiers or (affirms and e.new_extra))
+            return why, bool(e.cues) or not reworded
     if e.kind_flip is not None and e.cues:  # "Vegetarian." / "Started eating chicken again last month."
         return f"one now does what the other ruled out ({e.kind_flip})", True
     if e.antonym is not None:

@@ -69,6 +69,7 @@ class Evidence:
     # don't eat beef"): two refusals, both true at once, like two values of a slot that holds many.
     denied_apart: tuple[str, str] | None = None
     denied: frozenset[str] = frozenset()  # every term either text denies
+    new_denied: frozenset[str] = frozenset()  # the terms the new text denies
     # One text denies the opposite of what the other says ("prefers short answers" / "doesn't like long
     # answers", "early riser" / "doesn't sleep late"): the same fact, as "short / not long".
     antonym_agrees: str | None = None
@@ -389,6 +390,7 @@ def compare(a: Reading, b: Reading) -> Evidence:
         shared_anchors=(a.names | a.numbers) & (b.names | b.numbers | b.content),
         denied_apart=_denied_apart(a, b),
         denied=a.negated | b.negated,
+        new_denied=neg_b,
         antonym_agrees=_antonym_agrees(a, b),
         kind_flip=next(
             iter(sorted((a.negated & b.kinds - b.negated) | (b.negated & a.kinds - a.negated))), None

@@ -333,3 +333,29 @@ def test_a_longer_memory_stays_current_through_the_store(store: Store) -> None:
     second = store.add_memory("I live in Potsdam now.", "fact")
     assert store.get_memory(first.memory.id).valid_until is None
     assert second.conflicts, "the change is queued for the user"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "cosine"),
+    [
+        ("I don't use Windows", "I use Windows at work", 0.74),
+        ("Doesn't use Slack", "Uses Slack for the open-source project", 0.74),
+        ("I don't speak French", "I speak French with my grandmother sometimes", 0.64),
+        ("I don't watch TV", "I watch football on TV", 0.62),
+        ("I don't drink", "I drink tea every morning", 0.41),
+        ("I don't smoke", "I smoke salmon at weekends", 0.38),
+        ("I can't swim", "I'm learning to swim", 0.69),
+        ("Never uses tabs", "Uses tabs in Makefiles", 0.52),
+    ],
+)
+def test_doing_what_was_ruled_out_somewhere_is_asked_not_superseded(
+    old: str, new: str, cosine: float
+) -> None:
+    """An exception ("at work", "for the open-source project") as often as a change: without a cue, asked."""
+    v = classify(new, old, cosine)
+    assert v.action != "supersede", v
+
+
+def test_doing_it_plainly_after_ruling_it_out_still_supersedes() -> None:
+    assert classify("I drink coffee", "I don't drink coffee", 0.81).action == "supersede"
+    assert classify("I can swim now", "I can't swim", 0.78).action == "supersede"
