@@ -156,7 +156,7 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
     superseding it would drop "I work in Potsdam" from what is current, and nobody would be told)."""
     v = _decide(a, b, e, cosine, t)
     if v.action == "supersede" and len(_sentences(a.text)) > len(_sentences(b.text)):
-        why = "the old memory says more than the new one: replacing it would drop the rest; edit it?"
+        why = "the old memory says more than the new one, and replacing it would drop the rest"
         return replace(v, action="review", reasons=(*v.reasons, why))
     return v
 
@@ -201,12 +201,10 @@ def _decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresh
         )
     contradiction = _contradiction(e, sim, t)
     if contradiction is not None:
-        why, sure = contradiction
-        if sure:
+        why, doubt = contradiction
+        if not doubt:
             return verdict("reversal", "supersede", why, _cue_reason(e))
-        if e.qualifiers is not None:
-            return verdict("unsure", "review", why, "the new one says how it was before, not that it changed")
-        return verdict("unsure", "review", why, "each says it in its own words, and nothing says it changed")
+        return verdict("unsure", "review", why, doubt)
     by_slot = _by_slot(e, sim, t)
     if by_slot is not None:
         relation, action, why = by_slot
@@ -329,16 +327,16 @@ def _cue_reason(e: Evidence) -> str:
     return f"the new one says it changed ({_cue_words(e)})" if e.cues else ""
 
 
-def _contradiction(e: Evidence, sim: float, t: Thresholds) -> tuple[str, bool] | None:
-    """(why the new text denies the old one, sure enough to supersede), or None. A denied term only
-    counts when the rest of the old text is still there (or the new text says it changed): "I never work
-    on weekends" / "Weekends are work-free" deny the same thing in other words. Without a change cue, a
-    denial is sure only when it is the old sentence turned round ("I eat meat" / "I don't eat meat"):
-    when each side also has words of its own ("I'm allergic to peanuts" / "I can't eat peanuts", "likes
-    to work late at night" / "likes to work early in the morning") it may say the same thing another way,
-    so it is asked."""
+def _contradiction(e: Evidence, sim: float, t: Thresholds) -> tuple[str, str] | None:
+    """(why the new text denies the old one, why it may not: "" when sure enough to supersede), or None.
+
+    A denied term only counts when the rest of the old text is still there (or the new text says it
+    changed): "I never work on weekends" / "Weekends are work-free" deny the same thing in other words.
+    Without a change cue, a denial is sure only when it is the old sentence turned round ("I eat meat" /
+    "I don't eat meat"); when each side has words of its own, or the new one does what the old one ruled
+    out somewhere ("I use Windows at work"), it is asked (_doubt)."""
     if e.swapped:
-        return "the preference is the other way round", True
+        return "the preference is the other way round", ""
     verb_only = e.verb_flips_only and sim < (t.zh_related if e.cjk else t.related)
     if e.flips and not e.denies_other and not verb_only and not e.other_object:
         rest = len(e.old_extra) <= max(1, len(e.flips)) or len(e.flips) >= 2
@@ -348,17 +346,30 @@ def _contradiction(e: Evidence, sim: float, t: Thresholds) -> tuple[str, bool] |
             # kid" (about the past); "I don't use Windows" / "I use Windows at work" (the new one does what
             # the old one ruled out, somewhere or somehow: an exception as often as a change).
             affirms = all(f in e.denied for f in e.flips) and not any(f in e.new_denied for f in e.flips)
-            reworded = bool(e.old_extra and e.new_extra or e.qualifiers or (affirms and e.new_extra))
-            return why, bool(e.cues) or not reworded
+            return why, "" if e.cues else _doubt(e, affirms)
     if e.kind_flip is not None and e.cues:  # "Vegetarian." / "Started eating chicken again last month."
-        return f"one now does what the other ruled out ({e.kind_flip})", True
+        return f"one now does what the other ruled out ({e.kind_flip})", ""
     if e.antonym is not None:
         old_rest, new_rest = e.old_extra - e.antonym_words, e.new_extra - e.antonym_words
         if e.cues and len(old_rest) <= 1:
-            return f"opposite words ({e.antonym})", True
+            return f"opposite words ({e.antonym})", ""
         if len(old_rest) <= 1 and len(new_rest) <= 1:
-            return f"opposite words ({e.antonym})", not (old_rest or new_rest)
+            doubt = (
+                "each says it in its own words, and nothing says it changed" if old_rest or new_rest else ""
+            )
+            return f"opposite words ({e.antonym})", doubt
     return None
+
+
+def _doubt(e: Evidence, affirms: bool) -> str:
+    """Why a denial said without a change cue is asked rather than superseded ("" when it is not)."""
+    if e.qualifiers is not None:  # "I play tennis" / "I used to play tennis as a kid"
+        return "the new one says how it was before, not that it changed"
+    if e.old_extra and e.new_extra:  # "I'm allergic to peanuts" / "I can't eat peanuts"
+        return "each says it in its own words, and nothing says it changed"
+    if affirms and e.new_extra:  # "I don't use Windows" / "I use Windows at work"
+        return "the new one may say where or when it holds, not that it changed"
+    return ""
 
 
 def _by_slot(e: Evidence, sim: float, t: Thresholds) -> tuple[str, str, str] | None:
