@@ -359,3 +359,11 @@ def test_doing_what_was_ruled_out_somewhere_is_asked_not_superseded(
 def test_doing_it_plainly_after_ruling_it_out_still_supersedes() -> None:
     assert classify("I drink coffee", "I don't drink coffee", 0.81).action == "supersede"
     assert classify("I can swim now", "I can't swim", 0.78).action == "supersede"
+
+
+def test_a_chinese_memory_is_compared_with_an_english_one_about_it(store: Store) -> None:
+    """They share no word and sit at a cosine near 0.1; the glosses bring them together for the rules."""
+    first = store.add_memory("I don't drink coffee.", "fact")
+    second = store.add_memory("我现在每天都喝咖啡了。", "fact")
+    superseded = store.get_memory(first.memory.id).valid_until is not None
+    assert superseded or second.conflicts
