@@ -36,6 +36,8 @@ from store.truth.lexicon import CJK, ORDER_WORDS_EN, TOKEN, WEAK_CUES
 from store.truth.reading import VERB_STEMS, Reading, read, stem
 from store.truth.slots import ASK, MANY, ONE
 
+SENTENCE_END = re.compile(r"[.;!?。；！？]+(?:\s+|$)|[。；！？]")
+CAPITALISED_RUN = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+")
 RELATIONS = ("duplicate", "paraphrase", "reversal", "update", "unsure", "distinct", "unrelated")
 SLOT_WORDS = {
     "residence": "where you live",
@@ -85,6 +87,8 @@ class Thresholds:
     shared_offer: float = 0.53  # ... sharing half of what the texts are about (nouns), nothing clashing
     shared_overlap: float = 0.5
     update: float = 0.4  # a changed name or number with a change cue (and shared words)
+    denied_offer: float = 0.2  # both deny the same thing, nothing else apart: offered from this cosine
+    one_alias: float = 0.85  # a one-value slot's new value this close, no cue, no number: another name?
     zh_related: float = 0.2
     zh_duplicate: float = 0.95
     zh_paraphrase: float = 0.6
@@ -147,7 +151,21 @@ def _cue_words(e: Evidence) -> str:
 
 
 def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresholds = DEFAULT) -> Verdict:
-    """The table in the module docstring, in its order."""
+    """The table in the module docstring, in its order; a supersede of a memory that says more than the
+    new one is asked instead ("I live in Berlin. I work in Potsdam." / "I live in Potsdam now.":
+    superseding it would drop "I work in Potsdam" from what is current, and nobody would be told)."""
+    v = _decide(a, b, e, cosine, t)
+    if v.action == "supersede" and len(_sentences(a.text)) > len(_sentences(b.text)):
+        why = "the old memory says more than the new one, and replacing it would drop the rest"
+        return replace(v, action="review", reasons=(*v.reasons, why))
+    return v
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in SENTENCE_END.split(text) if TOKEN.search(s)]
+
+
+def _decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresholds = DEFAULT) -> Verdict:
     lexical = e.cjk or cosine is None
     sim = e.lexical if lexical else float(cosine or 0.0)
     shown = e.lexical if cosine is None else float(cosine)
@@ -162,7 +180,17 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
     # "I moved to Lisbon.", 0.33); "something used" alone is too loose ("never uses emojis" / "the
     # payments squad uses Java") below a low floor.
     slot = e.same_slot and (e.slot is None or e.slot.kind != ASK or sim >= t.ask_related or lexical)
-    if not (related or slot or flips or e.version or e.antonym or e.shared_denied or _cue_asks(e, sim, t)):
+    kind_flip = e.kind_flip is not None and bool(e.cues)
+    if not (
+        related
+        or slot
+        or flips
+        or kind_flip
+        or e.version
+        or e.antonym
+        or e.shared_denied
+        or _cue_asks(e, sim, t)
+    ):
         return verdict("unrelated", "add")
     apart = _apart_or_agreeing(e, verdict)
     if apart is not None:
@@ -173,8 +201,11 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
         )
     contradiction = _contradiction(e, sim, t)
     if contradiction is not None:
-        return verdict("reversal", "supersede", contradiction, _cue_reason(e))
-    by_slot = _by_slot(e)
+        why, doubt = contradiction
+        if not doubt:
+            return verdict("reversal", "supersede", why, _cue_reason(e))
+        return verdict("unsure", "review", why, doubt)
+    by_slot = _by_slot(e, sim, t)
     if by_slot is not None:
         relation, action, why = by_slot
         return verdict(relation, action, why, _cue_reason(e))
@@ -185,6 +216,13 @@ def decide(a: Reading, b: Reading, e: Evidence, cosine: float | None, t: Thresho
                 "unsure",
                 "review",
                 f"another number after {tool}: {old_v} → {new_v}",
+                "nothing says the old one stopped being true",
+            )
+        if not e.cues and (e.still or not _later(old_v, new_v)):  # "… still use Python 3.9" after 3.12
+            return verdict(
+                "unsure",
+                "review",
+                f"another version of {tool}: {old_v} → {new_v}",
                 "nothing says the old one stopped being true",
             )
         return verdict("update", "supersede", f"a new version of {tool}: {old_v} → {new_v}", _cue_reason(e))
@@ -200,8 +238,13 @@ def _apart_or_agreeing(e: Evidence, verdict: Callable[..., Verdict]) -> Verdict 
     if e.other_subject is not None:
         x, y = e.other_subject
         return verdict("distinct", "add", f"about different subjects ({x} / {y})")
-    if e.qualifiers is not None:
+    # "works from home" / "back in the office since March": the qualifiers are what changed, and it says so
+    if e.qualifiers is not None and not (e.cues and e.antonym):
         x, y = e.qualifiers
+        if "past" in y.split() and e.flips:  # "I smoke" / "I used to smoke": a reversal, read as one
+            return None
+        if "past" in (x + " " + y).split():
+            return verdict("distinct", "add", "one of them says how it was before, the other how it is")
         return verdict("distinct", "add", f"the same kind of fact, qualified apart ({x} / {y})")
     if e.antonym_agrees is not None:  # "short" / "not long": never a reversal; asked, not merged
         if e.cues:
@@ -284,31 +327,75 @@ def _cue_reason(e: Evidence) -> str:
     return f"the new one says it changed ({_cue_words(e)})" if e.cues else ""
 
 
-def _contradiction(e: Evidence, sim: float, t: Thresholds) -> str | None:
-    """Why the new text denies the old one, or None. A denied term only counts when the rest of the old
-    text is still there (or the new text says it changed): "I never work on weekends" / "Weekends are
-    work-free" deny the same thing in other words."""
+def _contradiction(e: Evidence, sim: float, t: Thresholds) -> tuple[str, str] | None:
+    """(why the new text denies the old one, why it may not: "" when sure enough to supersede), or None.
+
+    A denied term only counts when the rest of the old text is still there (or the new text says it
+    changed): "I never work on weekends" / "Weekends are work-free" deny the same thing in other words.
+    Without a change cue, a denial is sure only when it is the old sentence turned round ("I eat meat" /
+    "I don't eat meat"); when each side has words of its own, or the new one does what the old one ruled
+    out somewhere ("I use Windows at work"), it is asked (_doubt)."""
     if e.swapped:
-        return "the preference is the other way round"
+        return "the preference is the other way round", ""
     verb_only = e.verb_flips_only and sim < (t.zh_related if e.cjk else t.related)
     if e.flips and not e.denies_other and not verb_only and not e.other_object:
         rest = len(e.old_extra) <= max(1, len(e.flips)) or len(e.flips) >= 2
         if rest or e.cues:
-            return f"one says the opposite of the other about {', '.join(f'“{f}”' for f in e.flips)}"
+            why = f"one says the opposite of the other about {', '.join(f'“{f}”' for f in e.flips)}"
+            # Asked without a cue: each side in its own words; "I play tennis" / "I used to play tennis as a
+            # kid" (about the past); "I don't use Windows" / "I use Windows at work" (the new one does what
+            # the old one ruled out, somewhere or somehow: an exception as often as a change).
+            affirms = all(f in e.denied for f in e.flips) and not any(f in e.new_denied for f in e.flips)
+            return why, "" if e.cues else _doubt(e, affirms)
+    if e.kind_flip is not None and e.cues:  # "Vegetarian." / "Started eating chicken again last month."
+        return f"one now does what the other ruled out ({e.kind_flip})", ""
     if e.antonym is not None:
         old_rest, new_rest = e.old_extra - e.antonym_words, e.new_extra - e.antonym_words
-        if (len(old_rest) <= 1 and len(new_rest) <= 1) or (e.cues and len(old_rest) <= 1):
-            return f"opposite words ({e.antonym})"
+        if e.cues and len(old_rest) <= 1:
+            return f"opposite words ({e.antonym})", ""
+        if len(old_rest) <= 1 and len(new_rest) <= 1:
+            doubt = (
+                "each says it in its own words, and nothing says it changed" if old_rest or new_rest else ""
+            )
+            return f"opposite words ({e.antonym})", doubt
     return None
 
 
-def _by_slot(e: Evidence) -> tuple[str, str, str] | None:
+def _doubt(e: Evidence, affirms: bool) -> str:
+    """Why a denial said without a change cue is asked rather than superseded ("" when it is not)."""
+    if e.qualifiers is not None:  # "I play tennis" / "I used to play tennis as a kid"
+        return "the new one says how it was before, not that it changed"
+    if e.old_extra and e.new_extra:  # "I'm allergic to peanuts" / "I can't eat peanuts"
+        return "each says it in its own words, and nothing says it changed"
+    if affirms and e.new_extra:  # "I don't use Windows" / "I use Windows at work"
+        return "the new one may say where or when it holds, not that it changed"
+    return ""
+
+
+def _by_slot(e: Evidence, sim: float, t: Thresholds) -> tuple[str, str, str] | None:
     """Both state the same kind of fact with different values: replace, add up, or ask."""
     if not e.slot_changed or e.slot is None or e.new_slot is None:
         return None
     what = _slot_words(e)
     kind = e.slot.kind
     partial = bool(e.slot.value & e.new_slot.value - e.subjects)
+    if kind == ONE and e.adds and not e.replaces:  # "I also work at a startup": a second job, or a move?
+        return "unsure", "review", f"both say {what} ({_values(e)}); the new one says it is one more"
+    if kind == ONE and not e.cues and _alias(e, sim, t):  # "NYC" / "New York City", "Bombay" / "Mumbai"
+        return (
+            "unsure",
+            "review",
+            f"both say {what} ({_values(e)}): another value, or the same one named differently?",
+        )
+    label = e.slot.name.startswith("label:")  # "Bank: lloyds" / "Bank: nationwide": a value whatever its case
+    if kind == ONE and not (e.cues or e.cjk or partial or label) and not _named_values(e):
+        # "Lives alone" / "Lives by himself", "a freelance illustrator" / "draws illustrations as a
+        # freelancer": a one-value slot's value in common words is as often the same value reworded.
+        return (
+            "unsure",
+            "review",
+            f"both say {what} ({_values(e)}); nothing says the old one stopped being true",
+        )
     if kind == ONE and (e.cues or not partial):
         return "update", "supersede", f"both say {what}, which holds one value at a time ({_values(e)})"
     if kind == ONE:  # "near the sea" / "close to the sea": the same value, or another one? Ask.
@@ -332,6 +419,44 @@ def _by_slot(e: Evidence) -> tuple[str, str, str] | None:
     return "unsure", "review", f"both say {what} ({_values(e)}); nothing says the old one stopped being true"
 
 
+def _named_values(e: Evidence) -> bool:
+    """Does each side's own part of the slot's value hold a name or a number ("Berlin" / "Lisbon", "34" /
+    "35")?"""
+    if e.slot is None or e.new_slot is None:
+        return False
+    old_only, new_only = e.slot.value - e.new_slot.value, e.new_slot.value - e.slot.value
+    return bool(old_only & e.anchors) and bool(new_only & e.anchors)
+
+
+def _later(old: str, new: str) -> bool:
+    """Is version `new` after `old` ("3.12" → "3.12.1", "15" → "16")?"""
+    return tuple(int(p) for p in new.split(".") if p.isdigit()) > tuple(
+        int(p) for p in old.split(".") if p.isdigit()
+    )
+
+
+def _alias(e: Evidence, sim: float, t: Thresholds) -> bool:
+    """Two values of a one-value slot that may name one thing: one is the other's initials ("NYC" / "New
+    York City", "SF" / "San Francisco"), or the texts are as close in meaning as paraphrases are while no
+    number changed ("Bombay" / "Mumbai", 0.86; a move between two cities is 0.54-0.84)."""
+    if _initials(e.old_text, e.new_text) or _initials(e.new_text, e.old_text):
+        return True
+    return not e.cjk and not e.numbers_changed and sim >= t.one_alias
+
+
+def _initials(short: str, long: str) -> bool:
+    """Is a word of `short` written in capitals (2-5 letters) the initials of a run of capitalised words
+    of `long` that `short` does not have?"""
+    caps = {w.casefold() for w in TOKEN.findall(short) if 2 <= len(w) <= 5 and w.isupper() and w.isalpha()}
+    if not caps:
+        return False
+    for run in CAPITALISED_RUN.finditer(long):
+        words = run.group().split()
+        if "".join(w[0] for w in words).casefold() in caps and not any(w in short for w in words):
+            return True
+    return False
+
+
 def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) -> Verdict:
     """Nothing changed: the same fact (merge), close but with a detail on one side only (ask, offering
     the merge), or another fact (keep both)."""
@@ -351,6 +476,8 @@ def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) ->
         )
     if changed and not same_value:
         return verdict("distinct", "add")
+    if e.adds and e.old_extra and e.new_extra:  # "I teach math" / "I teach physics too"
+        return verdict("distinct", "add", "the new one says it is one more")
     duplicate = t.zh_duplicate if e.cjk else t.duplicate
     para = t.zh_paraphrase if e.cjk else t.paraphrase
     para_overlap = t.zh_paraphrase_overlap if e.cjk else t.paraphrase_overlap
@@ -362,6 +489,9 @@ def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) ->
     )
     if e.shared_denied and not detail and not own_words and (sim >= slot_para or e.overlap >= 0.99):
         return verdict("paraphrase", "merge" if sim >= para_overlap else "review", "both deny the same thing")
+    if e.shared_denied and not (detail or own_words or e.cues or e.cjk) and sim >= t.denied_offer:
+        # "Is a vegan." / "Eats no animal products at all." (0.39): asked, offering the merge
+        return verdict("paraphrase", "review", "both deny the same thing, in other words")
     if not detail:
         # The same content words, nothing on either side only ("likes short replies" / "prefers brief
         # answers", synonyms folded): the same fact, at a cosine a slot paraphrase needs.

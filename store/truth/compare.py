@@ -8,7 +8,7 @@ something changed? Nothing here decides; every field is a fact about the pair.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 
 from store.truth.lexicon import (
@@ -18,6 +18,7 @@ from store.truth.lexicon import (
     MONTHS,
     PERSONS,
     PREDICATES,
+    QUALIFIERS,
     QUALIFIERS_ZH_EN,
     STOPWORDS,
     STRONG_QUALIFIERS,
@@ -68,9 +69,13 @@ class Evidence:
     # don't eat beef"): two refusals, both true at once, like two values of a slot that holds many.
     denied_apart: tuple[str, str] | None = None
     denied: frozenset[str] = frozenset()  # every term either text denies
+    new_denied: frozenset[str] = frozenset()  # the terms the new text denies
     # One text denies the opposite of what the other says ("prefers short answers" / "doesn't like long
     # answers", "early riser" / "doesn't sleep late"): the same fact, as "short / not long".
     antonym_agrees: str | None = None
+    # A kind of a thing one text rules out, done by the other ("Vegetarian" / "eating chicken": meat).
+    kind_flip: str | None = None
+    adds: bool = False  # the new text says it is one more ("too", "also"), and the old one does not
     old_text: str = ""
     new_text: str = ""
 
@@ -84,7 +89,7 @@ class Evidence:
         or number in common ("Europe/Amsterdam" / "the Amsterdam time zone (CET)" is one value)."""
         if self.slot is None or self.new_slot is None:
             return False
-        a, b = self.slot.value - self.subjects, self.new_slot.value - self.subjects
+        a, b = _parts(self.slot.value - self.subjects), _parts(self.new_slot.value - self.subjects)
         if not (a - b and b - a):
             return False
         if a & b & self.anchors:
@@ -117,6 +122,11 @@ class Evidence:
         return self.numbers_changed or self.names_changed or self.version is not None or self.slot_changed
 
 
+def _parts(value: frozenset[str]) -> frozenset[str]:
+    """A value's words with hyphenated ones split: "Berlin-Kreuzberg" is "Kreuzberg, Berlin"."""
+    return frozenset(p for v in value for p in (v.split("-") if "-" in v.strip("-") else (v,)) if p)
+
+
 def _other_subject(a: Reading, b: Reading) -> tuple[str, str] | None:
     """Different people or things: my son / my daughter, my wife / me, the billing API / the reporting
     service. A subject named in the other text too is not another subject ("Mia is my daughter")."""
@@ -146,14 +156,17 @@ def _owned(other: Reading, rest: Reading) -> bool:
 
 def _qualifier_words(r: Reading) -> frozenset[str]:
     """Its qualifiers in one language and number: 周末 = weekend = weekends."""
-    return frozenset(QUALIFIERS_ZH_EN.get(q, q).removesuffix("s") for q in r.qualifiers)
+    words = (QUALIFIERS_ZH_EN.get(q, q) for q in r.qualifiers)
+    # "weekends" = "weekend", but "previous" and "business" keep their s (as STRONG_QUALIFIERS has them).
+    return frozenset(w[:-1] if w.endswith("s") and w[:-1] in QUALIFIERS else w for w in words)
 
 
 def _qualifiers(a: Reading, b: Reading) -> tuple[str, str] | None:
     """Qualified apart: "work email" / "personal email", or a qualifier on one side only when nothing
     says it changed ("Skip-level manager: Ana" / "Manager: Priya")."""
     qa, qb = _qualifier_words(a) - _qualifier_words(b), _qualifier_words(b) - _qualifier_words(a)
-    if (qa and qb) or (((qa | qb) & STRONG_QUALIFIERS) and not b.cues):
+    # The old text about the past ("I used to live in Paris") stays true whatever the new one says.
+    if (qa and qb) or (((qa | qb) & STRONG_QUALIFIERS) and not b.cues) or "past" in qa:
         return (" ".join(sorted(qa)) or "—", " ".join(sorted(qb)) or "—")
     return None
 
@@ -166,7 +179,7 @@ def _antonym_words(a: Reading, b: Reading) -> tuple[str | None, frozenset[str]]:
     words: set[str] = set()
     for x, y in pairs:
         for p, q in ((x, y), (y, x)):
-            if (p in a.tokens or p in a.text) and (q in b.tokens or q in b.text):
+            if (p in a.words or p in a.text + a.normal) and (q in b.words or q in b.text + b.normal):
                 words.update((stem(p), stem(q), p, q, *p, *q) if (a.cjk or b.cjk) else (stem(p), stem(q)))
     return first, frozenset(words)
 
@@ -175,10 +188,11 @@ def _antonym(a: Reading, b: Reading) -> str | None:
     if a.cjk or b.cjk:
         for x, y in ANTONYMS_ZH:
             for p, q in ((x, y), (y, x)):
-                if p in a.text and q in b.text and q not in a.text and p not in b.text:
+                at, bt = a.text + " " + a.normal, b.text + " " + b.normal
+                if p in at and q in bt and q not in at and p not in bt:
                     return f"{p}/{q}"
         return None
-    ta, tb = set(a.tokens), set(b.tokens)
+    ta, tb = a.words, b.words
     for x, y in ANTONYMS_EN:
         for p, q in ((x, y), (y, x)):
             if p in ta and q in tb and q not in ta and p not in tb:
@@ -259,6 +273,23 @@ def _bridged(x: Reading, other: Reading) -> frozenset[str]:
     return x.content | {en for zh, en in GLOSS if zh in x.text}
 
 
+def _bridged_slot(x: Reading, other: Reading, hit: SlotHit) -> SlotHit:
+    """A Chinese text's slot value next to an English text, with the English words of its Chinese words
+    (我住在北京 / I live in Beijing: one value)."""
+    if not x.cjk or other.cjk:
+        return hit
+    extra = {en for zh, en in GLOSS if zh in x.text and all(c in hit.value for c in zh)}
+    return replace(hit, value=hit.value | extra) if extra else hit
+
+
+def _bridged_negated(x: Reading, other: Reading) -> frozenset[str]:
+    """x's denied terms; a Chinese text next to an English one also denies the English word of a Chinese
+    word it denies whole (我不吃猪肉 denies "pork", "eat" and "meat")."""
+    if not x.cjk or other.cjk:
+        return x.negated
+    return x.negated | {en for zh, en in GLOSS if zh in x.text and all(c in x.negated for c in zh)}
+
+
 def _denied_apart(a: Reading, b: Reading) -> tuple[str, str] | None:
     """(what only the old text denies, what only the new one denies): things rather than verbs, neither
     mentioned by the other text, and no thing denied by both; None otherwise."""
@@ -305,19 +336,17 @@ def compare(a: Reading, b: Reading) -> Evidence:
         num_a, num_b = frozenset(_digits(a)), frozenset(_digits(b))
     names_a = {n for n in a.names if n not in b.content and n not in b.tokens}
     names_b = {n for n in b.names if n not in a.content and n not in a.tokens}
-    shared = a.content & b.content
+    # Across languages the terms and denials are compared through the glosses (我不吃猪肉 / I don't eat pork).
+    shared = _bridged(a, b) & _bridged(b, a)
+    neg_a, neg_b = _bridged_negated(a, b), _bridged_negated(b, a)
     agrees = _agrees(a, b) or _agrees(b, a)
     hedged = a.hedged | b.hedged
-    flips = (
-        tuple(sorted(t for t in shared - hedged if (t in a.negated) != (t in b.negated)))
-        if not agrees
-        else ()
-    )
+    flips = tuple(sorted(t for t in shared - hedged if (t in neg_a) != (t in neg_b))) if not agrees else ()
     slot = new_slot = None
     for hit in a.slots:
         other = b.slot(hit.name)
         if other is not None:
-            slot, new_slot = hit, other
+            slot, new_slot = _bridged_slot(a, b, hit), _bridged_slot(b, a, other)
             break
     tools_a, tools_b = dict(a.versions), dict(b.versions)
     version = next(((t, tools_a[t], v) for t, v in tools_b.items() if t in tools_a and tools_a[t] != v), None)
@@ -357,11 +386,16 @@ def compare(a: Reading, b: Reading) -> Evidence:
         cjk=a.cjk or b.cjk,
         anchors=a.names | b.names | a.numbers | b.numbers,
         subjects=a.subject | b.subject,
-        shared_denied=frozenset(t for t in shared if t in a.negated and t in b.negated),
+        shared_denied=frozenset(t for t in shared if t in neg_a and t in neg_b),
         shared_anchors=(a.names | a.numbers) & (b.names | b.numbers | b.content),
         denied_apart=_denied_apart(a, b),
         denied=a.negated | b.negated,
+        new_denied=neg_b,
         antonym_agrees=_antonym_agrees(a, b),
+        kind_flip=next(
+            iter(sorted((a.negated & b.kinds - b.negated) | (b.negated & a.kinds - a.negated))), None
+        ),
+        adds=b.adds and not a.adds,
         old_text=a.text,
         new_text=b.text,
     )

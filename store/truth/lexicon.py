@@ -48,6 +48,16 @@ NEGATORS = words(
     hates hated distrust distrusts distrusted avoid avoids avoided cancel cancels cancelled canceled left leave leaving sold
     skip skips deleted removed uninstalled ditched zero non"""
 )
+# Of those, the verbs: right after a plain negator they deny the denial ("never skip breakfast", "don't
+# hate mornings", "never left Berlin") and affirm what follows.
+VERB_NEGATORS = words(
+    """stop stopped stops quit quits quitting dropped dislike dislikes disliked hate hates hated distrust
+    distrusts distrusted avoid avoids avoided cancel cancels cancelled canceled left leave leaving sold skip
+    skips deleted removed uninstalled ditched"""
+)
+# Words that say "not often": what follows is neither affirmed nor denied ("rarely drinks", "almost never
+# watches TV"), so it never reads as the opposite of "drinks" or of "doesn't drink".
+SOFT_NEGATORS = words("rarely seldom hardly barely scarcely infrequently")
 # Of those, the ones that deny a noun phrase, not a verb: their denial ends at a preposition once it has
 # denied something ("no sugar in my coffee" denies the sugar, not the coffee; "zero sugar in drinks").
 # A verb's denial reaches on ("dislikes talking on the phone": the phone is part of what is disliked).
@@ -73,6 +83,7 @@ NEG_PREFIX_WORDS = words(
 NEG_ZH = re.compile(
     r"不再|不要|不能|不会|不用|从不|从没|没有|没|不|别|无|戒掉|戒了|戒|退了|放弃|停止|停用|讨厌"
 )
+SOFT_ZH = re.compile(r"很少|几乎不|几乎没|不怎么|偶尔|难得")  # "rarely": as SOFT_NEGATORS
 NOT_NEG_ZH = re.compile(r"而不是|不是.{0,6}而是|不错|不同|不仅|不少|差不多|不管|不久")
 
 # Words that state a negated term themselves ("vegetarian" = no meat), and plain synonyms.
@@ -83,6 +94,11 @@ IMPLIES: dict[str, tuple[tuple[str, bool], ...]] = {
     "pescatarian": (("meat", True), ("fish", False)),
     "teetotal": (("alcohol", True), ("drink", True)),
     "teetotaler": (("alcohol", True), ("drink", True)),
+    "teetotaller": (("alcohol", True), ("drink", True)),
+    "non-driver": (("drive", True),),
+    "childless": (("kid", True),),
+    "ex-smoker": (("smoke", True),),
+    "sweetened": (("sugar", False),),  # so that "never sweetened" denies sugar
     "sober": (("alcohol", True), ("drink", True)),
     "decaf": (("caffeine", True), ("coffee", False)),
     "black": (("milk", True),),
@@ -92,6 +108,27 @@ IMPLIES: dict[str, tuple[tuple[str, bool], ...]] = {
     "unsweetened": (("sugar", True),),
     "only-child": (("siblings", True),),  # stemmed as "siblings" is: "sibling"
 }
+# Kinds of a thing a refusal names ("vegetarian" → no meat; "chicken" is meat): read one way only. A
+# text that does what another rules out ("Started eating chicken again" after "Vegetarian") is a
+# reversal when it says it changed; a denied kind denies nothing more ("I don't eat pork" is not "no meat").
+HYPERNYMS = {
+    **dict.fromkeys(words("chicken beef pork bacon lamb steak ham sausage sausages burger burgers"), "meat"),
+    **dict.fromkeys(
+        words(
+            "wine beer beers gin whisky whiskey vodka pint pints cocktail cocktails champagne prosecco cider rum"
+        ),
+        "alcohol",
+    ),
+    **dict.fromkeys(words("iphone pixel android"), "smartphone"),
+    **dict.fromkeys(words("puppy kitten dog cat dogs cats"), "pet"),
+    "baby": "kid",
+    **dict.fromkeys(words("chocolate cake cakes dessert desserts candy biscuits cookies"), "sweet"),
+}
+# ... not in these compounds: "ginger beer" is not alcohol.
+NOT_HYPONYM = re.compile(
+    r"\b(?:ginger|root|alcohol[\s-]*free|non[\s-]*alcoholic|zero|vegan|veggie|plant[\s-]*based|fake|toy|hot)\s+(\w+)",
+    re.IGNORECASE,
+)
 SYNONYMS = {
     "television": "tv",
     "telly": "tv",
@@ -107,6 +144,17 @@ SYNONYMS = {
     "alcoholic": "alcohol",
     "emojis": "emoji",
     "fortnightly": "biweekly",
+    "booze": "alcohol",
+    "religious": "religion",
+    "cilantro": "coriander",
+    "bicycle": "bike",
+    "bicycles": "bike",
+    "cycle": "bike",
+    "cycles": "bike",
+    "cycling": "bike",
+    "cycled": "bike",
+    "biking": "bike",
+    "commuter": "commute",
     "spouse": "partner",
     "prod": "production",
     "reply": "answer",
@@ -161,6 +209,40 @@ EN_PHRASES = (
         re.compile(r"\b(\w+)\s+(?:is|are)\s+(?:off\s+the\s+menu|off[\s-]+limits|not\s+for\s+me)\b", re.I),
         r"no \1",
     ),
+    # "almost never", "hardly ever", "not very often": said as "rarely" (SOFT_NEGATORS).
+    (
+        re.compile(
+            r"\b(?:(?:almost|nearly|practically|hardly|barely)\s+(?:never|ever)|not\s+(?:very\s+)?often)\b",
+            re.I,
+        ),
+        "rarely",
+    ),
+    (
+        re.compile(
+            r"\b(\w+)\s+(?:is|are)(?:n't|n’t|\s+not)\s+(?:for\s+me|my\s+thing|my\s+cup\s+of\s+tea)\b", re.I
+        ),
+        r"no \1",
+    ),
+    (
+        re.compile(
+            r"\b(?:by\s+(?:myself|himself|herself|themselves)|on\s+(?:my|his|her|their)\s+own)\b", re.I
+        ),
+        "alone",
+    ),
+    # Two negations: "never send code without tests" = "always send code with tests".
+    (
+        re.compile(
+            r"\b(?:never|don't|don’t|do\s+not|doesn't|doesn’t|does\s+not|won't|won’t|can't|can’t)\s+"
+            r"([^.;,!?]*?)\bwithout\b",
+            re.I,
+        ),
+        r"always \1with",
+    ),
+    # "used to smoke": true once, not now (the text is also read as about the past: PAST).
+    (re.compile(r"\bused\s+to\b", re.IGNORECASE), "no longer"),
+    (re.compile(r"\bstays?\s+off\b", re.IGNORECASE), "avoid"),
+    (re.compile(r"\b(?:is|am|i'm|are)\s+not\s+a\s+parent\b", re.IGNORECASE), "has no kids"),
+    (re.compile(r"\blactose[\s-]+intolerant\b", re.IGNORECASE), "no dairy"),
     (re.compile(r"\bcaffeinated\b", re.IGNORECASE), "caffeine"),
     (re.compile(r"\b(?:an\s+)?only\s+child\b", re.IGNORECASE), "only-child"),
     # Refusals said without a negator: "free of meetings", "stays away from coffee", "notifications off".
@@ -174,6 +256,8 @@ EN_PHRASES = (
     (re.compile(r"\b([A-Za-z]+s)\s+off\b(?!\s+(?:to|at|the|for|with)\b)", re.IGNORECASE), r"no \1"),
     (re.compile(r"\bbrothers?\s+(?:or|and|nor)\s+sisters?\b", re.IGNORECASE), "siblings"),
 )
+# "New" starting a name ("New York", "New Relic"): not the change cue "new".
+NEW_IN_NAME = re.compile(r"\bNew(?=\s+[A-Z])")
 # A leading "again" ("Again: tabs over spaces", "Once again, answer in English", "Reminder again, ...")
 # says the user is repeating themselves, as "still" does; "started drinking again" says a change.
 RESTATED = re.compile(
@@ -183,6 +267,10 @@ RESTATED = re.compile(
 )
 ZH_PHRASES = (  # Chinese wordings rewritten to one form before reading
     ("吃素", "不吃肉"),
+    ("不是素食主义者", "吃肉"),  # before the next two: "not vegetarian" eats meat
+    ("不是素食者", "吃肉"),
+    ("素食主义者", "不吃肉"),
+    ("素食者", "不吃肉"),
     ("滴酒不沾", "不喝酒"),
     ("戒烟", "不抽烟"),
     ("无糖", "不加糖"),
@@ -192,6 +280,7 @@ ZH_PHRASES = (  # Chinese wordings rewritten to one form before reading
     ("搬回", "住"),
     ("住在", "住"),
     ("生活", "住"),
+    ("通勤", "上班"),
     ("上班", "工作"),
     ("老婆", "妻子"),
     ("太太", "妻子"),
@@ -200,10 +289,20 @@ ZH_PHRASES = (  # Chinese wordings rewritten to one form before reading
     ("喜欢用", "喜欢"),
     ("爱吃", "喜欢吃"),
     ("正在", "在"),
+    ("在家办公", "远程工作"),
+    ("远程办公", "远程工作"),
+    ("没有对象", "单身"),
+    ("旱鸭子", "不会游泳"),
+    ("左撇子", "用左手"),
+    ("骑自行车", "骑车"),
+    ("依然", ""),  # "still": said by STILL, never a term or a slot's value
+    ("仍然", ""),
     ("学习", "学"),
 )
 # Chinese verbs, to tell what is denied (酒 in 我不喝酒) from the act of denying it (喝).
 ZH_VERBS = frozenset("吃喝用抽看玩做去来穿加放听读写开坐买碰")
+# Characters that are never part of a slot's value (对海鲜过敏 / 海鲜一吃就过敏: the allergy is the seafood).
+ZH_SLOT_STOP = frozenset("对吃用就一都也")
 ZH_STOP = frozenset("我你他她它的了是在很都也就吗呢吧啊和与会要想还一个么这那里时用平最请些给把被着过每天")
 
 # -- change ----------------------------------------------------------------------------------------------
@@ -211,25 +310,34 @@ ZH_STOP = frozenset("我你他她它的了是在很都也就吗呢吧啊和与�
 CUE_EN = re.compile(
     r"\b(?:now|nowadays|these\s+days|anymore|any\s+more|no\s+longer|moved|move|moving|relocated|relocating|"
     r"switched|switch|switching|upgraded|upgrade|downgraded|migrated|changed|change|new|newly|since|"
-    r"went\s+back|back|again|instead|promoted|raised|bumped|increased|decreased|reduced|went\s+up|went\s+down|"
-    r"dropped|sold|replaced|became|become|started|starting|quit|left|joined|transferred|turned|"
+    r"went\s+back|back|again|instead|promoted|(?<!was\s)(?<!were\s)raised|raised(?=\s+(?:to|from|by)\b)|bumped|increased|decreased|reduced|went\s+up|went\s+down|"
+    r"dropped|sold|replaced|became|become|started|starting|quit|left(?![-\w]|\s+hand)|joined|transferred|turned|"
     r"stopped|gave\s+up|cancelled|canceled|postponed|pushed|revised|finally|recently|"
-    r"finished|completed|hired|separated|broke\s+up|adopted|reinstalled|reorg|decided|rewrote|rewritten|"
+    r"lately|finished|completed|hired|separated|broke\s+up|adopted|reinstalled|reorg|decided|rewrote|rewritten|"
     r"rebuilt|ported|grew|grown|promoted|passed\s+away|died|split\s+up|got\s+rid\s+of|dropped\s+out|"
     r"upped|lowered|shut\s+down|closed\s+down|wound\s+down|discontinued|graduated|"
     r"last\s+(?:week|month|year|sprint|summer|spring|autumn|fall|winter)|from\s+\S+\s+to)\b",
     re.IGNORECASE,
 )
+# A cue right after a negator says nothing changed ("never went back", "didn't move", 没搬).
+DENIED_CUE_EN = re.compile(
+    r"\b(?:never|not|no|didn't|didn’t|haven't|haven’t|hasn't|hasn’t|won't|won’t)\s+(?:\w+\s+)?$", re.I
+)
+DENIED_CUE_ZH = re.compile(r"(?:没有|没|不)$")
+# ... only cues that are verbs: "no coffee anymore", "not … now" still say a change.
+UNDENIABLE_CUES = words(
+    "now nowadays anymore any more no longer again since new newly finally recently instead"
+)
 # Of those, the ones that also say other things ("new to Rust", "starting in June", "just", "since 2019"):
 # a cue like these asks the user only when the texts are close; a verb of change ("moved", "switched",
 # "rebuilt", "split up") asks even when they are further apart (store.truth.classify, cue_review).
 WEAK_CUES = words(
-    """now nowadays new newly since finally recently again back started starting became become decided
+    """now nowadays new newly since finally recently lately again back started starting became become decided
     grew grown turned change changed"""
 )
 CUE_ZH = re.compile(
     r"现在|搬|换成|换了|换到|改用|改学|改成|改为|改到|升级|迁移|转到|新的|不再|已经|提高|涨|降到|开始|又|离职|退了|戒|"
-    r"跳槽|辞职|去世|分手|毕业|关掉|停更"
+    r"跳槽|辞职|去世|分手|毕业|关掉|停更|上个月|上周|去年|最近"
 )
 STILL = re.compile(r"\b(?:still|as\s+before|as\s+always)\b|还|依然|仍然", re.IGNORECASE)
 
@@ -275,11 +383,25 @@ PERSONS_ZH = (
 QUALIFIERS = words(
     """previous former ex skip-level work personal home office private weekday weekdays weekend
     weekends morning afternoon evening night staging production prod dev development test frontend
-    backend mobile web desktop admin secondary"""
+    backend mobile web desktop admin secondary business"""
 )
-# Of those, the ones that make two facts different even when only one text has them.
+# Of those, the ones that make two facts different even when only one text has them ("past": see PAST).
 STRONG_QUALIFIERS = words(
-    "previous former ex skip-level personal private secondary staging production prod dev"
+    "previous former ex skip-level personal private secondary staging production prod dev business past"
+)
+# The new text says it is one more ("I teach physics too", "also has a cat", "a second job"): added to
+# the old one, never in its place.
+ADDS = re.compile(
+    r"\b(?:too|also|as\s+well|in\s+addition|besides|another|second)\b|也|还有|另外", re.IGNORECASE
+)
+# A text about the past ("I used to live in Paris", "I worked at Microsoft before that", 以前): true
+# beside what holds now, so it is read as the qualifier "past" and never replaces, or is replaced by, a
+# present fact without a change cue. "I've worked at Google for 5 years" is the present.
+PAST = re.compile(
+    r"\b(?:used\s+to|formerly|previously|before\s+that|back\s+then|in\s+the\s+past|grew\s+up|was\s+born|"
+    r"born\s+in|as\s+a\s+(?:kid|child|teenager|student)|when\s+i\s+was)\b|"
+    r"(?<!have\s)(?<!has\s)(?<!'ve\s)(?<!’ve\s)\b(?:worked|lived|was\s+based)\b|以前|曾经|过去",
+    re.IGNORECASE,
 )
 QUALIFIERS_ZH = ("前端", "后端", "工作日", "周末", "工作", "私人", "早上", "晚上", "下午")
 QUALIFIERS_ZH_EN = {
@@ -294,21 +416,42 @@ QUALIFIERS_ZH_EN = {
     "下午": "afternoon",
 }
 
+# Number words: the units and teens, the tens, and their compounds ("thirty-four"), as store.truth.numbers
+# reads them; and a few words that say a number.
+UNIT_WORDS = {
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+}
+TENS_WORDS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
 NUMBER_WORDS = {
-    "two": "2",
-    "three": "3",
-    "four": "4",
-    "five": "5",
-    "six": "6",
-    "seven": "7",
-    "eight": "8",
-    "nine": "9",
-    "ten": "10",
-    "eleven": "11",
-    "twelve": "12",
-    "twenty": "20",
-    "twenty-nine": "29",
-    "thirty": "30",
+    **{w: str(n) for w, n in UNIT_WORDS.items()},
+    **{w: str(n) for w, n in TENS_WORDS.items()},
+    **{f"{t}-{u}": str(tn + un) for t, tn in TENS_WORDS.items() for u, un in UNIT_WORDS.items() if un < 10},
     "hundred": "100",
     "thousand": "1000",
     "twice": "2",
@@ -374,6 +517,33 @@ ANTONYMS_EN: tuple[tuple[str, str], ...] = (
     ("happy", "unhappy"),
     ("trust", "distrust"),
     ("trusts", "distrusts"),
+    ("quiet", "loud"),
+    ("quiet", "noisy"),
+    ("hot", "cold"),
+    ("warm", "cold"),
+    ("big", "small"),
+    ("large", "small"),
+    ("fast", "slow"),
+    ("cheap", "expensive"),
+    ("spicy", "mild"),
+    ("sweet", "savoury"),
+    ("sweet", "savory"),
+    ("tidy", "messy"),
+    ("simple", "complex"),
+    ("strict", "lenient"),
+    ("introvert", "extrovert"),
+    ("introverted", "extroverted"),
+    ("optimistic", "pessimistic"),
+    ("online", "offline"),
+    ("indoor", "outdoor"),
+    ("indoors", "outdoors"),
+    ("verbose", "terse"),
+    ("high", "low"),
+    ("strong", "weak"),
+    ("thick", "thin"),
+    ("tall", "short"),
+    ("manual", "automatic"),
+    ("synchronous", "asynchronous"),
     *ORDER_WORDS_EN,
 )
 ANTONYMS_ZH: tuple[tuple[str, str], ...] = (
@@ -384,6 +554,8 @@ ANTONYMS_ZH: tuple[tuple[str, str], ...] = (
     ("总是", "从不"),
     ("打开", "关闭"),
     ("远程", "办公室"),
+    ("远程", "公司"),
+    ("在家", "公司"),
 )
 
 # -- reading one text (store.truth.reading) ------------------------------------------------------------
@@ -409,7 +581,7 @@ PREPOSITIONS = words("in on at to for with from by of about into over under as b
 LEAD_IN = words("remember note fyi please also")
 # Where a denial stops when a time follows ("never work on weekends": the weekends are when, not what);
 # not "of" ("a fan of horror films"), not "to" ("never learned to swim").
-SCOPE_ENDS = words("in on at for before after during unless except until")
+SCOPE_ENDS = words("in on at for before after during unless except until since")
 TIME_WORDS = MONTHS | words(
     """weekend weekends weekday weekdays night nights morning mornings evening evenings afternoon afternoons
     holiday holidays lunch lunchtime noon midnight today tonight work workdays week weeks day days year
@@ -475,6 +647,45 @@ ZH_GLOSS = (
     ("健身", "gym"),
     ("写代码", "code"),
     ("记", "note"),
+    ("猪肉", "pork"),
+    ("牛肉", "beef"),
+    ("鸡肉", "chicken"),
+    ("鱼", "fish"),
+    ("海鲜", "seafood"),
+    ("水果", "fruit"),
+    ("蔬菜", "vegetable"),
+    ("面包", "bread"),
+    ("米饭", "rice"),
+    ("吉他", "guitar"),
+    ("钢琴", "piano"),
+    ("开车", "drive"),
+    ("车", "car"),
+    ("早上", "morning"),
+    ("晚上", "evening"),
+    ("孩子", "kid"),
+    ("电脑", "computer"),
+    ("数据库", "database"),
+    ("医生", "doctor"),
+    ("律师", "lawyer"),
+    ("老师", "teacher"),
+    ("程序员", "programmer"),
+    ("工程师", "engineer"),
+    ("学生", "student"),
+    ("大学", "university"),
+    ("音乐", "music"),
+    ("电影", "film"),
+    ("书", "book"),
+    ("北京", "beijing"),
+    ("上海", "shanghai"),
+    ("深圳", "shenzhen"),
+    ("广州", "guangzhou"),
+    ("香港", "hong kong"),
+    ("台北", "taipei"),
+    ("东京", "tokyo"),
+    ("伦敦", "london"),
+    ("纽约", "new york"),
+    ("柏林", "berlin"),
+    ("巴黎", "paris"),
 )
 
 # Words before a number that are not a piece of software with a version ("year 3", "rent 1200").

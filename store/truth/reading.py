@@ -24,16 +24,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from store.truth.lexicon import (
+    ADDS,
     CLAUSE_END,
     COMPARE_EN,
     COMPARE_ZH,
     CUE_EN,
     CUE_ZH,
+    DENIED_CUE_EN,
+    DENIED_CUE_ZH,
     EN_PHRASES,
     FREE_STEMS,
     FROM_TO,
     GIVE_UP,
     HAS_CJK,
+    HYPERNYMS,
     IMPLIES,
     LABEL,
     LABEL_NONE,
@@ -44,7 +48,9 @@ from store.truth.lexicon import (
     NEG_SCOPE,
     NEG_ZH,
     NEGATORS,
+    NEW_IN_NAME,
     NOT_FREE,
+    NOT_HYPONYM,
     NOT_NEG_ZH,
     NOT_NEGATION,
     NOT_SOFTWARE,
@@ -52,6 +58,7 @@ from store.truth.lexicon import (
     NOUN_NEGATORS,
     NOUN_SCOPE_ENDS,
     NUMBER_WORDS,
+    PAST,
     PERSONS,
     PERSONS_ZH,
     PREFER_TO,
@@ -63,14 +70,19 @@ from store.truth.lexicon import (
     RESTATED,
     SCOPE_ENDS,
     SELF,
+    SOFT_NEGATORS,
+    SOFT_ZH,
     STILL,
     STOPWORDS,
     SYNONYMS,
     TIME_WORDS,
     TOKEN,
+    UNDENIABLE_CUES,
+    VERB_NEGATORS,
     VERBISH,
     ZH_DIGITS,
     ZH_PHRASES,
+    ZH_SLOT_STOP,
     ZH_STOP,
     ZH_VERBS,
 )
@@ -108,6 +120,16 @@ class Reading:
     cues: tuple[str, ...]  # change cues, casefolded
     still: bool
     replaces: bool  # a cue that one value took another's place ("switched to", 改学), even among many
+    adds: bool = False  # it says it is one more ("too", "also", "another")
+    kinds: frozenset[str] = frozenset()  # what its affirmed words are kinds of ("chicken": meat; HYPERNYMS)
+    normal: str = (
+        ""  # the text with its phrases in one form ("works from home" → "works remote", 在家办公 → 远程工作)
+    )
+
+    @property
+    def words(self) -> frozenset[str]:
+        """Its casefolded words as written and as normalised: where an antonym is looked for."""
+        return frozenset(self.tokens) | frozenset(t.casefold() for t in TOKEN.findall(self.normal))
 
     @property
     def content(self) -> frozenset[str]:
@@ -188,14 +210,15 @@ def _terms_en(text: str) -> tuple[list[str], set[str], set[str]]:
     for m in FROM_TO.finditer(text):  # "moved the blog from WordPress to Hugo": WordPress is no more
         gone.update(stem(w) for w in TOKEN.findall(m.group(1)) if w.casefold() not in STOPWORDS)
     for clause in CLAUSE_END.split(NOT_NEGATION.sub(" ", GIVE_UP.sub("quit", text))):
-        scope = 0
+        scope = soft = 0
         noun = False  # the running denial is of a noun phrase ("no sugar in my coffee")
         prev = ""
         tokens = TOKEN.findall(clause)
         for i, raw in enumerate(tokens):
             low = raw.casefold()
-            if low in NEGATORS or low.endswith(("n't", "n’t")):
-                scope, noun = NEG_SCOPE, low in NOUN_NEGATORS
+            state = _negation(low, scope, soft, noun)
+            if state is not None:
+                scope, soft, noun = state
                 continue
             if noun and low in NOUN_SCOPE_ENDS and 0 < scope < NEG_SCOPE:
                 scope = 0  # "no sugar in my coffee": the coffee is where, not what is denied
@@ -227,9 +250,25 @@ def _terms_en(text: str) -> tuple[list[str], set[str], set[str]]:
                 scope -= 1
             else:
                 affirmed.add(term)
+            if soft > 0:  # "rarely drinks": hedged, both affirmed and denied
+                negated.add(term)
+                affirmed.add(term)
+                soft -= 1
     # A term the text both affirms and denies ("[red]not markup[/red]", "severe nut allergy, avoid nuts")
     # is not a denial of it; it is noted as hedged, so that it is never read as the other text's opposite.
     return terms, (negated - affirmed) | gone, (negated & affirmed) - gone
+
+
+def _negation(low: str, scope: int, soft: int, noun: bool) -> tuple[int, int, bool] | None:
+    """The running denial after a word that denies or hedges (scope, soft scope, of a noun phrase), or
+    None for any other word. A denying verb right after a negator cancels it ("never skip breakfast")."""
+    if low in NEGATORS or low.endswith(("n't", "n’t")):
+        if scope == NEG_SCOPE and low in VERB_NEGATORS:
+            return 0, soft, False
+        return NEG_SCOPE, soft, low in NOUN_NEGATORS
+    if low in SOFT_NEGATORS:
+        return scope, NEG_SCOPE, noun
+    return None
 
 
 def _when(following: list[str]) -> bool:
@@ -239,13 +278,19 @@ def _when(following: list[str]) -> bool:
     return bool(words) and (words[0] in TIME_WORDS or words[0][0].isdigit() or words[0] in NUMBER_WORDS)
 
 
-def _terms_zh(text: str) -> tuple[list[str], set[str]]:
+def _terms_zh(text: str) -> tuple[list[str], set[str], set[str]]:
     """Chinese: one term per character (Latin words whole). A negator denies what follows it in its clause
     ("我喝咖啡不加糖" denies the sugar, not the coffee); when only a verb follows, the whole clause ("我一点辣
     都不能吃" denies 辣 as "我不吃辣" does)."""
     terms: list[str] = []
     negated: set[str] = set()
+    hedged: set[str] = set()
     for clause in re.split(r"[，,。.；;！!？?]", NOT_NEG_ZH.sub(" ", _zh_normal(text))):
+        if SOFT_ZH.search(clause):  # 很少喝酒 / 几乎不喝酒: "rarely", neither yes nor no
+            soft_terms = _zh_clause_terms(SOFT_ZH.sub(" ", clause))
+            terms += soft_terms
+            hedged.update(soft_terms)
+            continue
         latin = [w.casefold() for w in TOKEN.findall(clause) if not HAS_CJK.match(w)]
         neg = NEG_ZH.search(clause)
         denied = neg is not None or any(
@@ -260,7 +305,7 @@ def _terms_zh(text: str) -> tuple[list[str], set[str]]:
         terms += clause_terms
         if denied:
             negated.update(clause_terms if whole else after)
-    return terms, negated
+    return terms, negated, hedged
 
 
 def _zh_clause_terms(clause: str) -> list[str]:
@@ -312,7 +357,7 @@ def _preferences(text: str, cjk: bool) -> frozenset[tuple[str, str]]:
 
 
 def _plain_terms(text: str, cjk: bool) -> list[str]:
-    return _terms_zh(text)[0] if cjk else _terms_en(text)[0]
+    return (_terms_zh if cjk else _terms_en)(text)[0]
 
 
 def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozenset[str]]:
@@ -393,6 +438,17 @@ def _compound(lows: list[str], words: list[str], i: int) -> bool:
     if lows[i].endswith(("'s", "’s")) or i + 1 >= len(lows):
         return False
     nxt = lows[i + 1]
+    # "my daughter swims", "the user's father smokes", "my kids both have": a verb or an adverb follows.
+    if (nxt.endswith("s") and not nxt.endswith("ss")) or nxt in (
+        "both",
+        "all",
+        "also",
+        "always",
+        "never",
+        "just",
+        "still",
+    ):
+        return False
     return not words[i + 1][0].isupper() and nxt not in PERSONS and nxt not in STOPWORDS
 
 
@@ -434,8 +490,9 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
             if not found:
                 continue
             taken.add(s.name)
-            trigger = set() if s.name == "pet" else set(_plain_terms(found[-1].group(), cjk))
-            value = {t for t in terms if t not in trigger} | numbers
+            # A pet's or a relationship's trigger is its value ("has a dog", 单身 / 结婚).
+            trigger = set() if s.name in ("pet", "partner") else set(_plain_terms(found[-1].group(), cjk))
+            value = {t for t in terms if t not in trigger and not (cjk and t in ZH_SLOT_STOP)} | numbers
             hits.append(SlotHit(_slot_name(s.name, found[-1].group()), s.kind, frozenset(value)))
             break
     label = _label(text)
@@ -452,6 +509,36 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
     return tuple(hits)
 
 
+def _cues(said: str, cjk: bool) -> tuple[str, ...]:
+    """The change cues of a text, less those a negator denies ("never went back", "didn't move", 没搬)."""
+    found = [(m, DENIED_CUE_ZH) for m in CUE_ZH.finditer(said)] if cjk else []
+    found += [(m, DENIED_CUE_EN) for m in CUE_EN.finditer(said)]
+    return tuple(
+        m.group().casefold()
+        for m, denied in found
+        if m.group().casefold() in UNDENIABLE_CUES
+        or m.group().casefold().startswith(("these", "last", "no "))
+        or not denied.search(said[: m.start()])
+    )
+
+
+def _kinds(text: str, cjk: bool, negated: frozenset[str]) -> frozenset[str]:
+    """The hypernyms of the words a text affirms ("chicken" → meat), never of a denied word, nor in a
+    compound that is not the thing ("ginger beer")."""
+    if cjk:
+        return frozenset()
+    not_kinds = {m.group(1).casefold() for m in NOT_HYPONYM.finditer(text)}
+    return frozenset(
+        stem(HYPERNYMS[w])
+        for w in (t.casefold() for t in TOKEN.findall(text))
+        if w in HYPERNYMS and w not in not_kinds and stem(w) not in negated
+    )
+
+
+def _past(text: str) -> frozenset[str]:
+    return frozenset(("past",)) if PAST.search(text) else frozenset()
+
+
 def _en_normal(text: str) -> str:
     text = RESTATED.sub(" ", LABEL_NONE.sub(r"no \1", text))
     for pattern, same in EN_PHRASES:
@@ -463,18 +550,18 @@ def _en_normal(text: str) -> str:
 def read(text: str) -> Reading:
     cjk = bool(HAS_CJK.search(text))
     raw = TOKEN.findall(_zh_normal(text) if cjk else text)
-    terms, negated, hedged = (*_terms_zh(text), set()) if cjk else _terms_en(_en_normal(text))
+    terms, negated, hedged = _terms_zh(text) if cjk else _terms_en(_en_normal(text))
     if cjk:
         subject, person = _subject_zh(text)
         head: frozenset[str] = frozenset()
-        quals = frozenset(q for q in QUALIFIERS_ZH if q in text)
+        quals = frozenset(q for q in QUALIFIERS_ZH if q in text) | _past(text)
     else:
         subject, person, head = _subject_en(text, raw)
         lows = {t.casefold() for t in raw}
-        quals = frozenset(q for q in QUALIFIERS if q in lows) | (head & QUALIFIERS)
+        quals = frozenset(q for q in QUALIFIERS if q in lows) | (head & QUALIFIERS) | _past(text)
     restated = RESTATED.search(text) is not None  # "Again: tabs over spaces" repeats, changes nothing
-    said = RESTATED.sub(" ", text)
-    cues = tuple(c.casefold() for c in (CUE_ZH.findall(said) if cjk else []) + CUE_EN.findall(said))
+    said = NEW_IN_NAME.sub(" ", RESTATED.sub(" ", text))
+    cues = _cues(said, cjk)
     return Reading(
         text=text,
         cjk=cjk,
@@ -485,7 +572,7 @@ def read(text: str) -> Reading:
         subject=subject,
         person=person,
         qualifiers=quals,
-        slots=_slots(text, cjk),
+        slots=_slots(_zh_normal(text) if cjk else text, cjk),
         numbers=numbers_in(text, raw),
         names=_names(raw, cjk),
         versions=_versions(text),
@@ -493,4 +580,7 @@ def read(text: str) -> Reading:
         cues=cues,
         still=(restated or bool(STILL.search(text))) and not cues,
         replaces=bool(REPLACE_EN.search(text)) or (cjk and bool(REPLACE_ZH.search(text))),
+        adds=bool(ADDS.search(text)),
+        kinds=_kinds(text, cjk, frozenset(negated)),
+        normal=_zh_normal(text) if cjk else _en_normal(text),
     )

@@ -73,9 +73,9 @@ SLOTS: tuple[Slot, ...] = (
         ONE,
         _en(
             r"\b(?:work(?:s|ed|ing)?\s+(?:at|for)|employed\s+(?:by|at)|employee\s+(?:of|at)|joined|hired|"
-            r"job\s+at|contractor\s+for|freelanc\w*|left)\b"
+            r"job\s+at|contractor\s+for|freelanc\w*|left(?![-\w]|\s+hand))\b"
         ),
-        re.compile(r"在.{1,8}?(?:工作|做|当)|离职|入职|做后端|做前端|跳槽|辞职|创业"),
+        re.compile(r"(?<![现正])在.{1,8}?(?:工作|做|当)|离职|入职|做后端|做前端|跳槽|辞职|创业"),
     ),
     Slot("manager", ONE, _en(r"\b(?:manager|boss|reports?\s+to)\b"), re.compile(r"经理|领导|manager")),
     Slot(

@@ -24,7 +24,7 @@ from store.errors import InvalidInputError
 from store.memory_rows import MemoryRowsMixin
 from store.records import Memory, json_dumps, now
 from store.truth.classify import DEFAULT, Neighbour, Plan, Thresholds, Verdict, plan
-from store.truth.lexicon import HAS_CJK, STOPWORDS, TOKEN
+from store.truth.lexicon import HAS_CJK, STOPWORDS, TOKEN, ZH_GLOSS
 from store.truth.reading import read
 from store.truth.slots import MANY, vocabulary
 
@@ -80,6 +80,16 @@ def content_words(text: str) -> list[str]:
     ]
 
 
+def gloss_words(text: str) -> list[str]:
+    """The other language's words for `text`'s words (ZH_GLOSS): a Chinese memory and an English one about
+    the same fact share no word and sit at a cosine near 0.1 ("我在 Google 工作。" / "I moved to Meta last
+    month.", 0.09), so without these the rules never see the pair."""
+    if HAS_CJK.search(text):
+        return sorted({w for zh, en in ZH_GLOSS if zh in text for w in en.split()})
+    lows = {w.casefold() for w in TOKEN.findall(text)}
+    return sorted({c for zh, en in ZH_GLOSS if set(en.split()) <= lows for c in zh})
+
+
 class TimelineMixin(MemoryRowsMixin):
     # -- classification on add / edit ----------------------------------------------------------------
 
@@ -104,7 +114,7 @@ class TimelineMixin(MemoryRowsMixin):
                 if sim >= FLOOR and mid != exclude:
                     sims[mid] = float(sim)
         slot_words = [w for hit in read(content).slots if hit.kind != MANY for w in vocabulary(hit.name)]
-        words = sorted({*content_words(content), *slot_words})[:48]
+        words = sorted({*content_words(content), *slot_words, *gloss_words(content)})[:48]
         expr = " OR ".join('"' + w.replace('"', '""') + '"' for w in words) if words else None
         if not sims and expr is None:
             return Plan()

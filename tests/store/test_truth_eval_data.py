@@ -78,7 +78,7 @@ def test_the_second_held_out_set_loads_is_balanced_and_new() -> None:
 
 
 def test_the_third_held_out_set_loads_is_balanced_and_new() -> None:
-    from bench.lib.truth_data import blind_pairs, dev_pairs, heldout2_pairs, heldout3_pairs
+    from bench.lib.truth_data import blind_pairs, dev4_pairs, dev_pairs, heldout2_pairs, heldout3_pairs
 
     pairs = heldout3_pairs()
     assert len(pairs) >= 440 and {p.half for p in pairs} == {"heldout3"}
@@ -113,7 +113,12 @@ def test_the_third_held_out_set_loads_is_balanced_and_new() -> None:
     # Not one pair of it is a pair of any other file, in either order.
     seen = {
         frozenset((p.old.casefold(), p.new.casefold()))
-        for p in fresh_pairs() + blind_pairs() + legacy_pairs() + heldout2_pairs() + dev_pairs()
+        for p in fresh_pairs()
+        + blind_pairs()
+        + legacy_pairs()
+        + heldout2_pairs()
+        + dev_pairs()
+        + dev4_pairs()
     }
     assert not [p.source for p in pairs if frozenset((p.old.casefold(), p.new.casefold())) in seen]
 
@@ -123,3 +128,53 @@ def test_the_third_held_out_set_has_its_voices_as_sections() -> None:
 
     sections = [line for line in HELDOUT3.read_text(encoding="utf-8").splitlines() if line.startswith("## ")]
     assert len(sections) >= 8
+
+
+# The tags bench/eval/truth/README.md defines.
+KNOWN_TAGS = frozenset(
+    [
+        "cue",
+        "nocue",
+        "one",
+        "many",
+        "subject",
+        "number",
+        "version",
+        "project",
+        "negpara",
+        "negrev",
+        "restate",
+        "multi",
+        "zh",
+        "mixed",
+        "issue",
+        "reword",
+        "still",
+    ]
+)
+
+
+def test_the_dev4_set_is_well_formed_covers_its_weak_spots_and_shares_no_pair() -> None:
+    from bench.lib.truth_data import blind_pairs, dev4_pairs, dev_pairs, heldout2_pairs, heldout3_pairs
+
+    pairs = dev4_pairs()
+    assert len(pairs) >= 260 and {p.half for p in pairs} == {"dev4"}
+    assert all(p.old.strip() == p.old and p.new.strip() == p.new and p.old != p.new for p in pairs)
+    groups = Counter(p.group for p in pairs)
+    assert set(groups) == {"update", "paraphrase", "distinct", "unrelated"}
+    # Every paraphrase family has look-alikes beside it: never mostly paraphrases (merge-everything wins).
+    assert groups["paraphrase"] <= 0.5 * len(pairs) and groups["update"] >= 0.2 * len(pairs), groups
+    assert all(p.expect in ("supersede", "queue") for p in pairs if p.group == "update")
+    assert all(p.expect == "merge" for p in pairs if p.group == "paraphrase")
+    assert all(p.expect == "both" for p in pairs if p.group in ("distinct", "unrelated"))
+    tags = Counter(t for p in pairs for t in p.tags)
+    for tag in ("negpara", "negrev", "reword", "zh", "mixed", "subject", "many", "multi"):
+        assert tags[tag] >= 10, tag
+    assert not {t for p in pairs for t in p.tags} - KNOWN_TAGS
+    key = [frozenset((p.old.casefold(), p.new.casefold())) for p in pairs]
+    assert len(set(key)) == len(pairs)  # no pair twice, in either order
+    others = (
+        fresh_pairs() + blind_pairs() + heldout2_pairs() + heldout3_pairs() + dev_pairs() + legacy_pairs()
+    )
+    seen = {frozenset((p.old.casefold(), p.new.casefold())) for p in others}
+    assert not [p.source for p, k in zip(pairs, key, strict=True) if k in seen]

@@ -72,12 +72,13 @@ from store.truth.conflicts import list_conflicts
             0.85,
             "offer",
         ),
-        # Shutting down denies; "moved in with" is where one lives; a code in a Chinese sentence changed.
+        # Shutting down denies (caught; asked, since the old memory says more than the new one); "moved
+        # in with" is where one lives; a code in a Chinese sentence changed.
         (
             "The newsletter goes out weekly. About 2k subscribers.",
             "We shut down the newsletter in October.",
             0.54,
-            "supersede",
+            "review",
         ),
         ("lives in a houseshare in clapham", "moved in with my girlfriend in brixton", 0.32, "review"),
         ("我的车牌号是京A12345。", "我的车牌号是京B67890。", 0.9, "review"),
