@@ -32,11 +32,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from store.truth.compare import Evidence, compare
-from store.truth.lexicon import CJK, ORDER_WORDS_EN, TOKEN, WEAK_CUES
+from store.truth.lexicon import CJK, ORDER_WORDS_EN, PREDICATES, TOKEN, WEAK_CUES
 from store.truth.reading import VERB_STEMS, Reading, read, stem
 from store.truth.slots import ASK, MANY, ONE
 
 SENTENCE_END = re.compile(r"[.;!?。；！？]+(?:\s+|$)|[。；！？]")
+PREDICATE_STEMS = frozenset(stem(w) for w in PREDICATES)
 CAPITALISED_RUN = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+")
 RELATIONS = ("duplicate", "paraphrase", "reversal", "update", "unsure", "distinct", "unrelated")
 SLOT_WORDS = {
@@ -367,6 +368,9 @@ def _doubt(e: Evidence, affirms: bool) -> str:
         return "the new one says how it was before, not that it changed"
     if e.old_extra and e.new_extra:  # "I'm allergic to peanuts" / "I can't eat peanuts"
         return "each says it in its own words, and nothing says it changed"
+    said_by = (e.old_extra | e.new_extra) & PREDICATE_STEMS
+    if said_by:  # "intolerant to lactose" / "can't have lactose": the word may deny it by itself
+        return f"one says it with a word that may deny it by itself ({', '.join(sorted(said_by))})"
     if affirms and e.new_extra:  # "I don't use Windows" / "I use Windows at work"
         return "the new one may say where or when it holds, not that it changed"
     return ""
@@ -457,6 +461,33 @@ def _initials(short: str, long: str) -> bool:
     return False
 
 
+def _same_fact(e: Evidence, sim: float, t: Thresholds, same_value: bool, verdict: Any) -> Verdict | None:
+    """Nothing differs in names or numbers: merged when the words or the meaning say it is the same fact,
+    asked when most words are shared but each side names a thing of its own; None when neither."""
+    duplicate = t.zh_duplicate if e.cjk else t.duplicate
+    para = t.zh_paraphrase if e.cjk else t.paraphrase
+    para_overlap = t.zh_paraphrase_overlap if e.cjk else t.paraphrase_overlap
+    slot_para = t.zh_slot_paraphrase if e.cjk else t.slot_paraphrase
+    # The same content words, nothing on either side only ("likes short replies" / "prefers brief
+    # answers", synonyms folded): the same fact, at a cosine a slot paraphrase needs.
+    same_words = not e.old_extra and not e.new_extra and e.overlap >= 0.99
+    if sim >= duplicate:
+        return verdict("duplicate", "merge", "the same fact, nearly the same words")
+    if same_words and sim >= slot_para:
+        return verdict("paraphrase", "merge", "the same fact in other words (the same words, or synonyms)")
+    if sim >= para or (same_value and sim >= slot_para):
+        return verdict("paraphrase", "merge", "the same fact in other words")
+    if sim >= para_overlap and e.overlap >= t.overlap:
+        # Most words shared, but each side names a thing of its own ("… route is along the river" /
+        # "… route is the loop around the reservoir"): the same fact reworded, or a new value. Asked.
+        if not e.cjk and e.old_extra - VERB_STEMS and e.new_extra - VERB_STEMS:
+            return verdict(
+                "paraphrase", "review", "most words are the same, but each names something the other does not"
+            )
+        return verdict("paraphrase", "merge", "the same fact in other words")
+    return None
+
+
 def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) -> Verdict:
     """Nothing changed: the same fact (merge), close but with a detail on one side only (ask, offering
     the merge), or another fact (keep both)."""
@@ -478,8 +509,6 @@ def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) ->
         return verdict("distinct", "add")
     if e.adds and e.old_extra and e.new_extra:  # "I teach math" / "I teach physics too"
         return verdict("distinct", "add", "the new one says it is one more")
-    duplicate = t.zh_duplicate if e.cjk else t.duplicate
-    para = t.zh_paraphrase if e.cjk else t.paraphrase
     para_overlap = t.zh_paraphrase_overlap if e.cjk else t.paraphrase_overlap
     slot_para = t.zh_slot_paraphrase if e.cjk else t.slot_paraphrase
     # Both deny the same thing and say nothing else apart: "Black coffee, no sugar" / "Green tea, no
@@ -492,22 +521,9 @@ def _paraphrase_or_both(e: Evidence, sim: float, t: Thresholds, verdict: Any) ->
     if e.shared_denied and not (detail or own_words or e.cues or e.cjk) and sim >= t.denied_offer:
         # "Is a vegan." / "Eats no animal products at all." (0.39): asked, offering the merge
         return verdict("paraphrase", "review", "both deny the same thing, in other words")
-    if not detail:
-        # The same content words, nothing on either side only ("likes short replies" / "prefers brief
-        # answers", synonyms folded): the same fact, at a cosine a slot paraphrase needs.
-        same_words = not e.old_extra and not e.new_extra and e.overlap >= 0.99
-        if sim >= duplicate:
-            return verdict("duplicate", "merge", "the same fact, nearly the same words")
-        if same_words and sim >= slot_para:
-            return verdict(
-                "paraphrase", "merge", "the same fact in other words (the same words, or synonyms)"
-            )
-        if (
-            sim >= para
-            or (sim >= para_overlap and e.overlap >= t.overlap)
-            or (same_value and sim >= slot_para)
-        ):
-            return verdict("paraphrase", "merge", "the same fact in other words")
+    same = None if detail else _same_fact(e, sim, t, same_value, verdict)
+    if same is not None:
+        return same
     # The same name or number, nothing that clashes, and only a word or two worded differently.
     anchored = bool(e.shared_anchors) and not changed and e.overlap >= 0.5 and not e.cjk
     # Half of what it is about in common, nothing that clashes: the same fact worded apart ("Works as a

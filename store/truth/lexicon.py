@@ -289,6 +289,7 @@ ZH_PHRASES = (  # Chinese wordings rewritten to one form before reading
     ("喜欢用", "喜欢"),
     ("爱吃", "喜欢吃"),
     ("正在", "在"),
+    ("咖啡因", "caffeine"),  # not 咖啡 (coffee): 不喝有咖啡因的 / 咖啡只喝 decaf
     ("在家办公", "远程工作"),
     ("远程办公", "远程工作"),
     ("没有对象", "单身"),
@@ -368,6 +369,10 @@ PERSONS_ZH = (
     "姐姐",
     "弟弟",
     "妹妹",
+    "哥",  # 我哥在上海做律师: after the doubled forms, so 哥哥 is read whole
+    "姐",
+    "弟",
+    "妹",
     "奶奶",
     "爷爷",
     "外婆",
@@ -596,7 +601,7 @@ FREE_STEMS = words(
     wheat carb milk peanut grain screen phone meeting kid pet cash plastic booze"""
 )
 # Words that say how the user stands to a thing, like a verb ("allergic to cats", "afraid of flying").
-PREDICATES = words("allergic afraid scared fond keen interested good bad")
+PREDICATES = words("allergic intolerant afraid scared fond keen interested good bad")
 # Chinese words with the English word they say: only to compare a Chinese text with an English one ("我在
 # Berlin 工作。" / "I work in Berlin."), where the characters and the words share nothing else.
 ZH_GLOSS = (

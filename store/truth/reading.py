@@ -87,7 +87,7 @@ from store.truth.lexicon import (
     ZH_VERBS,
 )
 from store.truth.numbers import number_term, numbers_in
-from store.truth.slots import ASK, MANY, MANY_LABELS, ONE, ONE_LABELS, SLOTS
+from store.truth.slots import ASK, MANY, MANY_LABELS, ONE, ONE_LABELS, PLURAL_ONLY, SLOTS
 
 VERSION = re.compile(r"\b([A-Za-z][A-Za-z+#-]*)\s+v?(\d+(?:\.\d+)*)\b")
 
@@ -285,6 +285,7 @@ def _terms_zh(text: str) -> tuple[list[str], set[str], set[str]]:
     terms: list[str] = []
     negated: set[str] = set()
     hedged: set[str] = set()
+    affirmed: set[str] = set()
     for clause in re.split(r"[，,。.；;！!？?]", NOT_NEG_ZH.sub(" ", _zh_normal(text))):
         if SOFT_ZH.search(clause):  # 很少喝酒 / 几乎不喝酒: "rarely", neither yes nor no
             soft_terms = _zh_clause_terms(SOFT_ZH.sub(" ", clause))
@@ -305,7 +306,11 @@ def _terms_zh(text: str) -> tuple[list[str], set[str], set[str]]:
         terms += clause_terms
         if denied:
             negated.update(clause_terms if whole else after)
-    return terms, negated, hedged
+            affirmed.update(t for t in clause_terms if not whole and t not in after)
+        else:
+            affirmed.update(clause_terms)
+    # 我只喝 decaf，不喝有咖啡因的: 喝 is said and denied, so it is neither (as in English)
+    return terms, negated - affirmed, hedged | (negated & affirmed)
 
 
 def _zh_clause_terms(clause: str) -> list[str]:
@@ -490,8 +495,11 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
             if not found:
                 continue
             taken.add(s.name)
-            # A pet's or a relationship's trigger is its value ("has a dog", 单身 / 结婚).
-            trigger = set() if s.name in ("pet", "partner") else set(_plain_terms(found[-1].group(), cjk))
+            # A pet's or a relationship's trigger is its value ("has a dog", 单身 / 结婚); a trigger's group
+            # is its value too (在腾讯工作: 腾讯).
+            hit = found[-1]
+            inner = set(_plain_terms(hit.group(1), cjk)) if hit.re.groups and hit.group(1) else set()
+            trigger = set() if s.name in ("pet", "partner") else set(_plain_terms(hit.group(), cjk)) - inner
             value = {t for t in terms if t not in trigger and not (cjk and t in ZH_SLOT_STOP)} | numbers
             hits.append(SlotHit(_slot_name(s.name, found[-1].group()), s.kind, frozenset(value)))
             break
@@ -502,7 +510,10 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
         )
         label_words = label[0].casefold().split()
         kind = ONE if any(w in ONE_LABELS for w in label_words) else ASK
-        kind = MANY if any(w in MANY_LABELS for w in label_words) else kind
+        # "Editor plugins: …", "Kids: …": a label in the plural holds many values
+        last = label_words[-1]
+        plural = last.endswith("s") and not last.endswith(("ss", "us", "is")) and last not in PLURAL_ONLY
+        kind = MANY if plural or any(w in MANY_LABELS for w in label_words) else kind
         rest = text[label[1] :]
         label_value = frozenset(_plain_terms(rest, cjk)) | numbers_in(rest, TOKEN.findall(rest))
         hits.insert(0, SlotHit("label:" + name, kind, label_value))

@@ -75,7 +75,7 @@ SLOTS: tuple[Slot, ...] = (
             r"\b(?:work(?:s|ed|ing)?\s+(?:at|for)|employed\s+(?:by|at)|employee\s+(?:of|at)|joined|hired|"
             r"job\s+at|contractor\s+for|freelanc\w*|left(?![-\w]|\s+hand))\b"
         ),
-        re.compile(r"(?<![现正])在.{1,8}?(?:工作|做|当)|离职|入职|做后端|做前端|跳槽|辞职|创业"),
+        re.compile(r"(?<![现正])在(.{1,8}?)(?:工作|做|当)|离职|入职|做后端|做前端|跳槽|辞职|创业"),
     ),
     Slot("manager", ONE, _en(r"\b(?:manager|boss|reports?\s+to)\b"), re.compile(r"经理|领导|manager")),
     Slot(
@@ -155,6 +155,14 @@ ONE_LABELS = words(
     """manager main editor editor timezone title team shell os car phone laptop relationship age address
     home address indent gym rent salary weight theme city town employer company dentist doctor gp bank
     provider landlord school partner status height size"""
+)
+
+
+# Nouns that are plural in form but name one thing ("Running shoes: Pegasus 39"): such a label is not a
+# list.
+PLURAL_ONLY = words(
+    """shoes trainers sneakers boots glasses sunglasses headphones earbuds earphones trousers jeans pants
+    shorts pyjamas scissors binoculars contacts lenses"""
 )
 
 
