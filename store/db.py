@@ -139,8 +139,11 @@ def _unlock(con: apsw.Connection, path: Path) -> None:
         keys.apply(con, path)
 
 
-def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> Connection:
-    """Open (creating if allowed) and migrate chat.db. Raises StoreError subclasses with clear text."""
+def connect(
+    path: str | Path, *, create: bool = True, migrate: bool = True, checkpointed: bool = True
+) -> Connection:
+    """Open (creating if allowed) and migrate chat.db. Raises StoreError subclasses with clear text.
+    `checkpointed=False`: the checkpoint thread's own connection (store.checkpoints)."""
     _route_sqlite_log()
     path = Path(path)
     if str(path) != ":memory:":
@@ -172,7 +175,7 @@ def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> C
         raise StoreError(f"cannot open {path}: {exc}") from exc
     try:
         _unlock(con, path)
-        _writes(con, path)
+        _writes(con, path, checkpointed=checkpointed)
         con.enable_load_extension(True)
         con.load_extension(vec0_path())
         con.enable_load_extension(False)
@@ -212,7 +215,7 @@ def connect(path: str | Path, *, create: bool = True, migrate: bool = True) -> C
         raise
 
 
-def _writes(con: Connection, path: Path) -> None:
+def _writes(con: Connection, path: Path, *, checkpointed: bool) -> None:
     """The busy timeout, this process's write lock for the file, and the delayed checkpoint its commits
     schedule (a connection to ":memory:" is a database of its own: a lock of its own, no checkpoint)."""
     con.set_busy_timeout(BUSY_TIMEOUT_MS)
@@ -221,13 +224,22 @@ def _writes(con: Connection, path: Path) -> None:
         return
     st = path.stat()
     key = (st.st_dev, st.st_ino)
-    later = checkpoints.checkpointer(key, str(path), functools.partial(_reopen, path))
-    con.attach(writelock.lock_for(key), BUSY_TIMEOUT_MS, later.wrote)
+    if not checkpointed:
+        con.attach(writelock.lock_for(key), BUSY_TIMEOUT_MS)
+        return
+    later = checkpoints.acquire(key, str(path), functools.partial(_reopen, path))
+    con.attach(
+        writelock.lock_for(key),
+        BUSY_TIMEOUT_MS,
+        later.wrote,
+        functools.partial(checkpoints.release, later),  # the last one to close checkpoints, ends the thread
+    )
 
 
 def _reopen(path: Path) -> apsw.Connection:
-    """A connection for the checkpoint thread: the file as it is, never created or migrated."""
-    return connect(path, create=False, migrate=False)
+    """A connection for the checkpoint thread: the file as it is, never created or migrated, and not one
+    of the connections that keep the database's checkpointer (store.checkpoints) alive."""
+    return connect(path, create=False, migrate=False, checkpointed=False)
 
 
 def scalar(con: apsw.Connection, sql: str, args: Sequence[Any] = ()) -> Any:

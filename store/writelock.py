@@ -142,19 +142,36 @@ class Connection(apsw.Connection):
     write_lock: WriteLock
     busy_ms: int
     on_commit: Callable[[], None] | None = None
+    on_close: Callable[[Connection], None] | None = None
     _depth = 0  # `with con:` blocks open on this connection
     _holding = False  # this connection holds write_lock
     _ending = False  # inside our own COMMIT / ROLLBACK
     _inside_outer = False  # the outermost block is a savepoint inside a transaction the caller began
 
-    def attach(self, lock: WriteLock, busy_ms: int, on_commit: Callable[[], None] | None = None) -> None:
-        """Use `lock` for write transactions, wait at most `busy_ms` for it, and call `on_commit` after
-        each commit that changed the main database."""
+    def attach(
+        self,
+        lock: WriteLock,
+        busy_ms: int,
+        on_commit: Callable[[], None] | None = None,
+        on_close: Callable[[Connection], None] | None = None,
+    ) -> None:
+        """Use `lock` for write transactions, wait at most `busy_ms` for it, call `on_commit` after each
+        commit that changed the main database, and `on_close` with the connection just before it closes."""
         self.write_lock = lock
         self.busy_ms = busy_ms
         self.on_commit = on_commit
+        self.on_close = on_close
         self.set_commit_hook(self._committing, id="memapp.writes")
         self.set_rollback_hook(self._rolled_back, id="memapp.writes")
+
+    def close(self, force: bool = False) -> None:
+        hook, self.on_close = self.on_close, None  # once, even when close() is called again
+        if hook is not None:
+            try:
+                hook(self)
+            except Exception as exc:  # closing must not fail because of what the hook does (a checkpoint)
+                log.debug("on_close of a connection failed: %s", exc)
+        super().close(force)
 
     # -- the context manager ---------------------------------------------------------------------------
 
