@@ -31,13 +31,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from store.truth.compare import Evidence, compare
-from store.truth.lexicon import CJK, ORDER_WORDS_EN, PREDICATES, TOKEN, WEAK_CUES
+from store.truth.compare import PREDICATE_STEMS, Evidence, compare
+from store.truth.lexicon import CJK, ORDER_WORDS_EN, TOKEN, WEAK_CUES
 from store.truth.reading import VERB_STEMS, Reading, read, stem
 from store.truth.slots import ASK, MANY, ONE
 
 SENTENCE_END = re.compile(r"[.;!?。；！？]+(?:\s+|$)|[。；！？]")
-PREDICATE_STEMS = frozenset(stem(w) for w in PREDICATES)
 CAPITALISED_RUN = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+")
 RELATIONS = ("duplicate", "paraphrase", "reversal", "update", "unsure", "distinct", "unrelated")
 SLOT_WORDS = {

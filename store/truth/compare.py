@@ -29,6 +29,8 @@ from store.truth.lexicon import (
 from store.truth.numbers import number_term
 from store.truth.reading import VERB_STEMS, Reading, SlotHit, stem
 
+PREDICATE_STEMS = frozenset(stem(w) for w in PREDICATES)  # as flips are: stems ("scared" is "scar")
+
 
 @dataclass(frozen=True, slots=True)
 class Evidence:
@@ -109,7 +111,11 @@ class Evidence:
         """Only the predicate is denied, and each text has its own object ("doesn't like jazz" / "likes
         blues", "never works on Sundays" / "works Saturdays", "not allergic to cats" / "allergic to
         dogs"): two facts, unless the new text says something changed."""
-        if self.cues or not self.flips or not all(f in VERB_STEMS or f in PREDICATES for f in self.flips):
+        if (
+            self.cues
+            or not self.flips
+            or not all(f in VERB_STEMS or f in PREDICATE_STEMS for f in self.flips)
+        ):
             return False
         return bool(self.old_extra - VERB_STEMS) and bool(self.new_extra - VERB_STEMS)
 

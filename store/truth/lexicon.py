@@ -203,6 +203,7 @@ EN_PHRASES = (
     (re.compile(r"\bwork(s|ed|ing)?\s+from\s+home\b", re.IGNORECASE), r"work\1 remote"),
     (re.compile(r"\bfrom\s+home\b|\bremotely\b|\bwfh\b", re.IGNORECASE), "remote"),
     (re.compile(r"\bdb\b", re.IGNORECASE), "database"),
+    (re.compile(r"(?<=\w)\s+@\s+(?=\w)"), " at "),  # "work @ asda"
     (re.compile(r"\b(?:colour\s+)?theme\b", re.IGNORECASE), "mode"),
     # "fish is off the menu", "weekends are off limits for work", "horror is not for me": "no fish"...
     (
@@ -312,7 +313,7 @@ CUE_EN = re.compile(
     r"\b(?:now|nowadays|these\s+days|anymore|any\s+more|no\s+longer|moved|move|moving|relocated|relocating|"
     r"switched|switch|switching|upgraded|upgrade|downgraded|migrated|changed|change|new|newly|since|"
     r"went\s+back|back|again|instead|promoted|(?<!was\s)(?<!were\s)raised|raised(?=\s+(?:to|from|by)\b)|bumped|increased|decreased|reduced|went\s+up|went\s+down|"
-    r"dropped|sold|replaced|became|become|started|starting|quit|left(?![-\w]|\s+hand)|joined|transferred|turned|"
+    r"dropped|sold|traded|swapped|ditched|replaced|became|become|started|starting|quit|left(?![-\w]|\s+hand)|joined|transferred|turned|"
     r"stopped|gave\s+up|cancelled|canceled|postponed|pushed|revised|finally|recently|"
     r"lately|finished|completed|hired|separated|broke\s+up|adopted|reinstalled|reorg|decided|rewrote|rewritten|"
     r"rebuilt|ported|grew|grown|promoted|passed\s+away|died|split\s+up|got\s+rid\s+of|dropped\s+out|"
@@ -404,8 +405,8 @@ ADDS = re.compile(
 # present fact without a change cue. "I've worked at Google for 5 years" is the present.
 PAST = re.compile(
     r"\b(?:used\s+to|formerly|previously|before\s+that|back\s+then|in\s+the\s+past|grew\s+up|was\s+born|"
-    r"born\s+in|as\s+a\s+(?:kid|child|teenager|student)|when\s+i\s+was)\b|"
-    r"(?<!have\s)(?<!has\s)(?<!'ve\s)(?<!’ve\s)\b(?:worked|lived|was\s+based)\b|以前|曾经|过去",
+    r"born\s+in|birthplace|originally\s+from|as\s+a\s+(?:kid|child|teenager|student)|when\s+i\s+was)\b|"
+    r"(?<!have\s)(?<!has\s)(?<!'ve\s)(?<!’ve\s)\b(?:worked|lived|was\s+based)\b|以前|曾经|过去|出生",
     re.IGNORECASE,
 )
 QUALIFIERS_ZH = ("前端", "后端", "工作日", "周末", "工作", "私人", "早上", "晚上", "下午")

@@ -87,7 +87,7 @@ from store.truth.lexicon import (
     ZH_VERBS,
 )
 from store.truth.numbers import number_term, numbers_in
-from store.truth.slots import ASK, MANY, MANY_LABELS, ONE, ONE_LABELS, PLURAL_ONLY, SLOTS
+from store.truth.slots import ASK, LABEL_SLOTS, MANY, MANY_LABELS, ONE, ONE_LABELS, PLURAL_ONLY, SLOTS
 
 VERSION = re.compile(r"\b([A-Za-z][A-Za-z+#-]*)\s+v?(\d+(?:\.\d+)*)\b")
 
@@ -382,7 +382,8 @@ def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozen
         and re.search(r"\bis\s+(?:my|the\s+user'?s|our)\b", text, re.I)
     ):
         return frozenset(), False, frozenset()
-    if label and any(w in ONE_LABELS for w in lows):  # "Partner: Leo": the user's partner, a slot
+    # "Partner: Leo": the user's partner, a slot; "Allergic: …", "Hobbies: …": the user's, too
+    if label and (any(w in ONE_LABELS for w in lows) or all(w in MANY_LABELS for w in lows)):
         return frozenset(), False, frozenset(stem(w) for w in bare if w not in SELF and w not in STOPWORDS)
     persons = [
         stem(w)
@@ -516,7 +517,12 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
         kind = MANY if plural or any(w in MANY_LABELS for w in label_words) else kind
         rest = text[label[1] :]
         label_value = frozenset(_plain_terms(rest, cjk)) | numbers_in(rest, TOKEN.findall(rest))
-        hits.insert(0, SlotHit("label:" + name, kind, label_value))
+        known = LABEL_SLOTS.get(label[0].casefold().strip())
+        if known is not None:  # "Home: Leeds": the slot "Lives in Leeds" states, whatever it is called
+            hits = [h for h in hits if h.name != known]
+            hits.insert(0, SlotHit(known, ONE, label_value))
+        else:
+            hits.insert(0, SlotHit("label:" + name, kind, label_value))
     return tuple(hits)
 
 

@@ -73,7 +73,7 @@ SLOTS: tuple[Slot, ...] = (
         ONE,
         _en(
             r"\b(?:work(?:s|ed|ing)?\s+(?:at|for)|employed\s+(?:by|at)|employee\s+(?:of|at)|joined|hired|"
-            r"job\s+at|contractor\s+for|freelanc\w*|left(?![-\w]|\s+hand))\b"
+            r"job\s+at|contractor\s+for|freelanc\w*|left(?![-\w]|\s+hand))\b|\bwork(?:s|ing)?\s*@"
         ),
         re.compile(r"(?<![现正])在(.{1,8}?)(?:工作|做|当)|离职|入职|做后端|做前端|跳槽|辞职|创业"),
     ),
@@ -148,7 +148,7 @@ SLOTS: tuple[Slot, ...] = (
 # "Label: value" notes: the label names the slot. Labels whose slot holds many values at once.
 MANY_LABELS = words(
     """hobby hobbies interest interests language languages instrument instruments pet pets skill skills
-    allergy allergies cuisine cuisines sport sports"""
+    allergy allergies allergic cuisine cuisines sport sports"""
 )
 # Labels whose slot holds one value.
 ONE_LABELS = words(
@@ -157,6 +157,16 @@ ONE_LABELS = words(
     provider landlord school partner status height size"""
 )
 
+
+# Labels that name a slot memapp knows by another name ("Home: Leeds" is where the user lives, so that
+# "Moved to York" is read as a new value of it).
+LABEL_SLOTS = {
+    **dict.fromkeys(words("home city town location residence lives based"), "residence"),
+    **dict.fromkeys(words("employer company workplace"), "employer"),
+    **dict.fromkeys(words("manager boss"), "manager"),
+    **dict.fromkeys(words("timezone tz"), "timezone"),
+    "age": "age",
+}
 
 # Nouns that are plural in form but name one thing ("Running shoes: Pegasus 39"): such a label is not a
 # list.

@@ -170,3 +170,30 @@ def test_a_neighbour_found_by_its_words_is_judged_by_its_real_cosine(tmp_path: P
         assert list_conflicts(s) == [] and s.list_memories(state="superseded") == []
     finally:
         s.close()
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "sim", "action"),
+    [
+        # A label that names a known slot is that slot: "Home:" is where the user lives.
+        ("Home: Leeds", "Moved to York in August", 0.29, "supersede"),
+        ("City: Berlin", "I live in Munich now", 0.48, "supersede"),
+        ("work @ asda", "work @ aldi", 0.55, "review"),  # "@" is "at": the employer, no cue: asked
+        # "Allergic:" is a label of the user's, and holds many values.
+        ("Allergic: penicillin", "Penicillin allergy", 0.90, "merge"),
+        ("Allergic: penicillin", "Allergic: peanuts", 0.40, "add"),
+        ("not scared of heights", "scared of spiders", 0.54, "add"),
+        # A birthplace is about the past, as "was born in" is: the same fact, and no rival of where one lives.
+        ("The user was born in Nairobi.", "Nairobi is the user's birthplace.", 0.91, "merge"),
+        ("Originally from Leeds", "Lives in York", 0.37, "add"),
+        # "traded in" says the old car is gone.
+        (
+            "The user drives a Honda Civic.",
+            "The user traded in the Civic for a Subaru Outback.",
+            0.61,
+            "supersede",
+        ),
+    ],
+)
+def test_labels_as_slots_and_word_forms(old: str, new: str, sim: float, action: str) -> None:
+    assert classify(new, old, sim).action == action
