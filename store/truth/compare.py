@@ -143,6 +143,8 @@ def _other_subject(a: Reading, b: Reading) -> tuple[str, str] | None:
         rest = b if a.subject else a
         if not other.person:
             return None  # a thing next to an unnamed subject: cannot tell
+        if other.subject <= PARTNER_STEMS and _states(a, "partner") and _states(b, "partner"):
+            return None  # "The user's partner is Sam" / "The user is now dating Lee": the user's partner
         if other.subject & (rest.content | set(rest.tokens)) and not _owned(other, rest):
             return None
         if other.cjk and any(w in rest.text for w in other.subject):  # 我女儿叫小雨 / 小雨是我女儿
@@ -150,6 +152,15 @@ def _other_subject(a: Reading, b: Reading) -> tuple[str, str] | None:
     elif (a.subject & b.subject) and not (a.subject - b.subject and b.subject - a.subject):
         return None  # "staging" / "the staging environment"
     return (" ".join(sorted(a.subject)) or "you", " ".join(sorted(b.subject)) or "you")
+
+
+PARTNER_STEMS = frozenset(
+    stem(w) for w in ("partner", "wife", "husband", "boyfriend", "girlfriend", "spouse")
+)
+
+
+def _states(r: Reading, slot: str) -> bool:
+    return any(h.name == slot for h in r.slots)
 
 
 def _owned(other: Reading, rest: Reading) -> bool:

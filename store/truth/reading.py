@@ -174,8 +174,8 @@ def _zh_normal(text: str) -> str:
 def _label(text: str) -> tuple[str, int] | None:
     """(the label, where its value starts) of a "Label: value" note, or None."""
     m = LABEL.match(text)
-    if m is None:
-        return None
+    if m is None or (m.group(1) and m.group(1).split()[0].casefold() in ("i", "we", "i've", "we've", "i'm")):
+        return None  # "We finished the upgrade: …" is a sentence, not a label
     if m.group(2) is not None:  # "label = value": a few plain nouns, not "I went there - it was great"
         lows = [w.casefold() for w in TOKEN.findall(m.group(2))]
         if len(lows) > 3 or any(w in SELF or w in VERBISH or w in STOPWORDS for w in lows):
@@ -385,11 +385,15 @@ def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozen
     # "Partner: Leo": the user's partner, a slot; "Allergic: …", "Hobbies: …": the user's, too
     if label and (any(w in ONE_LABELS for w in lows) or all(w in MANY_LABELS for w in lows)):
         return frozenset(), False, frozenset(stem(w) for w in bare if w not in SELF and w not in STOPWORDS)
+    # "I'm a teacher at a primary school", "I'm an only child": facts about the user
+    i_am = bool(bare) and (
+        bare[0] in ("i'm", "i’m", "im") or (bare[0] == "i" and bare[1:2] in (["am"], ["was"]))
+    )
     persons = [
         stem(w)
         for i, w in enumerate(bare)
-        if w in PERSONS and not _compound(lows, words, i) and not (i and lows[i - 1] == "only")
-    ]  # "I'm an only child": a fact about the user
+        if w in PERSONS and not i_am and not _compound(lows, words, i) and not (i and lows[i - 1] == "only")
+    ]
     if persons:
         named = [
             stem(w)

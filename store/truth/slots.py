@@ -108,7 +108,9 @@ SLOTS: tuple[Slot, ...] = (
     Slot("bank", ONE, _en(r"\bbank(?:s|ing)?\s+with\b|\bbank\s+account\b")),
     Slot("doctor", ONE, _en(r"\b(?:doctor|gp|gps|therapist)\b")),
     Slot("timezone", ONE, _en(r"\btime\s?zone\b")),
-    Slot("contact", ONE, _en(r"\b(?:phone\s+number|e-?mail|address)\b"), re.compile(r"邮箱|电话")),
+    Slot(
+        "contact", ONE, _en(r"\b(?:phone\s+number|e-?mail|address)\b"), re.compile(r"邮箱|电话|手机号|号码")
+    ),
     Slot("plays", MANY, _en(r"\bplay(?:s|ed|ing)?\b"), re.compile(r"弹|打|踢")),
     Slot(
         "language",

@@ -197,3 +197,42 @@ def test_a_neighbour_found_by_its_words_is_judged_by_its_real_cosine(tmp_path: P
 )
 def test_labels_as_slots_and_word_forms(old: str, new: str, sim: float, action: str) -> None:
     assert classify(new, old, sim).action == action
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "sim", "action"),
+    [
+        # The user's partner named on one side, the user dating on the other: one slot, one subject.
+        (
+            "The user's partner is named Sam.",
+            "The user and Sam broke up; the user is now dating Lee.",
+            0.61,
+            "review",
+        ),
+        # "I'm a teacher": a fact about the user, not about a teacher.
+        (
+            "I'm a teacher at a primary school. I teach year 4.",
+            "I left teaching this summer. I'm now a curriculum designer at an ed-tech company.",
+            0.65,
+            "supersede",
+        ),
+        ("I'm a teacher.", "My son is a teacher.", 0.71, "add"),
+        # "We finished the upgrade: …" is a sentence, not a label naming a subject.
+        (
+            "The Atlas app is on Django 4.2. We plan to upgrade next year.",
+            "We finished the upgrade: Atlas runs on Django 5.1 now. Tests all pass.",
+            0.79,
+            "supersede",
+        ),
+        (
+            "Marta is not interested in running.",
+            "Marta has taken up running and did her first 10k.",
+            0.56,
+            "supersede",
+        ),
+        ("我的手机号是 9123 4567。", "换号了，新号码是 8234 5566。", 0.49, "supersede"),
+        ("My brother is married.", "I'm single.", 0.28, "add"),
+    ],
+)
+def test_whose_fact_and_more_change_cues(old: str, new: str, sim: float, action: str) -> None:
+    assert classify(new, old, sim).action == action
