@@ -161,3 +161,74 @@ def test_the_dev4_set_is_well_formed_covers_its_weak_spots_and_shares_no_pair() 
     )
     seen = {frozenset((p.old.casefold(), p.new.casefold())) for p in others}
     assert not [p.source for p, k in zip(pairs, key, strict=True) if k in seen]
+
+
+def _others_than_heldout4() -> set[frozenset[str]]:
+    from bench.lib.truth_data import blind_pairs, dev4_pairs, dev_pairs, heldout2_pairs, heldout3_pairs
+
+    others = (
+        fresh_pairs()
+        + blind_pairs()
+        + legacy_pairs()
+        + heldout2_pairs()
+        + heldout3_pairs()
+        + dev_pairs()
+        + dev4_pairs()
+    )
+    return {frozenset((p.old.casefold(), p.new.casefold())) for p in others}
+
+
+def test_the_fourth_held_out_set_loads_is_balanced_and_new() -> None:
+    from bench.lib.truth_data import heldout4_pairs
+
+    pairs = heldout4_pairs()
+    assert len(pairs) >= 390 and {p.half for p in pairs} == {"heldout4"}
+    assert all(p.old.strip() == p.old and p.new.strip() == p.new and p.old != p.new for p in pairs)
+    groups = Counter(p.group for p in pairs)
+    assert set(groups) == {"update", "paraphrase", "distinct", "unrelated"}
+    # Balanced within 10 % of the mean group size, and enough reversals to report them on their own.
+    mean = len(pairs) / 4
+    assert all(abs(n - mean) <= 0.1 * mean for n in groups.values()), groups
+    assert Counter(p.kind for p in pairs)["reversal"] >= 25
+    assert all(p.expect in ("supersede", "queue") for p in pairs if p.group == "update")
+    assert all(p.expect == "merge" for p in pairs if p.group == "paraphrase")
+    assert all(p.expect == "both" for p in pairs if p.group in ("distinct", "unrelated"))
+    tags = Counter(t for p in pairs for t in p.tags)
+    assert not set(tags) - KNOWN_TAGS
+    for tag in KNOWN_TAGS - {"issue"}:  # every kind the README names, but the issue's own examples
+        assert tags[tag] >= 5, tag
+    key = [frozenset((p.old.casefold(), p.new.casefold())) for p in pairs]
+    assert len(set(key)) == len(pairs)  # no pair twice, in either order
+    # Not one pair of it is a pair of any other file, in either order.
+    seen = _others_than_heldout4()
+    assert not [p.source for p, k in zip(pairs, key, strict=True) if k in seen]
+
+
+def test_the_fourth_held_out_set_has_nine_voices_each_with_all_four_groups() -> None:
+    from bench.lib.truth_data import HELDOUT4, heldout4_pairs
+
+    section_of_line: dict[int, str] = {}
+    section = ""
+    for number, line in enumerate(HELDOUT4.read_text(encoding="utf-8").splitlines(), start=1):
+        section = line if line.startswith("## ") else section
+        section_of_line[number] = section
+    groups: dict[str, set[str]] = {}
+    for p in heldout4_pairs():
+        groups.setdefault(section_of_line[int(p.source.rsplit(":", 1)[1])], set()).add(p.group)
+    assert "" not in groups  # every pair is under a voice's heading
+    assert len(groups) >= 9
+    assert all(g == {"update", "paraphrase", "distinct", "unrelated"} for g in groups.values()), groups
+
+
+def test_only_half_heldout4_runs_the_fourth_held_out_set() -> None:
+    import argparse
+
+    from bench.quality.eval_truth import select
+
+    def pairs_of(half: str) -> list[str]:
+        args = argparse.Namespace(half=half, limit=None, chains=False, via="store")
+        return [p.half for p in select(args)[1]]
+
+    assert "heldout4" not in pairs_of("all")  # run on purpose, for the final report only
+    chosen = pairs_of("heldout4")
+    assert len(chosen) >= 390 and set(chosen) == {"heldout4"}
