@@ -346,10 +346,24 @@ def _digits(r: Reading) -> tuple[str, ...]:
     return tuple(number_term(t) for t in r.tokens if t[:1].isdigit())
 
 
+def _numbered(r: Reading) -> frozenset[tuple[str, str]]:
+    """Each number written in digits with the word it belongs to (the last word before it that is not a
+    stopword): "Ella is 8 and Noah is 5" and "Noah (5) and Ella (8)" number the same things."""
+    out, last = set(), ""
+    for t in r.tokens:
+        if t[:1].isdigit():
+            out.add((last, number_term(t)))
+        elif t not in STOPWORDS:
+            last = t
+    return frozenset(out)
+
+
 def compare(a: Reading, b: Reading) -> Evidence:
     """How b (the new text) differs from a (the old one)."""
     num_a, num_b = a.numbers - b.numbers, b.numbers - a.numbers
-    if not (num_a or num_b) and _digits(a) != _digits(b):  # "handler 0 … fact 1" / "handler 1 … fact 0"
+    # The same numbers in another order: "handler 0 … fact 1" / "handler 1 … fact 0" is a change, but not
+    # when each still belongs to the same word.
+    if not (num_a or num_b) and _digits(a) != _digits(b) and _numbered(a) != _numbered(b):
         num_a, num_b = frozenset(_digits(a)), frozenset(_digits(b))
     names_a = {n for n in a.names if n not in b.content and n not in b.tokens}
     names_b = {n for n in b.names if n not in a.content and n not in a.tokens}

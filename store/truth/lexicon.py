@@ -357,9 +357,11 @@ PERSONS_ZH = (
     "妻子",
     "丈夫",
     "老公",
+    "老婆",
     "儿子",
     "女儿",
     "孩子",
+    "小孩",
     "爸妈",
     "父母",
     "爸爸",
@@ -404,8 +406,9 @@ ADDS = re.compile(
 # beside what holds now, so it is read as the qualifier "past" and never replaces, or is replaced by, a
 # present fact without a change cue. "I've worked at Google for 5 years" is the present.
 PAST = re.compile(
-    r"\b(?:used\s+to|formerly|previously|before\s+that|back\s+then|in\s+the\s+past|grew\s+up|was\s+born|"
-    r"born\s+in|birthplace|originally\s+from|as\s+a\s+(?:kid|child|teenager|student)|when\s+i\s+was)\b|"
+    r"\b(?:used\s+to|formerly|previously|before\s+that|back\s+then|in\s+the\s+past|grew\s+up|"
+    r"(?:was\s+)?born(?!\s+on\b)(?!\s+in\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)|"
+    r"was\s+raised|raised\s+in|birthplace|originally\s+from|as\s+a\s+(?:kid|child|teenager|student)|when\s+i\s+was)\b|"
     r"(?<!have\s)(?<!has\s)(?<!'ve\s)(?<!’ve\s)\b(?:worked|lived|was\s+based)\b|以前|曾经|过去|出生",
     re.IGNORECASE,
 )

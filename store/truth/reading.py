@@ -462,13 +462,16 @@ def _compound(lows: list[str], words: list[str], i: int) -> bool:
     return not words[i + 1][0].isupper() and nxt not in PERSONS and nxt not in STOPWORDS
 
 
+PERSONS_ZH_SAME = {"老公": "丈夫", "老婆": "妻子", "小孩": "孩子"}  # one person, two words
+
+
 def _subject_zh(text: str) -> tuple[frozenset[str], bool]:
-    head = re.sub(r"^(?:我的|我们的|我们|我)", "", _zh_normal(text).strip())
+    head = re.sub(r"^(?:我的|我们的|我们家|我们|我家|我)", "", _zh_normal(text).strip())
     for p in PERSONS_ZH:
         if head.startswith(p):
             rest = head[len(p) :]
             nick = rest[:2] if rest[:1] in ("小", "老") else ""
-            return frozenset([p + nick]), True
+            return frozenset([PERSONS_ZH_SAME.get(p, p) + nick]), True
     m = re.match(r"^\s*(?:项目\s*)?([A-Za-z][\w.-]*)", head)
     named = head.startswith("项目") or re.match(r"^\s*[A-Za-z][\w.-]*\s*(?:已经|现在|用|跑|的)", head)
     if m and named and m.group(1).casefold() not in ("manager", "i"):
@@ -567,6 +570,13 @@ def _en_normal(text: str) -> str:
     return text
 
 
+LEADING_CLAUSE = re.compile(
+    r"\s*(?:although|though|even\s+though|while|whereas|because|since|if|when|whenever|every\s+\w+|each\s+\w+)"
+    r"\b[^,;.:]{0,80},\s*(?=\w)",
+    re.IGNORECASE,
+)
+
+
 @lru_cache(maxsize=4096)  # pure and immutable: a neighbour met again (the next add, an import) is read once
 def read(text: str) -> Reading:
     cjk = bool(HAS_CJK.search(text))
@@ -577,7 +587,9 @@ def read(text: str) -> Reading:
         head: frozenset[str] = frozenset()
         quals = frozenset(q for q in QUALIFIERS_ZH if q in text) | _past(text)
     else:
-        subject, person, head = _subject_en(text, raw)
+        # "Although Spanish is her native language, Marta writes …": whom it is about comes after the comma
+        lead = LEADING_CLAUSE.match(text)
+        subject, person, head = _subject_en(text, TOKEN.findall(text[lead.end() :]) if lead else raw)
         lows = {t.casefold() for t in raw}
         quals = frozenset(q for q in QUALIFIERS if q in lows) | (head & QUALIFIERS) | _past(text)
     restated = RESTATED.search(text) is not None  # "Again: tabs over spaces" repeats, changes nothing

@@ -12,6 +12,7 @@ from embeddings import FakeEmbedder
 from store import Store
 from store.truth.classify import classify
 from store.truth.conflicts import list_conflicts
+from store.truth.reading import read
 
 
 @pytest.mark.parametrize(
@@ -236,3 +237,34 @@ def test_labels_as_slots_and_word_forms(old: str, new: str, sim: float, action: 
 )
 def test_whose_fact_and_more_change_cues(old: str, new: str, sim: float, action: str) -> None:
     assert classify(new, old, sim).action == action
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "sim", "action"),
+    [
+        # The same numbers said in another order, each still with its own name: the same fact.
+        ("We have two kids. Ella is 8 and Noah is 5.", "Two kids: Noah (5) and Ella (8).", 0.90, "merge"),
+        ("handler 0 then fact 1", "handler 1 then fact 0", 0.98, "review"),
+        # Born on a date is a birthday (the present); born in a place, or raised there, is the past.
+        ("User's birthday is on 14 March.", "User was born on March 14.", 0.87, "merge"),
+        ("grew up in Glasgow", "Glasgow is where I was raised", 0.88, "merge"),
+        ("Was born in Leeds", "Lives in York", 0.37, "add"),
+        # A leading clause is not whom the text is about.
+        (
+            "Marta writes her research reports in English even though her first language is Spanish.",
+            "Although Spanish is her native language, Marta writes research reports in English.",
+            0.94,
+            "merge",
+        ),
+        ("When I travel, my son stays with my mum.", "My daughter stays with my mum.", 0.77, "add"),
+        # 我家小孩 is 我的孩子; 老公 is 丈夫: the same person, another word.
+        ("我老公是律师。", "我老婆是律师。", 0.74, "add"),
+    ],
+)
+def test_numbers_by_name_birth_and_leading_clauses(old: str, new: str, sim: float, action: str) -> None:
+    assert classify(new, old, sim).action == action
+
+
+def test_one_person_in_two_chinese_words() -> None:
+    assert read("我家小孩读的是国际学校。").subject == read("孩子在国际学校读书。").subject
+    assert read("我老公是律师。").subject == read("我丈夫的职业是律师。").subject
