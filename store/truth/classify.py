@@ -340,13 +340,21 @@ def _contradiction(e: Evidence, sim: float, t: Thresholds) -> tuple[str, str] | 
     verb_only = e.verb_flips_only and sim < (t.zh_related if e.cjk else t.related)
     if e.flips and not e.denies_other and not verb_only and not e.other_object:
         rest = len(e.old_extra) <= max(1, len(e.flips)) or len(e.flips) >= 2
-        if rest or e.cues:
+        # "Coffee: yes, 2/day" / "Coffee: none": the label itself denied, whatever the old one said of it
+        label_denied = e.slot is not None and any(e.slot.name == f"label:{f}" for f in e.flips)
+        # "smoke maybe 5 cigs a day" / "dont smoke": the new one is the denial and nothing more (asked)
+        bare_denial = not (e.new_extra - VERB_STEMS) and bool(e.old_extra)
+        if rest or e.cues or label_denied or bare_denial:
             why = f"one says the opposite of the other about {', '.join(f'“{f}”' for f in e.flips)}"
             # Asked without a cue: each side in its own words; "I play tennis" / "I used to play tennis as a
             # kid" (about the past); "I don't use Windows" / "I use Windows at work" (the new one does what
             # the old one ruled out, somewhere or somehow: an exception as often as a change).
             affirms = all(f in e.denied for f in e.flips) and not any(f in e.new_denied for f in e.flips)
-            return why, "" if e.cues else _doubt(e, affirms)
+            if e.cues:
+                return why, ""
+            if not (rest or label_denied):
+                return why, "the new one denies it outright, but the old one said more of it"
+            return why, _doubt(e, affirms)
     if e.kind_flip is not None and e.cues:  # "Vegetarian." / "Started eating chicken again last month."
         return f"one now does what the other ruled out ({e.kind_flip})", ""
     if e.antonym is not None:

@@ -28,6 +28,7 @@ from store.truth.lexicon import (
 )
 from store.truth.numbers import number_term
 from store.truth.reading import VERB_STEMS, Reading, SlotHit, stem
+from store.truth.slots import MANY
 
 PREDICATE_STEMS = frozenset(stem(w) for w in PREDICATES)  # as flips are: stems ("scared" is "scar")
 
@@ -94,7 +95,10 @@ class Evidence:
         a, b = _parts(self.slot.value - self.subjects), _parts(self.new_slot.value - self.subjects)
         if not (a - b and b - a):
             return False
-        if a & b & self.anchors:
+        # A name both share is one value; a number both share is not, in a slot that holds many ("allergic
+        # 2 cashews" / "allergic 2 prawns": "2" is "to").
+        shared = a & b & self.anchors
+        if shared and not (self.slot.kind == MANY and all(w[:1].isdigit() for w in shared)):
             return False
         # Values that share a word ("peanut" / "severe peanut allergy"): the same value when the texts are
         # close in meaning, another one when not ("Vietnamese food" / "Georgian food").
@@ -145,12 +149,18 @@ def _other_subject(a: Reading, b: Reading) -> tuple[str, str] | None:
             return None  # a thing next to an unnamed subject: cannot tell
         if other.subject <= PARTNER_STEMS and _states(a, "partner") and _states(b, "partner"):
             return None  # "The user's partner is Sam" / "The user is now dating Lee": the user's partner
-        if other.subject & (rest.content | set(rest.tokens)) and not _owned(other, rest):
+        # ... unless the other text says "I" first: "I work there, the same place as my wife" is the user's
+        mine = rest.tokens[:1] in (("i",), ("i'm",), ("i’m",), ("im",), ("i've",), ("i’ve",)) and _beside(
+            rest, other
+        )
+        if other.subject & (rest.content | set(rest.tokens)) and not _owned(other, rest) and not mine:
             return None
         if other.cjk and any(w in rest.text for w in other.subject):  # 我女儿叫小雨 / 小雨是我女儿
             return None
     elif (a.subject & b.subject) and not (a.subject - b.subject and b.subject - a.subject):
         return None  # "staging" / "the staging environment"
+    elif a.subject <= _said(b) and b.subject <= _said(a):
+        return None  # "Repo uses Docker Compose" / "Docker Compose was removed from the repo": one topic
     return (" ".join(sorted(a.subject)) or "you", " ".join(sorted(b.subject)) or "you")
 
 
@@ -161,6 +171,21 @@ PARTNER_STEMS = frozenset(
 
 def _states(r: Reading, slot: str) -> bool:
     return any(h.name == slot for h in r.slots)
+
+
+def _beside(rest: Reading, other: Reading) -> bool:
+    """`rest` names other's subject only beside the user: "as my wife", "with my wife", "than my son"."""
+    t = rest.tokens
+    return any(
+        stem(t[i]) in other.subject
+        and t[i - 1] in ("my", "our")
+        and t[i - 2] in ("as", "with", "than", "like", "and")
+        for i in range(2, len(t))
+    )
+
+
+def _said(r: Reading) -> frozenset[str]:
+    return r.content | frozenset(stem(t) for t in r.tokens)
 
 
 def _owned(other: Reading, rest: Reading) -> bool:

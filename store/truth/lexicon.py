@@ -122,6 +122,9 @@ HYPERNYMS = {
     **dict.fromkeys(words("iphone pixel android"), "smartphone"),
     **dict.fromkeys(words("puppy kitten dog cat dogs cats"), "pet"),
     "baby": "kid",
+    **dict.fromkeys(
+        words("latte lattes cappuccino cappuccinos espresso espressos americano mocha macchiato"), "coffee"
+    ),
     **dict.fromkeys(words("chocolate cake cakes dessert desserts candy biscuits cookies"), "sweet"),
 }
 # ... not in these compounds: "ginger beer" is not alcohol.
@@ -312,7 +315,7 @@ ZH_STOP = frozenset("我你他她它的了是在很都也就吗呢吧啊和与�
 CUE_EN = re.compile(
     r"\b(?:now|nowadays|these\s+days|anymore|any\s+more|no\s+longer|moved|move|moving|relocated|relocating|"
     r"switched|switch|switching|upgraded|upgrade|downgraded|migrated|changed|change|new|newly|since|"
-    r"went\s+back|back|again|instead|promoted|(?<!was\s)(?<!were\s)raised|raised(?=\s+(?:to|from|by)\b)|bumped|increased|decreased|reduced|went\s+up|went\s+down|"
+    r"went\s+back|gone\s+back|goes\s+back|back|removed|(?:down|(?:put|puts|went|gone|goes|bumped|moved)\s+(?:\w+\s+){0,2}up)\s+to(?=\s+[£$€]?\d)|again|instead|promoted|(?<!was\s)(?<!were\s)raised|raised(?=\s+(?:to|from|by)\b)|bumped|increased|decreased|reduced|went\s+up|went\s+down|"
     r"dropped|sold|traded|swapped|ditched|took\s+up|taken\s+up|replaced|became|become|started|starting|quit|left(?![-\w]|\s+hand)|joined|transferred|turned|"
     r"stopped|gave\s+up|cancelled|canceled|postponed|pushed|revised|finally|recently|"
     r"lately|finished|completed|hired|separated|broke\s+up|adopted|reinstalled|reorg|decided|rewrote|rewritten|"
@@ -339,7 +342,7 @@ WEAK_CUES = words(
 )
 CUE_ZH = re.compile(
     r"现在|搬|换成|换了|换到|改用|改学|改成|改为|改到|升级|迁移|转到|新的|不再|已经|提高|涨|降到|开始|又|离职|退了|戒|"
-    r"跳槽|辞职|去世|分手|毕业|关掉|停更|上个月|上周|去年|最近|卖了|换号"
+    r"跳槽|辞职|去世|分手|毕业|关掉|停更|上个月|上周|去年|最近|卖了|换号|取消|调去|调到"
 )
 STILL = re.compile(r"\b(?:still|as\s+before|as\s+always)\b|还|依然|仍然", re.IGNORECASE)
 
@@ -584,7 +587,8 @@ VERBISH = words(
     decided sees see knows know mentors volunteers coaches handles supports subscribes owns own lost
     bumped increased raised starts changed moves became become got gets manages manage gave give built
     rebuilt bought split broke made sent spent kept found began begun set put cut ran wrote taught brought
-    told held wear wears wore upped happens happen happened occurs occur stays stay meets meet begins"""
+    told held wear wears wore upped happens happen happened occurs occur stays stay meets meet begins
+    using living working playing running"""
 )
 PREPOSITIONS = words("in on at to for with from by of about into over under as before after")
 LEAD_IN = words("remember note fyi please also")

@@ -86,6 +86,9 @@ from store.truth.lexicon import (
     ZH_STOP,
     ZH_VERBS,
 )
+from store.truth.lexicon import (
+    words as word_set,
+)
 from store.truth.numbers import number_term, numbers_in
 from store.truth.slots import ASK, LABEL_SLOTS, MANY, MANY_LABELS, ONE, ONE_LABELS, PLURAL_ONLY, SLOTS
 
@@ -382,6 +385,9 @@ def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozen
         and re.search(r"\bis\s+(?:my|the\s+user'?s|our)\b", text, re.I)
     ):
         return frozenset(), False, frozenset()
+    owners = [b for w, b in zip(lows, bare, strict=True) if w != b and b in PERSONS]
+    if label and owners:  # "Wife's employer: NHS": the wife's, not the user's
+        return frozenset(stem(w) for w in owners), True, frozenset()
     # "Partner: Leo": the user's partner, a slot; "Allergic: …", "Hobbies: …": the user's, too
     if label and (any(w in ONE_LABELS for w in lows) or all(w in MANY_LABELS for w in lows)):
         return frozenset(), False, frozenset(stem(w) for w in bare if w not in SELF and w not in STOPWORDS)
@@ -404,6 +410,11 @@ def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozen
     # A word that denies by itself ("sugarless coffee", "vegan cheese") says what, not whom.
     content = [stem(w) for w in bare if w not in SELF and w not in STOPWORDS and not _self_denying(w)]
     if label:
+        named = TOKEN.findall(text[label[1] :])[:1]
+        if (
+            lows in (["repo"], ["project"], ["service"], ["app"]) and named
+        ):  # "repo: ledger-api. …": ledger-api
+            return frozenset([stem(named[0])]), False, frozenset()
         return frozenset(content), False, frozenset()
     if not lows or bare[0] in SELF or (bare[0] in ("the", "a") and len(bare) > 1 and bare[1] in SELF):
         return frozenset(), False, frozenset(content)
@@ -416,6 +427,8 @@ def _subject_en(text: str, raw: list[str]) -> tuple[frozenset[str], bool, frozen
         return frozenset(owner), True, frozenset(content)
     if len(words) == 1 and words[0][0].isupper() and stop in VERBISH and stop not in ("is", "are", "was"):
         return frozenset(content), True, frozenset()  # "Sam works at SAP": another person
+    if len(words) == 1 and re.search(r"[-_./\d]", words[0]) and stop in VERBISH:
+        return frozenset(content), False, frozenset()  # "billing-service is on Django 4.2": a thing named
     if len(content) < 2 and lows[0] not in ("the", "our", "their", "his", "her"):
         return frozenset(), False, frozenset(content)  # "Vegetarian", "Allergic to cats": a bio line
     return frozenset(content), False, frozenset()
@@ -434,7 +447,13 @@ def _head(raw: list[str]) -> tuple[list[str], str] | None:
             or low in NOUN_NEGATORS
             or (not words and low.endswith(("ing", "ed")) and tok[0].isupper())
         )
-        if verb or low in PREPOSITIONS or tok[0].isdigit() or low.endswith(("n't", "n’t")):
+        if (
+            verb
+            or low in PREPOSITIONS
+            or tok[0].isdigit()
+            or low.endswith(("n't", "n’t"))
+            or low in UNAPOSTROPHED
+        ):
             return words, low
         if low in ("i", "me") and words and words[-1].casefold() in ("and", "&"):
             return None
@@ -524,13 +543,21 @@ def _slots(text: str, cjk: bool) -> tuple[SlotHit, ...]:
         kind = MANY if plural or any(w in MANY_LABELS for w in label_words) else kind
         rest = text[label[1] :]
         label_value = frozenset(_plain_terms(rest, cjk)) | numbers_in(rest, TOKEN.findall(rest))
-        known = LABEL_SLOTS.get(label[0].casefold().strip())
+        known = LABEL_SLOTS.get(label[0].casefold().strip()) or _known_slot(label[0])
         if known is not None:  # "Home: Leeds": the slot "Lives in Leeds" states, whatever it is called
             hits = [h for h in hits if h.name != known]
             hits.insert(0, SlotHit(known, ONE, label_value))
         else:
             hits.insert(0, SlotHit("label:" + name, kind, label_value))
     return tuple(hits)
+
+
+def _known_slot(label: str) -> str | None:
+    """The one-value slot a label names in words a slot's trigger knows ("fav band rn": favourite band)."""
+    for s in SLOTS:
+        if s.kind == ONE and s.en is not None and (m := s.en.search(label)):
+            return _slot_name(s.name, m.group())
+    return None
 
 
 def _cues(said: str, cjk: bool) -> tuple[str, ...]:
@@ -570,6 +597,11 @@ def _en_normal(text: str) -> str:
     return text
 
 
+UNAPOSTROPHED = word_set("dont doesnt didnt isnt arent wasnt werent wont cant havent hasnt")
+IS_CONTRACTED = re.compile(
+    r"\b(\w+)['’]s\s+(?=(?:a|an|the|not|no|now|still|very|from|in|at|on|always|never|really|so|too|also)\b)",
+    re.IGNORECASE,
+)
 LEADING_CLAUSE = re.compile(
     r"\s*(?:although|though|even\s+though|while|whereas|because|since|if|when|whenever|every\s+\w+|each\s+\w+)"
     r"\b[^,;.:]{0,80},\s*(?=\w)",
@@ -589,7 +621,8 @@ def read(text: str) -> Reading:
     else:
         # "Although Spanish is her native language, Marta writes …": whom it is about comes after the comma
         lead = LEADING_CLAUSE.match(text)
-        subject, person, head = _subject_en(text, TOKEN.findall(text[lead.end() :]) if lead else raw)
+        said = IS_CONTRACTED.sub(r"\1 is ", text[lead.end() :] if lead else text)  # "my wife's a teacher"
+        subject, person, head = _subject_en(text, TOKEN.findall(said))
         lows = {t.casefold() for t in raw}
         quals = frozenset(q for q in QUALIFIERS if q in lows) | (head & QUALIFIERS) | _past(text)
     restated = RESTATED.search(text) is not None  # "Again: tabs over spaces" repeats, changes nothing

@@ -58,12 +58,12 @@ def _en(pattern: str) -> re.Pattern[str]:
 # Order matters: the first slot whose trigger matches a clause names it (a favourite band is one value,
 # though "likes" would read it as many).
 SLOTS: tuple[Slot, ...] = (
-    Slot("favourite", ONE, _en(r"\bfavou?rite\s+\w+(?:\s+is)?\b")),
+    Slot("favourite", ONE, _en(r"\b(?:favou?rite|fav)\s+\w+(?:\s+is)?\b")),
     Slot(
         "residence",
         ONE,
         _en(
-            r"\b(?:live[sd]?|living|based|resides?|relocat\w*|mov(?:e|ed|ing)\s+(?:back\s+)?(?:to|out\s+of|from|in\s+with|in\s+to)|"
+            r"\b(?:live[sd]?|living|livin|based|resides?|relocat\w*|mov(?:e|ed|ing)\s+(?:back\s+)?(?:to|out\s+of|from|in\s+with|in\s+to)|"
             r"home(?:\s+(?:town|base|city))?\s+is|flat\s+is|in\s+\w+\s+now)\b(?:\s+(?:in|to|at))?"
         ),
         re.compile(r"住|搬"),
@@ -73,11 +73,11 @@ SLOTS: tuple[Slot, ...] = (
         ONE,
         _en(
             r"\b(?:work(?:s|ed|ing)?\s+(?:at|for)|employed\s+(?:by|at)|employee\s+(?:of|at)|joined|hired|"
-            r"job\s+at|contractor\s+for|freelanc\w*|left(?![-\w]|\s+hand))\b|\bwork(?:s|ing)?\s*@"
+            r"job\s+at|employer(?:\s+is)?|contractor\s+for|freelanc\w*|left(?![-\w]|\s+hand))\b|\bwork(?:s|ing)?\s*@"
         ),
         re.compile(r"(?<![现正])在(.{1,8}?)(?:工作|做|当)|离职|入职|做后端|做前端|跳槽|辞职|创业"),
     ),
-    Slot("manager", ONE, _en(r"\b(?:manager|boss|reports?\s+to)\b"), re.compile(r"经理|领导|manager")),
+    Slot("manager", ONE, _en(r"\b(?:manager|boss|reports?\s+to)\b"), re.compile(r"经理|领导|主管|manager")),
     Slot(
         "age",
         ONE,

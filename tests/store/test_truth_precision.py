@@ -398,3 +398,59 @@ def test_heldout3_faults(old: str, new: str, cosine: float, action: str) -> None
 def test_a_word_said_and_denied_in_chinese_is_neither() -> None:
     r = read("我只喝 decaf，不喝有咖啡因的。")
     assert "喝" in r.hedged and "喝" not in r.negated
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "cosine"),
+    [
+        # heldout4's blind run (2026-11-28): four related-but-distinct pairs merged, one superseded.
+        ("allergic 2 cashews n pistachios", "allergic 2 prawns", 0.54),  # "2" is "to", not one value
+        ("my wife's a teacher", "im a teacher", 0.69),  # "wife's a" is "wife is a"
+        ("Wife's employer: NHS", "Employer: NHS", 0.74),  # the wife's employer, not the user's
+        (
+            "My wife works as a pharmacist at a hospital in Leeds.",
+            "I work as a pharmacist at a hospital in Leeds, actually the same one as my wife.",
+            0.92,
+        ),
+        ("billing-service is on Django 4.2.", "reporting-service is on Django 5.0.", 0.52),
+        ("repo: shop-api. Node 20.", "shop-admin runs on Node 22.", 0.63),
+    ],
+)
+def test_another_subject_or_value_found_blind_is_kept_apart(old: str, new: str, cosine: float) -> None:
+    v = classify(new, old, cosine)
+    assert v.action == "add", v
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "cosine", "action"),
+    [
+        ("billing-service is on Django 4.2.", "billing-service is on Django 5.0 now.", 0.95, "supersede"),
+        ("My daughter is called Mia.", "Mia is my daughter.", 0.86, "merge"),
+        ("my kids are 4 and 7", "i have two kids, aged 7 and 4", 0.74, "review"),  # offered
+        ("The user's employer is Shopify.", "The user works at Stripe.", 0.53, "supersede"),
+        ("smoke maybe 5 cigs a day", "dont smoke", 0.53, "review"),  # a bare denial of more: asked
+        ("Coffee: yes, 2/day", "Coffee: none", 0.57, "supersede"),
+        ("Weight 84 kg", "Weight down to 79 kg", 0.75, "supersede"),
+        (
+            "Connection limit for the service: 200.",
+            "The service allows up to 200 concurrent connections.",
+            0.81,
+            "merge",
+        ),
+        ("fav band rn: arctic monkeys", "fav band rn: fontaines dc", 0.42, "review"),
+        (
+            "Repo uses Docker Compose for local development (docker compose up).",
+            "Docker Compose was removed from the repo; local development no longer uses Docker.",
+            0.77,
+            "supersede",
+        ),
+        (
+            "repo: ledger-api. Python 3.12, FastAPI, Postgres. Tests: pytest -q.",
+            "ledger-api is a FastAPI service on Python 3.12 backed by Postgres; run its tests with pytest -q.",
+            0.95,
+            "merge",
+        ),
+    ],
+)
+def test_what_the_blind_run_missed(old: str, new: str, cosine: float, action: str) -> None:
+    assert classify(new, old, cosine).action == action
