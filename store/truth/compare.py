@@ -372,14 +372,14 @@ def _digits(r: Reading) -> tuple[str, ...]:
 
 
 def _numbered(r: Reading) -> frozenset[tuple[str, str]]:
-    """Each number written in digits with the word it belongs to (the last word before it that is not a
-    stopword): "Ella is 8 and Noah is 5" and "Noah (5) and Ella (8)" number the same things."""
-    out, last = set(), ""
-    for t in r.tokens:
-        if t[:1].isdigit():
-            out.add((last, number_term(t)))
-        elif t not in STOPWORDS:
-            last = t
+    """Each number with the word it belongs to (the last word before it that is not a stopword, or the
+    first after it): "Ella is 8 and Noah is 5" and "Noah (5) and Ella (8)" number the same things."""
+    words = [("", n) if (n := number_term(t)) else (stem(t), "") for t in r.tokens if t not in STOPWORDS]
+    out = set()
+    for i, (_, n) in enumerate(words):
+        if n:  # "2" and "two" alike; the word before it, or else after it: "Kids: 2 (…)" / "Two kids: …"
+            before = next((w for w, _ in reversed(words[:i]) if w), "")
+            out.add((before or next((w for w, _ in words[i + 1 :] if w), ""), n))
     return frozenset(out)
 
 

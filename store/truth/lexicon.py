@@ -200,7 +200,41 @@ SYNONYMS = {
     "films": "film",
     "concise": "short",
     "licence": "license",
+    "mon": "monday",
+    "tue": "tuesday",
+    "tues": "tuesday",
+    "wed": "wednesday",
+    "thu": "thursday",
+    "thur": "thursday",
+    "thurs": "thursday",
+    "fri": "friday",
+    "sat": "saturday",
+    "sun": "sunday",
+    "fully": "full",
+    "full-time": "full",
 }
+# Text-speak, rewritten before a text is read at all (numbers included): "bike 2 work", "remote 4 work",
+# "b4 10am", "cashews n pistachios", "Mon+Fri". A "2" or "4" is a word only between a word that takes
+# "to"/"for" and a word that is no unit ("have 2 kids", "4 years" stay numbers).
+TEXTING = (
+    (
+        re.compile(
+            r"\b(go|goes|going|went|gone|come|comes|came|bike|bikes|biking|cycle|cycles|walk|walks|drive|drives|"
+            r"commute|commutes|get|gets|allergic|moved|move|moving|switched|switch|changed|listen|listens|talk|"
+            r"talks|back|next|due|close|similar|married|engaged|want|wants|need|needs|used|course)\s+2\s+(?=[a-z])",
+            re.IGNORECASE,
+        ),
+        r"\1 to ",
+    ),
+    (
+        re.compile(r"(?<=[a-z])\s+4\s+(?=(?:work|fun|now|me|you|ever|life|free|real|good|sure)\b)", re.I),
+        " for ",
+    ),
+    (re.compile(r"\bb4\b", re.IGNORECASE), "before"),
+    (re.compile(r"\b(?:in\s*)?to\s+the\s+office\b", re.IGNORECASE), "to work"),  # one place of work
+    (re.compile(r"(?<=[a-z])\s+n\s+(?=[a-z])", re.IGNORECASE), " and "),
+    (re.compile(r"\b(mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)\s*\+\s*(?=\w)", re.IGNORECASE), r"\1 and "),
+)
 # English wordings rewritten to one form before reading ("works from home" = "works remotely").
 EN_PHRASES = (
     (re.compile(r"\bwork(s|ed|ing)?\s+from\s+home\b", re.IGNORECASE), r"work\1 remote"),

@@ -75,6 +75,7 @@ from store.truth.lexicon import (
     STILL,
     STOPWORDS,
     SYNONYMS,
+    TEXTING,
     TIME_WORDS,
     TOKEN,
     UNDENIABLE_CUES,
@@ -598,6 +599,15 @@ def _en_normal(text: str) -> str:
 
 
 UNAPOSTROPHED = word_set("dont doesnt didnt isnt arent wasnt werent wont cant havent hasnt")
+
+
+def _texting(text: str) -> str:
+    """Text-speak in plain words, before anything reads it: "bike 2 work" is "bike to work", not a number."""
+    for pattern, plain in TEXTING:
+        text = pattern.sub(plain, text)
+    return text
+
+
 IS_CONTRACTED = re.compile(
     r"\b(\w+)['’]s\s+(?=(?:a|an|the|not|no|now|still|very|from|in|at|on|always|never|really|so|too|also)\b)",
     re.IGNORECASE,
@@ -611,7 +621,10 @@ LEADING_CLAUSE = re.compile(
 
 @lru_cache(maxsize=4096)  # pure and immutable: a neighbour met again (the next add, an import) is read once
 def read(text: str) -> Reading:
+    original = text
     cjk = bool(HAS_CJK.search(text))
+    if not cjk:
+        text = _texting(text)
     raw = TOKEN.findall(_zh_normal(text) if cjk else text)
     terms, negated, hedged = _terms_zh(text) if cjk else _terms_en(_en_normal(text))
     if cjk:
@@ -629,7 +642,7 @@ def read(text: str) -> Reading:
     said = NEW_IN_NAME.sub(" ", RESTATED.sub(" ", text))
     cues = _cues(said, cjk)
     return Reading(
-        text=text,
+        text=original,
         cjk=cjk,
         tokens=tuple(t.casefold() for t in raw),
         terms=tuple(terms),

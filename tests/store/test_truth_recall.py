@@ -268,3 +268,25 @@ def test_numbers_by_name_birth_and_leading_clauses(old: str, new: str, sim: floa
 def test_one_person_in_two_chinese_words() -> None:
     assert read("我家小孩读的是国际学校。").subject == read("孩子在国际学校读书。").subject
     assert read("我老公是律师。").subject == read("我丈夫的职业是律师。").subject
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "sim", "action"),
+    [
+        # Text-speak read as words: "2" is "to", "4" is "for", "n" is "and", "b4" is "before".
+        ("bike 2 work most days", "cycle commute, most days", 0.60, "review"),
+        ("allergic 2 cashews n pistachios", "allergic 2 prawns", 0.54, "add"),
+        ("have 2 kids", "have 3 kids now", 0.82, "supersede"),  # a count stays a number
+        # A number belongs to the word before it, or else the one after it.
+        ("Kids: 2 (Mia 5, Noah 3)", "Two kids: Noah 3, Mia 5", 0.92, "merge"),
+    ],
+)
+def test_texting_and_numbers_by_word(old: str, new: str, sim: float, action: str) -> None:
+    assert classify(new, old, sim).action == action
+
+
+def test_texting_is_read_but_the_text_is_kept() -> None:
+    r = read("bike 2 work n gym b4 10am, Mon+Fri")
+    assert r.text == "bike 2 work n gym b4 10am, Mon+Fri"
+    assert "2" not in r.numbers and "10" in r.numbers
+    assert {"work", "gym", "monday", "friday"} <= set(r.terms)
