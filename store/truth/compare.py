@@ -184,6 +184,11 @@ def _beside(rest: Reading, other: Reading) -> bool:
     )
 
 
+def _english_in(r: Reading) -> frozenset[str]:
+    """The English words of a Chinese text: not names ("我不吃 meat"), but what a value is ("骑 bike")."""
+    return frozenset(t for t in r.content if t.isascii() and t.isalpha()) if r.cjk else frozenset()
+
+
 def _said(r: Reading) -> frozenset[str]:
     return r.content | frozenset(stem(t) for t in r.tokens)
 
@@ -440,7 +445,7 @@ def compare(a: Reading, b: Reading) -> Evidence:
         overlap=len(bridged) / min(len(bridged_a), len(bridged_b)) if bridged_a and bridged_b else 0.0,
         lexical=2 * len(bridged) / sizes if sizes else 1.0,
         cjk=a.cjk or b.cjk,
-        anchors=a.names | b.names | a.numbers | b.numbers,
+        anchors=a.names | b.names | a.numbers | b.numbers | _english_in(a) | _english_in(b),
         subjects=a.subject | b.subject,
         shared_denied=frozenset(t for t in shared if t in neg_a and t in neg_b),
         shared_anchors=(a.names | a.numbers) & (b.names | b.numbers | b.content),

@@ -82,6 +82,7 @@ from store.truth.lexicon import (
     VERB_NEGATORS,
     VERBISH,
     ZH_DIGITS,
+    ZH_GLOSS,
     ZH_PHRASES,
     ZH_SLOT_STOP,
     ZH_STOP,
@@ -328,6 +329,19 @@ def _zh_clause_terms(clause: str) -> list[str]:
     return out
 
 
+# English words memapp knows the meaning of (glosses, implied refusals, kinds, synonyms, slot words).
+ENGLISH_WORDS = frozenset(
+    [en for _, en in ZH_GLOSS]
+    + list(IMPLIES)
+    + list(HYPERNYMS)
+    + list(HYPERNYMS.values())
+    + list(SYNONYMS)
+    + list(SYNONYMS.values())
+    + [term for implied in IMPLIES.values() for term, _ in implied]
+    + ["teetotaler", "backend", "frontend", "remote", "office", "manager", "team", "project", "repo"]
+)
+
+
 def _names(raw: list[str], cjk: bool) -> frozenset[str]:
     out = set()
     for i, tok in enumerate(raw):
@@ -336,7 +350,12 @@ def _names(raw: list[str], cjk: bool) -> frozenset[str]:
         low = tok.casefold()
         if low in SELF or low in MONTHS or low in STOPWORDS:
             continue
-        if cjk or (i > 0 and (tok[0].isupper() or any(c.isdigit() for c in tok[1:]))):
+        # In Chinese text an English word is a name when it looks like one ("Shopify", "iPhone", "k8s"), not
+        # when it is a plain word said in English ("我不吃 meat", "我是 vegetarian").
+        plain = (
+            cjk and tok.islower() and tok.isalpha() and (low in ENGLISH_WORDS or stem(low) in ENGLISH_WORDS)
+        )
+        if (cjk and not plain) or (i > 0 and (tok[0].isupper() or any(c.isdigit() for c in tok[1:]))):
             out.add(stem(low))
     return frozenset(out)
 

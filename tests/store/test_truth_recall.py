@@ -290,3 +290,19 @@ def test_texting_is_read_but_the_text_is_kept() -> None:
     assert r.text == "bike 2 work n gym b4 10am, Mon+Fri"
     assert "2" not in r.numbers and "10" in r.numbers
     assert {"work", "gym", "monday", "friday"} <= set(r.terms)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "sim", "action"),
+    [
+        # An English word said in Chinese text is a word, not a name: "meat" is what "vegetarian" refuses.
+        ("我不吃 meat。", "我是 vegetarian，吃素。", 0.81, "review"),
+        ("我不喝 alcohol。", "我是 teetotaler，一滴酒都不喝。", 0.76, "review"),
+        # ... and still says what a value is: one bike, not two things used.
+        ("我每天骑 bike 上班。", "我是 bike commute 的，天天骑车去公司。", 0.78, "review"),
+        # Names stay names.
+        ("我在 Shopify 工作。", "我在 Stripe 工作。", 0.73, "review"),
+    ],
+)
+def test_english_words_in_chinese_text(old: str, new: str, sim: float, action: str) -> None:
+    assert classify(new, old, sim).action == action
