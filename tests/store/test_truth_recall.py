@@ -299,7 +299,7 @@ def test_texting_is_read_but_the_text_is_kept() -> None:
         ("我不吃 meat。", "我是 vegetarian，吃素。", 0.81, "review"),
         ("我不喝 alcohol。", "我是 teetotaler，一滴酒都不喝。", 0.76, "review"),
         # ... and still says what a value is: one bike, not two things used.
-        ("我每天骑 bike 上班。", "我是 bike commute 的，天天骑车去公司。", 0.78, "review"),
+        ("我每天骑 bike 上班。", "我是 bike commute 的，天天骑车去公司。", 0.78, "merge"),
         # Names stay names.
         ("我在 Shopify 工作。", "我在 Stripe 工作。", 0.73, "review"),
     ],
