@@ -7,8 +7,9 @@ cleanly, one with the row lets the delete win: before this module, whether the t
 depended on the order the files arrived in, and devices disagreed. The same held for messages appended
 and renames made elsewhere before the delete was seen, once a later import brought the thread back.
 
-The rule, the same on every device whatever the order: a change to a thread (its row, or a message
-added to it) in a file whose writer had not seen a delete of that thread is dropped; a file that had
+The rule, the same on every device whatever the order: a change to a thread (its row, a message added
+to it or taken from it) in a file whose writer had not seen a delete of that thread is dropped (a device
+that received the change before the delete loses it with the thread, so all agree); a file that had
 seen it (its header's `deps`, or a later file of the deleting device) is applied, so importing the
 export again after the delete brings the thread back everywhere. Each device remembers, per deleted
 thread uid, the file of each device that deleted it (`tomb:UID` in `sync_state`: {device: seq}): the
@@ -61,13 +62,14 @@ def _seen(f: SyncFile, device: str, seq: int) -> bool:
 
 
 def _thread_of(change: apsw.TableChange) -> str | None:
-    """The thread a change adds to or edits (deletes always apply: a delete wins)."""
-    if change.op == "DELETE" or change.new is None:
-        return None
-    if change.name == THREADS.name:
-        return str(change.new[0])
+    """The thread a change adds to, edits or removes messages from. A thread's own delete is not one:
+    it always applies (a delete wins, and a device that had not seen another's delete may delete too)."""
+    # An update carries its key in the old values (the new ones hold only what changed).
+    row = change.new if change.op == "INSERT" else change.old
+    if change.name == THREADS.name and change.op != "DELETE":
+        return str(row[0])  # type: ignore[index]
     if change.name == WIRE:
-        return str(change.new[1])
+        return str(row[1])  # type: ignore[index]
     return None
 
 

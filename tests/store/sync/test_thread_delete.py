@@ -106,3 +106,20 @@ def test_changes_made_before_seeing_a_delete_stay_out_of_a_later_reimport(fleet:
     assert _counts(fleet) == [(1, 3)] * 3
     title = a.store.get_thread(a.thread_ids()[0]).title
     assert title == "Conversation conv0"
+
+
+def test_a_delete_and_import_again_made_before_seeing_another_delete(fleet: Fleet) -> None:
+    """Devices 0 and 2 both delete the thread and import it again; device 2 does both before it has seen
+    device 0's delete, so what it sends is an edit of the thread (a shorter export: messages removed).
+    That edit had not seen device 0's delete: it is dropped everywhere, and device 0's import stays."""
+    a, _, c = fleet.devices
+    fleet.op_import(c, 2, True)
+    fleet.converge()
+    _delete(a)
+    a.sync()
+    _delete(c)
+    fleet.op_import(a, 2, True)
+    fleet.op_import(c, 2, False)
+    fleet.converge()
+    _same(fleet)
+    assert _counts(fleet) == [(1, 6)] * 3
