@@ -9,6 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from store.sync.merge import Stashed, merge_row
+from store.sync.tables import THREADS
 from tests.store.sync.sim import Device, Fleet, differences
 
 
@@ -123,3 +125,32 @@ def test_a_delete_and_import_again_made_before_seeing_another_delete(fleet: Flee
     fleet.converge()
     _same(fleet)
     assert _counts(fleet) == [(1, 6)] * 3
+
+
+def test_a_thread_deleted_and_imported_again_before_a_sync_meets_an_import_elsewhere(fleet: Fleet) -> None:
+    """No delete is sent here: device 2 deletes and imports again before it syncs, which it sends as an
+    edit of the thread's creation time (and messages removed). Device 1 imports the same conversation
+    meanwhile. Before creation time was a register, the edit and the other import merged differently
+    depending on the order they arrived in."""
+    _, b, c = fleet.devices
+    fleet.op_import(c, 0, True)
+    c.sync()
+    _delete(c)
+    fleet.op_import(b, 0, False)
+    fleet.op_import(c, 0, False)
+    fleet.converge()
+    _same(fleet)
+    assert _counts(fleet) == [(1, 3)] * 3
+
+
+def test_rows_from_before_creation_time_was_a_register_keep_the_smaller_value() -> None:
+    """Files written by 0.3.0 stamp only title and archive: two such copies of one thread still merge
+    to the same row in either order (the smaller creation time and metadata, as when they were fixed)."""
+    old_stamps = '{"archived_at": "0000000001.aaaaaaaaaaaa", "title": "0000000001.aaaaaaaaaaaa"}'
+    one = ("x:jsonl/c", "jsonl", "c", "T", 20.0, 20.0, '{"b": 1}', None, old_stamps)
+    two = ("x:jsonl/c", "jsonl", "c", "T", 10.0, 30.0, '{"a": 1}', None, old_stamps)
+    merged = {
+        merge_row(THREADS, Stashed(THREADS.name, "insert", None, x, y)).row[4:7] == [10.0, 30.0, '{"a": 1}']
+        for x, y in ((one, two), (two, one))
+    }
+    assert merged == {True}
