@@ -195,13 +195,13 @@ def export(store: Store, dev: state.Device, mine: Path, sealer: Sealer | None) -
         rows: list[tuple[int, bytes, int]] = []
         size = 0
         for pid, blob, clock in con.execute("SELECT id, changeset, clock FROM sync_pending ORDER BY id"):
-            if rows and size + len(blob) > FILE_BYTES:
-                break
+            if rows and (not blob or size + len(blob) > FILE_BYTES):
+                break  # an empty changeset is a barrier (store.sync.capture): what follows, in a later file
             rows.append((int(pid), bytes(blob), int(clock)))
             size += len(blob)
         if not rows:
             return written
-        changeset = _combine([r[1] for r in rows])
+        changeset = _combine([r[1] for r in rows if r[1]])
         last = rows[-1][0]
         if not changeset:  # the pending changes cancelled out
             with con:
@@ -227,8 +227,8 @@ def export(store: Store, dev: state.Device, mine: Path, sealer: Sealer | None) -
 
 
 def _combine(changesets: list[bytes]) -> bytes:
-    if len(changesets) == 1:
-        return changesets[0]
+    if len(changesets) <= 1:
+        return changesets[0] if changesets else b""
     builder = apsw.ChangesetBuilder()
     try:
         for cs in changesets:

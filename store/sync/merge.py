@@ -182,10 +182,6 @@ def _merge_register(out: Merged, c: str, i: int, value: Any, lo: str, ro: str, r
         out.row[i], out.stamps[c] = value, rn  # fast-forward: not edited here since
         return
     if rn == lo:
-        if not rn and out.row[i] != value:
-            # Stamped on neither side: two rows made before the column became a register (a thread's
-            # creation time and metadata were fixed columns in 0.3.0) keep the smaller value, as then.
-            out.row[i] = min(out.row[i], value, key=_order_key)
         return  # the same edit, seen twice
     if rn > lo:
         if out.row[i] != value:

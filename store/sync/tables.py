@@ -55,9 +55,7 @@ THREADS = Spec(
     "sync_threads",
     "threads",
     ("source", "external_id", "title", "created_at", "updated_at", "metadata", "archived_at"),
-    # Creation time and metadata are registers too: a thread deleted and imported again before a sync
-    # is sent as an edit of them, which must commute with another device's import of the same thread.
-    lww=frozenset({"title", "archived_at", "created_at", "metadata"}),
+    lww=frozenset({"title", "archived_at"}),
     maxed=frozenset({"updated_at"}),
     projection=(
         "SELECT t.uid AS uid, t.source AS source, t.external_id AS external_id, t.title AS title, "

@@ -9,8 +9,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from store.sync.merge import Stashed, merge_row
-from store.sync.tables import THREADS
 from tests.store.sync.sim import Device, Fleet, differences
 
 
@@ -111,9 +109,11 @@ def test_changes_made_before_seeing_a_delete_stay_out_of_a_later_reimport(fleet:
 
 
 def test_a_delete_and_import_again_made_before_seeing_another_delete(fleet: Fleet) -> None:
-    """Devices 0 and 2 both delete the thread and import it again; device 2 does both before it has seen
-    device 0's delete, so what it sends is an edit of the thread (a shorter export: messages removed).
-    That edit had not seen device 0's delete: it is dropped everywhere, and device 0's import stays."""
+    """Devices 0 and 2 both delete the thread and import it again, each before it has seen the other's
+    delete (device 2 before it even synced: it is sent as a delete, then an import, not as an edit that
+    removes messages). Each import had not seen the other device's delete, so both deletes win: the
+    thread is gone everywhere, and an import made after that brings it back. Before, device 0 lost the
+    messages device 2's shorter export lacked, alone."""
     a, _, c = fleet.devices
     fleet.op_import(c, 2, True)
     fleet.converge()
@@ -124,7 +124,11 @@ def test_a_delete_and_import_again_made_before_seeing_another_delete(fleet: Flee
     fleet.op_import(c, 2, False)
     fleet.converge()
     _same(fleet)
-    assert _counts(fleet) == [(1, 6)] * 3
+    assert _counts(fleet) == [(0, 0)] * 3
+    fleet.op_import(c, 2, False)
+    fleet.converge()
+    _same(fleet)
+    assert _counts(fleet) == [(1, 3)] * 3
 
 
 def test_a_thread_deleted_and_imported_again_before_a_sync_meets_an_import_elsewhere(fleet: Fleet) -> None:
@@ -143,14 +147,19 @@ def test_a_thread_deleted_and_imported_again_before_a_sync_meets_an_import_elsew
     assert _counts(fleet) == [(1, 3)] * 3
 
 
-def test_rows_from_before_creation_time_was_a_register_keep_the_smaller_value() -> None:
-    """Files written by 0.3.0 stamp only title and archive: two such copies of one thread still merge
-    to the same row in either order (the smaller creation time and metadata, as when they were fixed)."""
-    old_stamps = '{"archived_at": "0000000001.aaaaaaaaaaaa", "title": "0000000001.aaaaaaaaaaaa"}'
-    one = ("x:jsonl/c", "jsonl", "c", "T", 20.0, 20.0, '{"b": 1}', None, old_stamps)
-    two = ("x:jsonl/c", "jsonl", "c", "T", 10.0, 30.0, '{"a": 1}', None, old_stamps)
-    merged = {
-        merge_row(THREADS, Stashed(THREADS.name, "insert", None, x, y)).row[4:7] == [10.0, 30.0, '{"a": 1}']
-        for x, y in ((one, two), (two, one))
-    }
-    assert merged == {True}
+def test_a_thread_deleted_and_imported_again_before_a_sync_wins_over_an_import_elsewhere(
+    fleet: Fleet,
+) -> None:
+    """Device 2 deletes the thread and imports a shorter export of it before it syncs; device 0 imports
+    the longer one meanwhile. Device 2's delete wins over device 0's import, which had not seen it, and
+    device 2's import follows: three messages everywhere. Before, device 0 lost the three messages
+    device 2 no longer had while device 2 got them back from device 0's import."""
+    a, _, c = fleet.devices
+    fleet.op_import(c, 1, True)
+    c.sync()
+    _delete(c)
+    fleet.op_import(a, 1, True)
+    fleet.op_import(c, 1, False)
+    fleet.converge()
+    _same(fleet)
+    assert _counts(fleet) == [(1, 3)] * 3
