@@ -132,10 +132,10 @@ def test_a_delete_and_import_again_made_before_seeing_another_delete(fleet: Flee
 
 
 def test_a_thread_deleted_and_imported_again_before_a_sync_meets_an_import_elsewhere(fleet: Fleet) -> None:
-    """No delete is sent here: device 2 deletes and imports again before it syncs, which it sends as an
-    edit of the thread's creation time (and messages removed). Device 1 imports the same conversation
-    meanwhile. Before creation time was a register, the edit and the other import merged differently
-    depending on the order they arrived in."""
+    """Device 2 deletes and imports again before it syncs; device 1 imports the same conversation
+    meanwhile. Device 2 used to send this as an edit of the thread's creation time (and messages
+    removed), which merged with device 1's import differently depending on the order they arrived in
+    (devices ended with different creation times); it is now sent as a delete, then an import."""
     _, b, c = fleet.devices
     fleet.op_import(c, 0, True)
     c.sync()
