@@ -27,7 +27,7 @@ import apsw
 
 from store.records import now
 from store.sync import state
-from store.sync.tables import ACCESS, MESSAGES, PINS, RECORDED, ROW_SPECS, THREADS, WIRE, Spec
+from store.sync.tables import ACCESS, MEMORIES, MESSAGES, PINS, RECORDED, ROW_SPECS, THREADS, WIRE, Spec
 
 BATCH = 5000  # rows per captured changeset: a bound on one transaction's work and one file's size
 
@@ -65,6 +65,21 @@ def _gone_rows(con: apsw.Connection, spec: Spec, limit: int, only: str | None = 
     return [str(r[0]) for r in con.execute(sql, (limit, only))]
 
 
+MEMORY_FIXED = ("origin", "created_at")
+
+
+def _keep_fixed(con: apsw.Connection, uid: str, changed: list[str], old: dict[str, Any]) -> list[str]:
+    """A memory's origin and creation time change here only when it was purged and made again before a
+    sync (a memory not typed by hand has its uid from its text): it stays the memory that was synced,
+    with the values it was synced with. Sent as an edit, the new values would merge with another
+    device's copy of the memory differently depending on the order they arrived in (two copies keep the
+    smaller value; an edit replaces it where nothing else changed it). Returns the other changes."""
+    fixed = [c for c in changed if c in MEMORY_FIXED]
+    for c in fixed:
+        con.execute(f"UPDATE long_term_memories SET {c} = ? WHERE uid = ?", (old[c], uid))
+    return [c for c in changed if c not in fixed]
+
+
 def _capture_rows(con: apsw.Connection, spec: Spec, stamp: str, budget: int, only: str | None) -> int:
     n = len(spec.columns)
     done = 0
@@ -81,6 +96,11 @@ def _capture_rows(con: apsw.Connection, spec: Spec, stamp: str, budget: int, onl
         else:
             old = mirror[1 : 1 + n]
             changed = [c for c, a, b in zip(spec.columns, new, old, strict=True) if a != b]
+            if spec is MEMORIES:
+                changed = _keep_fixed(con, uid, changed, dict(zip(spec.columns, old, strict=True)))
+                if not changed:
+                    done += 1
+                    continue
             sets = [f"{c} = ?" for c in changed]
             args = [new[spec.columns.index(c)] for c in changed]
             if spec.stamped:
