@@ -27,7 +27,7 @@ import apsw
 
 from store.records import now
 from store.sync import state
-from store.sync.tables import ACCESS, MESSAGES, PINS, RECORDED, ROW_SPECS, WIRE, Spec
+from store.sync.tables import ACCESS, MEMORIES, MESSAGES, PINS, RECORDED, ROW_SPECS, THREADS, WIRE, Spec
 
 BATCH = 5000  # rows per captured changeset: a bound on one transaction's work and one file's size
 
@@ -65,6 +65,21 @@ def _gone_rows(con: apsw.Connection, spec: Spec, limit: int, only: str | None = 
     return [str(r[0]) for r in con.execute(sql, (limit, only))]
 
 
+MEMORY_FIXED = ("origin", "created_at")
+
+
+def _keep_fixed(con: apsw.Connection, uid: str, changed: list[str], old: dict[str, Any]) -> list[str]:
+    """A memory's origin and creation time change here only when it was purged and made again before a
+    sync (a memory not typed by hand has its uid from its text): it stays the memory that was synced,
+    with the values it was synced with. Sent as an edit, the new values would merge with another
+    device's copy of the memory differently depending on the order they arrived in (two copies keep the
+    smaller value; an edit replaces it where nothing else changed it). Returns the other changes."""
+    fixed = [c for c in changed if c in MEMORY_FIXED]
+    for c in fixed:
+        con.execute(f"UPDATE long_term_memories SET {c} = ? WHERE uid = ?", (old[c], uid))
+    return [c for c in changed if c not in fixed]
+
+
 def _capture_rows(con: apsw.Connection, spec: Spec, stamp: str, budget: int, only: str | None) -> int:
     n = len(spec.columns)
     done = 0
@@ -81,6 +96,11 @@ def _capture_rows(con: apsw.Connection, spec: Spec, stamp: str, budget: int, onl
         else:
             old = mirror[1 : 1 + n]
             changed = [c for c, a, b in zip(spec.columns, new, old, strict=True) if a != b]
+            if spec is MEMORIES:
+                changed = _keep_fixed(con, uid, changed, dict(zip(spec.columns, old, strict=True)))
+                if not changed:
+                    done += 1
+                    continue
             sets = [f"{c} = ?" for c in changed]
             args = [new[spec.columns.index(c)] for c in changed]
             if spec.stamped:
@@ -191,6 +211,46 @@ def _capture_messages(
     return inserts, [(*r, None, None, None, None, None) for r in deletes]
 
 
+def _recreated(con: apsw.Connection, only: str | None) -> list[str]:
+    """Threads deleted and imported again here since the last capture: their creation time or metadata
+    changed (no local write path edits either) or messages the mirror has are gone while the thread is
+    not (messages go only with their thread)."""
+    return [
+        str(r[0])
+        for r in con.execute(
+            f"SELECT t.uid FROM threads t JOIN {THREADS.name} s ON s.uid = t.uid "
+            "WHERE (?1 IS NULL OR t.uid IN (SELECT value FROM json_each(?1))) "
+            "AND (t.created_at IS NOT s.created_at OR t.metadata IS NOT s.metadata OR EXISTS "
+            f"(SELECT 1 FROM {MESSAGES} sm "
+            "WHERE sm.thread_uid = t.uid AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.uid = sm.uid)))",
+            (only,),
+        )
+    ]
+
+
+def capture_deletes_of_recreated(con: apsw.Connection, only: str | None = None) -> bytes:
+    """A thread deleted and imported again since the last capture is sent as what it was, a delete, then
+    an insert in a later file (the caller puts a barrier between them): as one edit it would neither
+    win over changes other devices made meanwhile (store.sync.tombstones), nor undo them in the same way
+    on every device (messages removed here and added there). Returns the delete's changeset (or b"")."""
+    uids = _recreated(con, only)
+    if not uids:
+        return b""
+    session = apsw.Session(con, "main")
+    try:
+        session.attach(THREADS.name)
+        deletes: list[tuple[Any, ...]] = []
+        for uid in uids:
+            con.execute(f"DELETE FROM {THREADS.name} WHERE uid = ?", (uid,))
+            rows = con.execute(f"SELECT uid, thread_uid, pos FROM {MESSAGES} WHERE thread_uid = ?", (uid,))
+            deletes += [(*r, None, None, None, None, None) for r in rows.fetchall()]
+            con.execute(f"DELETE FROM {MESSAGES} WHERE thread_uid = ?", (uid,))
+        recorded = session.changeset()
+    finally:
+        session.close()
+    return _with_messages(con, recorded, [], deletes)
+
+
 def capture_batch(
     con: apsw.Connection, device: str, budget: int = BATCH, only: str | None = None
 ) -> tuple[bytes, int]:
@@ -268,6 +328,16 @@ def capture(con: apsw.Connection, device: str, *, budget: int = BATCH, only: set
         return 0
     scope = None if only is None else json.dumps(sorted(only))
     batches = 0
+    with con:
+        deleted = capture_deletes_of_recreated(con, scope)
+        if deleted:
+            clock = int(state.get(con, "clock") or 0)
+            # The empty changeset after it is a barrier: export never puts what follows in the same file.
+            con.executemany(
+                "INSERT INTO sync_pending(changeset, clock, at) VALUES (?, ?, ?)",
+                [(deleted, clock, now()), (b"", clock, now())],
+            )
+            batches += 1
     while True:
         with con:
             changeset, done = capture_batch(con, device, budget, scope)

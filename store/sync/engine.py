@@ -31,7 +31,7 @@ import apsw
 
 from store.errors import StoreError
 from store.records import now
-from store.sync import files, state
+from store.sync import files, state, tombstones
 from store.sync.capture import capture
 from store.sync.files import Incomplete, Sealer, SyncFile, SyncFileError
 from store.sync.followups import Followup, apply_followups
@@ -112,6 +112,7 @@ def _forget_synced(con: apsw.Connection) -> None:
     merge the copies into what they hold: the same uids)."""
     for table in (*(s.name for s in ROW_SPECS), MESSAGES, PINS, ACCESS, "sync_applied", "sync_pending"):
         con.execute(f"DELETE FROM {table}")
+    tombstones.forget(con)
 
 
 # -- one sync -------------------------------------------------------------------------------------------
@@ -183,6 +184,7 @@ def _recover(store: Store, dev: state.Device, mine: Path, sealer: Sealer | None)
         with con:
             con.execute("DELETE FROM sync_pending WHERE id <= ?", (last,))
             state.put(con, "out_seq", seq)
+            tombstones.record(con, dev.id, seq, f.changeset)
 
 
 def export(store: Store, dev: state.Device, mine: Path, sealer: Sealer | None) -> list[int]:
@@ -193,13 +195,13 @@ def export(store: Store, dev: state.Device, mine: Path, sealer: Sealer | None) -
         rows: list[tuple[int, bytes, int]] = []
         size = 0
         for pid, blob, clock in con.execute("SELECT id, changeset, clock FROM sync_pending ORDER BY id"):
-            if rows and size + len(blob) > FILE_BYTES:
-                break
+            if rows and (not blob or size + len(blob) > FILE_BYTES):
+                break  # an empty changeset is a barrier (store.sync.capture): what follows, in a later file
             rows.append((int(pid), bytes(blob), int(clock)))
             size += len(blob)
         if not rows:
             return written
-        changeset = _combine([r[1] for r in rows])
+        changeset = _combine([r[1] for r in rows if r[1]])
         last = rows[-1][0]
         if not changeset:  # the pending changes cancelled out
             with con:
@@ -220,12 +222,13 @@ def export(store: Store, dev: state.Device, mine: Path, sealer: Sealer | None) -
         with con:
             con.execute("DELETE FROM sync_pending WHERE id <= ?", (last,))
             state.put(con, "out_seq", seq)
+            tombstones.record(con, dev.id, seq, changeset)
         written.append(seq)
 
 
 def _combine(changesets: list[bytes]) -> bytes:
-    if len(changesets) == 1:
-        return changesets[0]
+    if len(changesets) <= 1:
+        return changesets[0] if changesets else b""
     builder = apsw.ChangesetBuilder()
     try:
         for cs in changesets:
@@ -328,22 +331,25 @@ def apply_file(
     """Apply one file in one transaction. Returns (changes in it, conflicts filed). `local_first`: if a
     local change to the rows it touches is found inside the transaction, roll back (_LocalFirst)."""
     con = store.con
-    uids = changed_uids(f.changeset)
     with con:
+        # Changes to threads deleted by a file the sender had not seen are dropped (a delete wins).
+        changeset = tombstones.admit(con, f)
+        tombstones.record(con, f.device, f.seq, changeset)
+        uids = changed_uids(changeset)
         # What other processes wrote to these rows since this sync began, before anything overwrites them.
         capture(con, dev.id, only={u for t, found in uids.items() if t != WIRE for u in found})
         if local_first and store.scalar("SELECT count(*) FROM sync_pending"):
             raise _LocalFirst
         state.observe(con, int(f.header.get("clock", 0)))
         handler = Handler()
-        apsw.Changeset.apply(f.changeset, con, filter=lambda t: t in RECORDED, conflict=handler.conflict)
+        apsw.Changeset.apply(changeset, con, filter=lambda t: t in RECORDED, conflict=handler.conflict)
         for table, found in uids.items():
             for uid in found:
                 touched.add(table, uid)
         local = Touched(uids={t: set(u) for t, u in uids.items()}, keep=set(handler.resurrect))
         for uid, stamps in handler.resurrect.items():  # the next capture sends it whole, with these stamps
             state.put(con, f"resurrect:{uid}", stamps)
-        _messages(con, f.changeset, local)
+        _messages(con, changeset, local)
         followups = _merge(con, handler.stashed)
         write_back(store, local)
         conflicts = apply_followups(store, followups, names, local)

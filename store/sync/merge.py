@@ -17,7 +17,8 @@ engine merges those afterwards with `merge_row`, in the same transaction:
   back (the handler lets the delete through and the engine keeps the canonical row: the next capture
   sends it again whole).
 
-Deletes of threads win over concurrent renames (a re-import brings a thread back); pins and access
+Deletes of threads win over concurrent renames, appends and imports (store.sync.tombstones drops those
+before the apply; a re-import made after the delete was seen brings a thread back); pins and access
 counts are sets and per-device counters (store.sync.tables) and never really conflict.
 """
 

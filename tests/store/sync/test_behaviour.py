@@ -114,6 +114,29 @@ def test_a_purge_with_no_edit_elsewhere_removes_it_everywhere(fleet: Fleet) -> N
     assert all(d.store.scalar("SELECT count(*) FROM long_term_memories") == 0 for d in fleet.devices)
 
 
+def test_a_memory_purged_and_made_again_before_a_sync_stays_one_memory(fleet: Fleet) -> None:
+    """A memory not typed by hand has its id from its text: purged and suggested again on device 2
+    before a sync, it is the memory that was synced (with its creation time), while device 0 makes it
+    meanwhile too. Before, device 2 sent the new creation time as an edit, which merged with device 0's
+    copy differently depending on the order they arrived in."""
+    a, _, c = fleet.devices
+
+    def add(d: Device) -> None:
+        d.store.add_memory("Lives in Lisbon", "fact", importance=5, origin="import", embed=False)
+
+    add(c)
+    c.sync()
+    created = c.store.scalar("SELECT created_at FROM long_term_memories")
+    c.store.delete_memory(c.memory_ids()[0])
+    c.store.purge_trash(older_than_days=0)
+    add(a)
+    add(c)
+    fleet.converge()
+    _same(fleet)
+    assert [d.store.scalar("SELECT count(*) FROM long_term_memories") for d in fleet.devices] == [1, 1, 1]
+    assert c.store.scalar("SELECT created_at FROM long_term_memories") == created
+
+
 def test_access_counts_add_their_increments(fleet: Fleet) -> None:
     a, b, c = fleet.devices
     ids = _shared_memory(fleet)
