@@ -137,7 +137,6 @@ def test_a_memory_purged_and_made_again_before_a_sync_stays_one_memory(fleet: Fl
     assert c.store.scalar("SELECT created_at FROM long_term_memories") == created
 
 
-@pytest.mark.xfail(strict=True, reason="the last access is not kept before the capture fix")
 def test_a_memory_purged_and_made_again_before_a_sync_keeps_its_last_access(fleet: Fleet) -> None:
     """Used on device 1, then trashed, purged and made again on device 0 before a sync: the memory's
     last access is the latest of every device's, so device 0 keeps the synced one too. Before, device 0
