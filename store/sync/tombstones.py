@@ -16,14 +16,15 @@ thread uid, the file of each device that deleted it (`tomb:UID` in `sync_state`:
 files it applied, and its own, recorded when they are written.
 
 Purged memories are remembered the same way (`purge:UID`), with a narrower drop: a memory's row (an
-insert or an edit) in a file whose writer had not seen its purge is dropped. A memory keeps its own rule
-(store.sync.merge): a purge that meets, on a device holding the memory, a text, category or importance
-the purger had not seen keeps the memory there, and that device sends it again whole in a file made
-after the purge, which every device applies. So whether the memory survives never depends on which
-device heard of what first: a trash, a restore or an import of the same memory made without seeing the
-purge is dropped everywhere (also where it arrived before the purge: it goes with the row, or it is in
-the copy sent again, which every device gets), and an edit survives everywhere through its author's copy.
-Pins and access counts are not dropped: they are sets and counters that follow whichever row survives.
+insert or an edit), or a conflict filed about it, in a file whose writer had not seen its purge is
+dropped. A memory keeps its own rule (store.sync.merge): a purge that meets, on a device holding the
+memory, a text, category or importance the purger had not seen keeps the memory there, and that device
+sends it again whole in a file made after the purge, which every device applies. So whether the memory
+survives never depends on which device heard of what first: a trash, a restore or an import of the same
+memory made without seeing the purge is dropped everywhere (also where it arrived before the purge: it
+goes with the row, or it is in the copy sent again, which every device gets), and an edit survives
+everywhere through its author's copy. Pins and access counts are not dropped: they are sets and
+counters that follow whichever row survives.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from collections.abc import Iterable
 import apsw
 
 from store.sync.files import SyncFile
-from store.sync.tables import MEMORIES, THREADS, WIRE
+from store.sync.tables import CONFLICTS, MEMORIES, THREADS, WIRE
 
 PREFIX = "tomb:"  # a deleted thread
 PURGED = "purge:"  # a purged memory
@@ -89,13 +90,18 @@ def _thread_of(change: apsw.TableChange) -> str | None:
     return None
 
 
-def _memory_of(change: apsw.TableChange) -> str | None:
-    """The memory a change inserts or edits. Its purge is not one: it always applies (a device that had
-    not seen another's purge may purge too, and store.sync.merge decides what a purge keeps)."""
-    if change.name != MEMORIES.name or change.op == "DELETE":
-        return None
-    row = change.new if change.op == "INSERT" else change.old
-    return str(row[0])  # type: ignore[index]
+def _memories_of(change: apsw.TableChange) -> tuple[str, ...]:
+    """The memories a change inserts or edits, or files a conflict between. A purge is not one: it
+    always applies (a device that had not seen another's purge may purge too, and store.sync.merge
+    decides what a purge keeps). A purge deletes the conflicts of its memory everywhere, so the same
+    conflict filed by a device that had not seen the purge (its uid derives from the merge) goes too."""
+    if change.name == MEMORIES.name and change.op != "DELETE":
+        row = change.new if change.op == "INSERT" else change.old
+        return (str(row[0]),)  # type: ignore[index]
+    if change.name == CONFLICTS.name and change.op == "INSERT":
+        row = change.new
+        return tuple(str(row[CONFLICTS.index(c)]) for c in ("new_uid", "old_uid"))  # type: ignore[index]
+    return ()
 
 
 def _stale(con: apsw.Connection, f: SyncFile, uids: set[str], prefix: str) -> set[str]:
@@ -115,8 +121,7 @@ def admit(con: apsw.Connection, f: SyncFile) -> bytes:
     for change in apsw.Changeset.iter(f.changeset):  # a change is valid only while iterating
         if (thread := _thread_of(change)) is not None:
             touched.add(thread)
-        if (memory := _memory_of(change)) is not None:
-            edited.add(memory)
+        edited.update(_memories_of(change))
     threads = _stale(con, f, touched, PREFIX)
     memories = _stale(con, f, edited, PURGED)
     if not threads and not memories:
@@ -125,7 +130,7 @@ def admit(con: apsw.Connection, f: SyncFile) -> bytes:
     try:
         builder.schema(con, "main")
         for change in apsw.Changeset.iter(f.changeset):
-            if _thread_of(change) not in threads and _memory_of(change) not in memories:
+            if _thread_of(change) not in threads and not memories.intersection(_memories_of(change)):
                 builder.add_change(change)
         return builder.output()
     finally:

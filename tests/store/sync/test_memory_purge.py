@@ -182,3 +182,26 @@ def test_a_trash_made_without_seeing_a_purge_stays_out_of_an_edit_that_survives_
     fleet.converge()
     _same(fleet)
     assert _contents(fleet) == [[("Lives in Porto now", False)]] * 3
+
+
+def test_a_conflict_filed_without_seeing_a_purge_goes_with_it(fleet: Fleet) -> None:
+    """Devices 0 and 1 edit the memory at once; device 0 trashes it, syncs (filing the sync conflict)
+    and purges it, which deletes that conflict; device 1 edits it again, so the purge keeps it. Device 2
+    files the same conflict (the same uid, from the same merge) before it hears of the purge: that copy
+    is dropped on every device, also where it arrived after the purge (it used to come back there with
+    the memory, and not on device 2). Found by the memory-heavy random run after the purge fix."""
+    a, b, _ = fleet.devices
+    _import(b)
+    fleet.converge()
+    a.store.edit_memory(a.memory_ids()[0], content="Lives in Porto")
+    b.store.edit_memory(b.memory_ids()[0], content="Lives in Faro")
+    _trash(a)
+    b.sync()
+    a.sync()
+    _purge(a)
+    b.store.edit_memory(
+        b.store.scalar("SELECT id FROM long_term_memories WHERE uid LIKE 'h:%'"), content="Lives in Braga"
+    )
+    fleet.converge()
+    _same(fleet)
+    assert "Lives in Braga" in [t for t, _ in _contents(fleet)[0]]
