@@ -139,6 +139,17 @@ def _capture_pins(con: apsw.Connection, budget: int, only: str | None) -> int:
     return done
 
 
+def _keep_last_access(con: apsw.Connection, uid: str, last: Any, synced_last: Any) -> bool:
+    """A memory's last access is the latest of every device's: it is behind the synced one here only when
+    the memory was purged and made again before a sync (a memory not typed by hand has its uid from its
+    text). It stays the synced memory's, written back to the row (as `_keep_fixed` does for its origin);
+    sent as it is, other devices would keep the later one. Returns whether it was behind."""
+    if synced_last is None or (last is not None and last >= synced_last):
+        return False
+    con.execute("UPDATE long_term_memories SET last_accessed = ? WHERE uid = ?", (synced_last, uid))
+    return True
+
+
 def _capture_access(con: apsw.Connection, device: str, budget: int, only: str | None) -> int:
     """What this device added to a memory's access count since the last capture goes to its own row."""
     done = 0
@@ -152,11 +163,14 @@ def _capture_access(con: apsw.Connection, device: str, budget: int, only: str | 
         f"(SELECT count FROM {ACCESS} a WHERE a.memory_uid = m.uid AND a.device = ?3) AS mine, "
         f"(SELECT last_accessed FROM {ACCESS} a WHERE a.memory_uid = m.uid AND a.device = ?3) AS mine_last "
         f"FROM long_term_memories m WHERE m.uid IS NOT NULL AND {_ONLY.format(col='m.uid')}) "
-        "WHERE access_count != total OR (last_accessed IS NOT NULL AND (last IS NULL OR last_accessed > last)) "
-        "LIMIT ?1",
+        "WHERE access_count != total OR last_accessed IS NOT last LIMIT ?1",
         (budget, only, device),
     ).fetchall()
-    for uid, count, last, total, _, mine, mine_last in rows:
+    for uid, count, last, total, synced_last, mine, mine_last in rows:
+        if _keep_last_access(con, str(uid), last, synced_last):
+            if count == total:
+                continue  # only the last access was behind: nothing of this device's to send
+            last = synced_last
         new_count = int(mine or 0) + int(count or 0) - int(total or 0)  # type: ignore[arg-type]
         new_last = max((x for x in (last, mine_last) if x is not None), default=None)
         con.execute(

@@ -13,9 +13,10 @@ engine merges those afterwards with `merge_row`, in the same transaction:
   queue (kind "sync") by store.sync.materialize; a category or importance that loses is recorded in the
   memory's history (a `conflict` event);
 - a memory deleted on one device while edited on the other stays, with the edit (delete vs edit keeps
-  the edit), and the restore is recorded; a memory purged on one device while edited on the other comes
-  back (the handler lets the delete through and the engine keeps the canonical row: the next capture
-  sends it again whole).
+  the edit), and the restore is recorded; a memory purged on one device while its text, category or
+  importance was edited on the other comes back (the handler lets the delete through and the engine
+  keeps the canonical row: the next capture sends it again whole); any other change made without
+  seeing the purge is dropped (store.sync.tombstones).
 
 Deletes of threads win over concurrent renames, appends and imports (store.sync.tombstones drops those
 before the apply; a re-import made after the delete was seen brings a thread back); pins and access
@@ -85,7 +86,12 @@ class Handler:
         if reason == apsw.SQLITE_CHANGESET_NOTFOUND:
             return OMIT  # edited there, deleted here: the deleting side keeps it deleted (or resends it)
         if op == "DELETE":  # deleted there, changed here
-            if table == MEMORIES.name and old is not None and local is not None:
+            if (
+                table == MEMORIES.name
+                and old is not None
+                and local is not None
+                and _edited_unseen(old, local)
+            ):
                 self.resurrect[str(old[0])] = str(local[-1])
             return REPLACE
         if reason == apsw.SQLITE_CHANGESET_CONFLICT:  # an insert of a row that exists here
@@ -94,6 +100,19 @@ class Handler:
         if spec.stamped or local is not None:
             self.stashed.append(Stashed(table, "update", old, new, local))
         return OMIT
+
+
+def _edited_unseen(purged: tuple[Any, ...], here: tuple[Any, ...]) -> bool:
+    """Whether a memory purged elsewhere holds here a text, category or importance the purger had not
+    seen (a newer stamp, another value): then it is kept and sent again whole, because that edit exists
+    nowhere else. A trash, a restore or an import of the same memory made without seeing the purge is
+    not one (the purger had seen what it threw away); store.sync.tombstones drops those everywhere, so
+    whether the memory survives does not depend on which device heard of the purge first."""
+    ps, hs = _stamps(purged[-1], {}), _stamps(here[-1], {})
+    return any(
+        here[MEMORIES.index(c)] != purged[MEMORIES.index(c)] and hs.get(c, "") > ps.get(c, "")
+        for c in GUARDED
+    )
 
 
 def _present(value: Any) -> bool:

@@ -65,6 +65,9 @@ THREADS = {
     for k in range(3)
 }
 WORDS = ["tea", "coffee", "rust", "python", "berlin", "lisbon", "piano", "chess", "sql", "vim"]
+# Texts every device may be given by an import or an accepted suggestion: a memory not typed by hand has
+# its uid from its text, so these make the same memory wherever (and whenever again) they are added.
+KNOWN = [f"Known fact about {w}" for w in WORDS[:3]]
 
 
 @dataclass
@@ -137,6 +140,13 @@ class Fleet:
         text = self.text()
         origin = "import" if imported else "manual"
         d.store.add_memory(text, "fact", importance=1 if low else 5, origin=origin, embed=False)
+
+    def op_known(self, d: Device, k: int, low: bool) -> None:
+        """One of a few texts, not typed by hand (a no-op where it is already there, live or in the
+        trash; after a purge, the same memory made again)."""
+        d.store.add_memory(
+            KNOWN[k % len(KNOWN)], "fact", importance=1 if low else 5, origin="import", embed=False
+        )
 
     def op_edit(self, d: Device, pick: int) -> None:
         ids = d.memory_ids()

@@ -137,6 +137,27 @@ def test_a_memory_purged_and_made_again_before_a_sync_stays_one_memory(fleet: Fl
     assert c.store.scalar("SELECT created_at FROM long_term_memories") == created
 
 
+def test_a_memory_purged_and_made_again_before_a_sync_keeps_its_last_access(fleet: Fleet) -> None:
+    """Used on device 1, then trashed, purged and made again on device 0 before a sync: the memory's
+    last access is the latest of every device's, so device 0 keeps the synced one too. Before, device 0
+    kept none while the others kept device 1's (found by the memory-heavy random run)."""
+    a, b, _ = fleet.devices
+
+    def add(d: Device) -> None:
+        d.store.add_memory("Lives in Lisbon", "fact", importance=5, origin="import", embed=False)
+
+    add(a)
+    fleet.converge()
+    b.store.touch_memories(b.memory_ids())
+    a.store.delete_memory(a.memory_ids()[0])
+    fleet.converge()
+    a.store.purge_trash(older_than_days=0)
+    add(a)
+    fleet.converge()
+    _same(fleet)
+    assert a.store.scalar("SELECT last_accessed FROM long_term_memories") is not None
+
+
 def test_access_counts_add_their_increments(fleet: Fleet) -> None:
     a, b, c = fleet.devices
     ids = _shared_memory(fleet)
