@@ -63,27 +63,38 @@ def run(fleet: Fleet, op: tuple[Any, ...]) -> None:
         getattr(fleet, f"op_{name}")(d, *args)
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    derandomize=not SOAK,
-)
+def play_and_converge(fleet: Fleet, setup: list[tuple[Any, ...]], ops: list[tuple[Any, ...]]) -> None:
+    """Play `setup`, one full round, `ops`, and full rounds until quiet; then every device must hold the
+    same rows and consistent indexes."""
+    for op in [*setup, ("syncall", 0), *ops]:
+        run(fleet, op)
+    fleet.converge()
+    first, *rest = fleet.dumps()
+    for i, other in enumerate(rest, 1):
+        assert first == other, f"device-0 and device-{i} differ:\n{differences(first, other)}"
+    for d in fleet.devices:
+        assert d.store.check_indexes() == []
+
+
+def examples(n: int) -> settings:
+    """Hypothesis settings for `n` examples: the same examples every CI run, new ones under soak."""
+    return settings(
+        max_examples=n,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        derandomize=not SOAK,
+    )
+
+
+@examples(EXAMPLES)
 @given(setup=SETUP, ops=st.lists(OPS, min_size=1, max_size=25))
 def test_three_devices_converge_and_lose_no_edit(
     figures: dict[str, int], setup: list[tuple[Any, ...]], ops: list[tuple[Any, ...]]
 ) -> None:
     fleet = Fleet.make(3)
     try:
-        for op in [*setup, ("syncall", 0), *ops]:
-            run(fleet, op)
-        fleet.converge()
-        first, *rest = fleet.dumps()
-        for i, other in enumerate(rest, 1):
-            assert first == other, f"device-0 and device-{i} differ:\n{differences(first, other)}"
+        play_and_converge(fleet, setup, ops)
         assert not fleet.lost_edits()
-        for d in fleet.devices:
-            assert d.store.check_indexes() == []
         con = fleet.devices[0].store
         counts = {
             "sync examples converged": 1,
@@ -114,12 +125,7 @@ THREAD_OPS = st.one_of(
 )
 
 
-@settings(
-    max_examples=THREAD_EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    derandomize=not SOAK,
-)
+@examples(THREAD_EXAMPLES)
 @given(
     setup=st.lists(st.tuples(st.just("import"), _dev, st.integers(0, 2), st.booleans()), max_size=4),
     ops=st.lists(THREAD_OPS, min_size=1, max_size=30),
@@ -129,14 +135,7 @@ def test_three_devices_converge_on_threads(
 ) -> None:
     fleet = Fleet.make(3)
     try:
-        for op in [*setup, ("syncall", 0), *ops]:
-            run(fleet, op)
-        fleet.converge()
-        first, *rest = fleet.dumps()
-        for i, other in enumerate(rest, 1):
-            assert first == other, f"device-0 and device-{i} differ:\n{differences(first, other)}"
-        for d in fleet.devices:
-            assert d.store.check_indexes() == []
+        play_and_converge(fleet, setup, ops)
         figures["sync thread examples converged"] = figures.get("sync thread examples converged", 0) + 1
     finally:
         fleet.close()
@@ -164,12 +163,7 @@ MEMORY_OPS = st.one_of(
 )
 
 
-@settings(
-    max_examples=MEMORY_EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    derandomize=not SOAK,
-)
+@examples(MEMORY_EXAMPLES)
 @given(
     setup=st.lists(
         st.tuples(st.just("known"), _dev, st.integers(0, 2), st.booleans()), min_size=1, max_size=4
@@ -181,15 +175,8 @@ def test_three_devices_converge_on_memories(
 ) -> None:
     fleet = Fleet.make(3)
     try:
-        for op in [*setup, ("syncall", 0), *ops]:
-            run(fleet, op)
-        fleet.converge()
-        first, *rest = fleet.dumps()
-        for i, other in enumerate(rest, 1):
-            assert first == other, f"device-0 and device-{i} differ:\n{differences(first, other)}"
+        play_and_converge(fleet, setup, ops)
         assert not fleet.lost_edits()
-        for d in fleet.devices:
-            assert d.store.check_indexes() == []
         figures["sync memory examples converged"] = figures.get("sync memory examples converged", 0) + 1
     finally:
         fleet.close()
