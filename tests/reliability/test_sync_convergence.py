@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.reliability.processes import SOAK
-from tests.store.sync.sim import Fleet, differences
+from tests.store.sync.sim import Fleet
 
 EXAMPLES = 3000 if SOAK else 200
 THREAD_EXAMPLES = 2000 if SOAK else 60
@@ -69,9 +69,7 @@ def play_and_converge(fleet: Fleet, setup: list[tuple[Any, ...]], ops: list[tupl
     for op in [*setup, ("syncall", 0), *ops]:
         run(fleet, op)
     fleet.converge()
-    first, *rest = fleet.dumps()
-    for i, other in enumerate(rest, 1):
-        assert first == other, f"device-0 and device-{i} differ:\n{differences(first, other)}"
+    fleet.assert_same()
     for d in fleet.devices:
         assert d.store.check_indexes() == []
 

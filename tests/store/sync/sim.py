@@ -122,6 +122,12 @@ class Fleet:
             d.store.close()
         shutil.rmtree(self.root, ignore_errors=True)
 
+    def assert_same(self) -> None:
+        """Every device holds the same rows (canonical dumps compared); the first difference is shown."""
+        first, *rest = self.dumps()
+        for i, other in enumerate(rest, 1):
+            assert first == other, f"device-0 and device-{i} differ:\n{differences(first, other)}"
+
     def text(self) -> str:
         self.counter += 1
         return f"note {self.counter} {WORDS[self.counter % len(WORDS)]}"

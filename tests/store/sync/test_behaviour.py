@@ -5,24 +5,14 @@ and only when whole, a device offline for a long time catches up, other processe
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from unittest import mock
-
-import pytest
 
 from store.records import now
 from store.sync import engine, files, state
 from store.sync.dump import canonical_dump
 from store.truth.conflicts import list_conflicts, resolve_conflict
-from tests.store.sync.sim import Device, Fleet, differences
-
-
-@pytest.fixture
-def fleet() -> Iterator[Fleet]:
-    f = Fleet.make(3)
-    yield f
-    f.close()
+from tests.store.sync.sim import Device, Fleet
 
 
 def _shared_memory(fleet: Fleet, text: str = "Prefers tea in the morning") -> list[int]:
@@ -36,19 +26,13 @@ def _shared_memory(fleet: Fleet, text: str = "Prefers tea in the morning") -> li
     ]
 
 
-def _same(fleet: Fleet) -> None:
-    first, *rest = fleet.dumps()
-    for other in rest:
-        assert first == other, differences(first, other)
-
-
 def test_two_edits_of_one_memory_go_to_the_conflicts_queue(fleet: Fleet) -> None:
     a, b, _ = fleet.devices
     ida, idb, _ = _shared_memory(fleet)
     a.store.edit_memory(ida, content="Prefers green tea in the morning")
     b.store.edit_memory(idb, content="Prefers black coffee in the morning")
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     for d in fleet.devices:
         open_ = list_conflicts(d.store)
         assert len(open_) == 1
@@ -62,7 +46,7 @@ def test_two_edits_of_one_memory_go_to_the_conflicts_queue(fleet: Fleet) -> None
     c = list_conflicts(b.store)[0]
     resolve_conflict(b.store, c.id, "merge")
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert all(not list_conflicts(d.store) for d in fleet.devices)
 
 
@@ -72,7 +56,7 @@ def test_category_and_importance_conflicts_are_recorded(fleet: Fleet) -> None:
     a.store.edit_memory(ida, importance=9)
     b.store.edit_memory(idb, importance=2)
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     notes = [h for h in a.store.memory_history(ida) if h.event == "conflict"]
     assert len(notes) == 1 and notes[0].old and notes[0].old["importance"] in (9, 2)
 
@@ -83,7 +67,7 @@ def test_delete_against_edit_keeps_the_edit_and_records_it(fleet: Fleet) -> None
     a.store.delete_memory(ida)
     b.store.edit_memory(idb, content="Prefers tea, no sugar")
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     m = a.store.get_memory(ida)
     assert m.deleted_at is None and m.content == "Prefers tea, no sugar"
     assert any(
@@ -100,7 +84,7 @@ def test_a_purge_against_an_edit_keeps_the_edit(fleet: Fleet) -> None:
     b.store.edit_memory(idb, content="Prefers tea after all")
     a.store.purge_trash(older_than_days=0)
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert "Prefers tea after all" in [m.content for m in a.store.list_memories()]
 
 
@@ -110,7 +94,7 @@ def test_a_purge_with_no_edit_elsewhere_removes_it_everywhere(fleet: Fleet) -> N
     a.store.delete_memory(ida)
     a.store.purge_trash(older_than_days=0)
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert all(d.store.scalar("SELECT count(*) FROM long_term_memories") == 0 for d in fleet.devices)
 
 
@@ -132,7 +116,7 @@ def test_a_memory_purged_and_made_again_before_a_sync_stays_one_memory(fleet: Fl
     add(a)
     add(c)
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert [d.store.scalar("SELECT count(*) FROM long_term_memories") for d in fleet.devices] == [1, 1, 1]
     assert c.store.scalar("SELECT created_at FROM long_term_memories") == created
 
@@ -154,7 +138,7 @@ def test_a_memory_purged_and_made_again_before_a_sync_keeps_its_last_access(flee
     a.store.purge_trash(older_than_days=0)
     add(a)
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert a.store.scalar("SELECT last_accessed FROM long_term_memories") is not None
 
 
@@ -167,7 +151,7 @@ def test_access_counts_add_their_increments(fleet: Fleet) -> None:
         b.store.touch_memories([ids[1]])
     c.store.touch_memories([ids[2]])
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert [d.store.get_memory(i).access_count for d, i in zip(fleet.devices, ids, strict=True)] == [6, 6, 6]
 
 
@@ -182,7 +166,7 @@ def test_a_pin_on_either_side_wins(fleet: Fleet) -> None:
     b.sync()
     b.store.pin_memory(idb, True)
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert a.store.get_memory(ida).pinned and b.store.get_memory(idb).pinned
     # An unpin that saw every pin is kept.
     a.store.pin_memory(ida, False)
@@ -205,7 +189,7 @@ def test_wall_clocks_hours_apart_never_decide(fleet: Fleet) -> None:
     b.sync()
     b.store.edit_memory(idb, content="Moved to Lisbon")
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert a.store.get_memory(ida).content == "Moved to Lisbon"
     assert not list_conflicts(a.store)  # a sequence, not a conflict
 
@@ -254,7 +238,7 @@ def test_a_device_offline_for_months_catches_up_and_keeps_its_edits(fleet: Fleet
     report = c.sync()
     assert len(report.applied) >= 25
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert a.store.get_memory(ids[0]).importance == 8
 
 
@@ -276,7 +260,7 @@ def test_a_file_waits_for_the_files_it_depends_on(fleet: Fleet) -> None:
     for p, data in hidden.items():
         p.write_bytes(data)
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert [m.content for m in c.store.list_memories()] == ["Learns Portuguese and Spanish"]
 
 
@@ -298,7 +282,7 @@ def test_writes_by_another_process_during_a_sync_are_kept(fleet: Fleet) -> None:
     engine.sync(b.store, None, embed=False, progress=meanwhile)
     other.close()
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     m = a.store.get_memory(ida)
     assert (m.content, m.importance) == ("Prefers tea with lemon", 7)
 
@@ -322,7 +306,7 @@ def test_two_devices_syncing_at_the_same_moment(fleet: Fleet) -> None:
         t.join()
     assert not errors
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert a.store.scalar("SELECT count(*) FROM long_term_memories") == 16
 
 
@@ -331,13 +315,13 @@ def test_thread_rename_archive_and_messages_travel(fleet: Fleet) -> None:
     fleet.op_import(a, 0, False)
     fleet.op_import(b, 0, True)  # the same conversation, a newer export with more messages
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     tid = a.thread_ids()[0]
     assert a.store.get_thread(tid).message_count == 6
     a.store.rename_thread(tid, "Planning the trip")
     c.store.archive_thread(c.thread_ids()[0])
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     t = b.store.get_thread(b.thread_ids()[0])
     assert t.title == "Planning the trip" and t.archived_at is not None
     # the keyword index was written for what arrived

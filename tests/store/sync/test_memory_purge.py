@@ -5,26 +5,11 @@ text, category or importance made without having seen it keeps the memory (it is
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from tests.store.sync.sim import Device, Fleet, differences
+from tests.store.sync.sim import Device, Fleet
 
 TEXT = "Lives in Lisbon"
-
-
-@pytest.fixture
-def fleet() -> Iterator[Fleet]:
-    f = Fleet.make(3)
-    yield f
-    f.close()
-
-
-def _same(fleet: Fleet) -> None:
-    first, *rest = fleet.dumps()
-    for i, other in enumerate(rest, 1):
-        assert first == other, f"device-0 and device-{i} differ:\n{differences(first, other)}"
 
 
 def _import(d: Device, text: str = TEXT, importance: int = 5) -> None:
@@ -78,7 +63,7 @@ def test_a_memory_trashed_on_two_devices_and_purged_on_two_is_gone_everywhere(fl
     _purge(a)
     c.sync()
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert _contents(fleet) == [[("Plays chess on Sundays", False)]] * 3
 
 
@@ -99,7 +84,7 @@ def test_a_trash_or_restore_made_without_seeing_a_purge_does_not_bring_it_back(
     _purge(a)
     a.sync()
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert _contents(fleet) == [[]] * 3
 
 
@@ -122,7 +107,7 @@ def test_a_purge_wins_over_an_import_of_the_same_memory_elsewhere(fleet: Fleet, 
     c.sync()
     a.sync()
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert all(TEXT not in [t for t, _ in mine] for mine in _contents(fleet))
 
 
@@ -141,7 +126,7 @@ def test_a_purge_wins_over_an_import_elsewhere_that_arrives_after_it(fleet: Flee
     c.sync()  # device 2: the memory and its purge
     b.sync()
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert _contents(fleet)[0] == _contents(fleet)[1] == _contents(fleet)[2]
     assert all(TEXT not in [t for t, _ in mine] for mine in _contents(fleet))
 
@@ -160,7 +145,7 @@ def test_an_edit_made_without_seeing_two_purges_is_kept(fleet: Fleet) -> None:
     _purge(c)
     c.sync()
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert _contents(fleet) == [[("Lives in Porto now", False)]] * 3
 
 
@@ -180,7 +165,7 @@ def test_a_trash_made_without_seeing_a_purge_stays_out_of_an_edit_that_survives_
     b.sync()  # device 1: its edit sent, device 2's trash merged
     a.sync()  # device 0: the purge sent after device 2's trash and device 1's edit were applied
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert _contents(fleet) == [[("Lives in Porto now", False)]] * 3
 
 
@@ -203,5 +188,5 @@ def test_a_conflict_filed_without_seeing_a_purge_goes_with_it(fleet: Fleet) -> N
         b.store.scalar("SELECT id FROM long_term_memories WHERE uid LIKE 'h:%'"), content="Lives in Braga"
     )
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert "Lives in Braga" in [t for t, _ in _contents(fleet)[0]]

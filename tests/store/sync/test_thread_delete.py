@@ -5,24 +5,9 @@ import made after the delete was seen brings the thread back everywhere."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from tests.store.sync.sim import Device, Fleet, differences
-
-
-@pytest.fixture
-def fleet() -> Iterator[Fleet]:
-    f = Fleet.make(3)
-    yield f
-    f.close()
-
-
-def _same(fleet: Fleet) -> None:
-    first, *rest = fleet.dumps()
-    for i, other in enumerate(rest, 1):
-        assert first == other, f"device-0 and device-{i} differ:\n{differences(first, other)}"
+from tests.store.sync.sim import Device, Fleet
 
 
 def _counts(fleet: Fleet) -> list[tuple[int, int]]:
@@ -49,7 +34,7 @@ def test_a_delete_wins_over_an_import_of_the_same_conversation_made_meanwhile(
     fleet.op_import(b, 0, full)
     _delete(a)
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert _counts(fleet) == [(0, 0)] * 3
 
 
@@ -63,7 +48,7 @@ def test_the_delete_wins_whichever_device_hears_of_it_first(fleet: Fleet) -> Non
     c.sync()  # device 2 has the appended messages
     _delete(a)
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert _counts(fleet) == [(0, 0)] * 3
 
 
@@ -76,12 +61,12 @@ def test_importing_again_after_the_delete_brings_the_thread_back_everywhere(flee
     assert _counts(fleet) == [(0, 0)] * 3
     fleet.op_import(b, 0, True)  # device 1 has seen the delete: this import is meant
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert _counts(fleet) == [(1, 6)] * 3
     _delete(b)  # and deleting it again deletes it again
     fleet.op_import(a, 0, False)  # an import that had not seen this second delete
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert _counts(fleet) == [(0, 0)] * 3
 
 
@@ -102,7 +87,7 @@ def test_changes_made_before_seeing_a_delete_stay_out_of_a_later_reimport(fleet:
     c.sync()
     a.sync()  # device 0: its delete, then device 2's import, then device 1's changes
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert _counts(fleet) == [(1, 3)] * 3
     title = a.store.get_thread(a.thread_ids()[0]).title
     assert title == "Conversation conv0"
@@ -123,11 +108,11 @@ def test_a_delete_and_import_again_made_before_seeing_another_delete(fleet: Flee
     fleet.op_import(a, 2, True)
     fleet.op_import(c, 2, False)
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert _counts(fleet) == [(0, 0)] * 3
     fleet.op_import(c, 2, False)
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert _counts(fleet) == [(1, 3)] * 3
 
 
@@ -143,7 +128,7 @@ def test_a_thread_deleted_and_imported_again_before_a_sync_meets_an_import_elsew
     fleet.op_import(b, 0, False)
     fleet.op_import(c, 0, False)
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert _counts(fleet) == [(1, 3)] * 3
 
 
@@ -161,5 +146,5 @@ def test_a_thread_deleted_and_imported_again_before_a_sync_wins_over_an_import_e
     fleet.op_import(a, 1, True)
     fleet.op_import(c, 1, False)
     fleet.converge()
-    _same(fleet)
+    fleet.assert_same()
     assert _counts(fleet) == [(1, 3)] * 3
