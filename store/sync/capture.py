@@ -27,7 +27,18 @@ import apsw
 
 from store.records import now
 from store.sync import state
-from store.sync.tables import ACCESS, MEMORIES, MESSAGES, PINS, RECORDED, ROW_SPECS, THREADS, WIRE, Spec
+from store.sync.tables import (
+    ACCESS,
+    CONFLICTS,
+    MEMORIES,
+    MESSAGES,
+    PINS,
+    RECORDED,
+    ROW_SPECS,
+    THREADS,
+    WIRE,
+    Spec,
+)
 
 BATCH = 5000  # rows per captured changeset: a bound on one transaction's work and one file's size
 
@@ -78,6 +89,56 @@ def _keep_fixed(con: apsw.Connection, uid: str, changed: list[str], old: dict[st
     for c in fixed:
         con.execute(f"UPDATE long_term_memories SET {c} = ? WHERE uid = ?", (old[c], uid))
     return [c for c in changed if c not in fixed]
+
+
+def conflicts_deleted(con: apsw.Connection, deleted: dict[str, set[str]]) -> tuple[dict[str, str], set[str]]:
+    """Before a changeset is applied, from what it deletes (table -> uids): the conflicts it deletes that
+    this device holds (uid -> their stamps here) and the memories it deletes. See `keep_conflicts`."""
+    stamps = {
+        str(uid): str(st or "{}")
+        for uid, st in con.execute(
+            f"SELECT uid, stamps FROM {CONFLICTS.name} WHERE uid IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(deleted.get(CONFLICTS.name, ()))),),
+        )
+    }
+    return stamps, set(deleted.get(MEMORIES.name, ()))
+
+
+def keep_conflicts(
+    con: apsw.Connection, deleted: tuple[dict[str, str], set[str]], resurrected: dict[str, str]
+) -> set[str]:
+    """After a changeset is applied, before the write-back: the conflicts here whose two memories both
+    stay are kept, and go out again whole with their stamps (as a memory kept against a purge does,
+    store.sync.merge). Returns their uids, which the write-back must leave alone.
+
+    A conflict is only ever deleted with one of its memories, so a delete of one whose memories both
+    stay here was made by a device that had not seen them kept (it gets them back, and the conflict
+    with them); and a conflict naming a memory kept here against a purge was deleted by the purge on
+    the devices that applied it, or dropped there for having been filed without seeing it
+    (store.sync.tombstones). Without this, a device could keep a conflict no other device has, or two
+    devices that filed the same conflict (from the same two edits: the same uid) could merge their
+    copies on one of them only (its creation time keeps the smaller value)."""
+    stamps, gone_memories = deleted
+    gone = gone_memories - set(resurrected)
+    wanted = json.dumps(sorted(stamps))
+    near = json.dumps(sorted(resurrected))
+    rows = con.execute(
+        f"SELECT c.uid, n.uid, o.uid, s.stamps FROM memory_conflicts c "
+        "JOIN long_term_memories n ON n.id = c.new_id JOIN long_term_memories o ON o.id = c.old_id "
+        f"LEFT JOIN {CONFLICTS.name} s ON s.uid = c.uid "
+        "WHERE c.uid IN (SELECT value FROM json_each(?1)) "
+        "OR (s.uid IS NOT NULL AND (n.uid IN (SELECT value FROM json_each(?2)) "
+        "OR o.uid IN (SELECT value FROM json_each(?2))))",
+        (wanted, near),
+    ).fetchall()
+    kept = set()
+    for uid, new_uid, old_uid, mirrored in rows:
+        if new_uid in gone or old_uid in gone:
+            continue
+        state.put(con, f"resurrect:{uid}", str(mirrored or stamps.get(str(uid)) or "{}"))
+        con.execute(f"DELETE FROM {CONFLICTS.name} WHERE uid = ?", (uid,))
+        kept.add(str(uid))
+    return kept
 
 
 def _capture_rows(con: apsw.Connection, spec: Spec, stamp: str, budget: int, only: str | None) -> int:

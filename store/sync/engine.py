@@ -32,12 +32,23 @@ import apsw
 from store.errors import StoreError
 from store.records import now
 from store.sync import files, state, tombstones
-from store.sync.capture import capture
+from store.sync.capture import capture, conflicts_deleted, keep_conflicts
 from store.sync.files import Incomplete, Sealer, SyncFile, SyncFileError
 from store.sync.followups import Followup, apply_followups
 from store.sync.materialize import Touched, write_back
 from store.sync.merge import Handler, Stashed, changed_uids, merge_row
-from store.sync.tables import ACCESS, BY_NAME, MEMORIES, MESSAGES, PINS, RECORDED, ROW_SPECS, THREADS, WIRE
+from store.sync.tables import (
+    ACCESS,
+    BY_NAME,
+    CONFLICTS,
+    MEMORIES,
+    MESSAGES,
+    PINS,
+    RECORDED,
+    ROW_SPECS,
+    THREADS,
+    WIRE,
+)
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -332,15 +343,17 @@ def apply_file(
     local change to the rows it touches is found inside the transaction, roll back (_LocalFirst)."""
     con = store.con
     with con:
-        # Changes to threads deleted by a file the sender had not seen are dropped (a delete wins).
+        # Changes to threads deleted, and memories purged, by a file the sender had not seen are dropped.
         changeset = tombstones.admit(con, f)
         tombstones.record(con, f.device, f.seq, changeset)
-        uids = changed_uids(changeset)
+        gone: dict[str, set[str]] = {}
+        uids = changed_uids(changeset, gone)
         # What other processes wrote to these rows since this sync began, before anything overwrites them.
         capture(con, dev.id, only={u for t, found in uids.items() if t != WIRE for u in found})
         if local_first and store.scalar("SELECT count(*) FROM sync_pending"):
             raise _LocalFirst
         state.observe(con, int(f.header.get("clock", 0)))
+        deleted = conflicts_deleted(con, gone)
         handler = Handler()
         apsw.Changeset.apply(changeset, con, filter=lambda t: t in RECORDED, conflict=handler.conflict)
         for table, found in uids.items():
@@ -351,6 +364,9 @@ def apply_file(
             state.put(con, f"resurrect:{uid}", stamps)
         _messages(con, changeset, local)
         followups = _merge(con, handler.stashed)
+        local.uids.get(CONFLICTS.name, set()).difference_update(
+            keep_conflicts(con, deleted, handler.resurrect)
+        )
         write_back(store, local)
         conflicts = apply_followups(store, followups, names, local)
         con.execute(

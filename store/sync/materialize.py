@@ -286,6 +286,17 @@ def _history(store: Store, uids: Iterable[str]) -> None:
         )
 
 
+# The same pair filed as a conflict on two devices (two uids; the pair is unique here) becomes the
+# conflict with the smaller uid, and its fixed values (store.sync.tables) are that conflict's: kept as
+# they were here, a capture would send them as an edit of the smaller one, which devices that merged
+# the two copies the other way round would not have.
+_FOLLOW_SMALLER = ", ".join(
+    f"{c} = CASE WHEN excluded.uid < uid THEN excluded.{c} ELSE {c} END"
+    for c in CONFLICTS.columns
+    if c not in CONFLICTS.lww and c not in ("new_uid", "old_uid")  # the pair: the same on both
+)
+
+
 def _conflicts(store: Store, uids: Iterable[str]) -> None:
     con = store.con
     for uid in sorted(uids):
@@ -323,7 +334,7 @@ def _conflicts(store: Store, uids: Iterable[str]) -> None:
             con.execute(
                 "INSERT INTO memory_conflicts(new_id, old_id, relation, similarity, reasons, kind, status, "
                 "resolution, created_at, resolved_at, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT(new_id, old_id) DO UPDATE SET uid = min(uid, excluded.uid)",
+                f"ON CONFLICT(new_id, old_id) DO UPDATE SET uid = min(uid, excluded.uid), {_FOLLOW_SMALLER}",
                 [*values, uid],
             )
         else:

@@ -230,10 +230,15 @@ def _keep_edit_over_delete(out: Merged, ls: dict[str, str], ns: dict[str, str]) 
     return True
 
 
-def changed_uids(changeset: bytes) -> dict[str, set[str]]:
-    """table -> the uids (or memory uids, for pins and access rows) a changeset touches."""
+def changed_uids(changeset: bytes, deleted: dict[str, set[str]] | None = None) -> dict[str, set[str]]:
+    """table -> the uids (or memory uids, for pins and access rows) a changeset touches; those it
+    deletes are also added to `deleted`, when given (the same pass)."""
     out: dict[str, set[str]] = {}
     for change in apsw.Changeset.iter(changeset):
-        row: Sequence[Any] = change.new if change.op == "INSERT" else change.old  # type: ignore[assignment]
-        out.setdefault(change.name, set()).add(str(row[0]))
+        op = change.op
+        row: Sequence[Any] = change.new if op == "INSERT" else change.old  # type: ignore[assignment]
+        uid = str(row[0])
+        out.setdefault(change.name, set()).add(uid)
+        if deleted is not None and op == "DELETE":
+            deleted.setdefault(change.name, set()).add(uid)
     return out

@@ -5,8 +5,12 @@ text, category or importance made without having seen it keeps the memory (it is
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
+
 import pytest
 
+from store.sync import state
 from tests.store.sync.sim import Device, Fleet
 
 TEXT = "Lives in Lisbon"
@@ -190,3 +194,85 @@ def test_a_conflict_filed_without_seeing_a_purge_goes_with_it(fleet: Fleet) -> N
     fleet.converge()
     fleet.assert_same()
     assert "Lives in Braga" in [t for t, _ in _contents(fleet)[0]]
+
+
+# Files are applied in device-id order: these tests set the ids to try every order.
+ORDERS = pytest.mark.parametrize("order", list(itertools.permutations("abc")), ids="".join)
+
+
+@pytest.fixture
+def ordered(monkeypatch: pytest.MonkeyPatch, order: tuple[str, ...]) -> Iterator[Fleet]:
+    ids = iter(c * 12 for c in order)
+    monkeypatch.setattr(state, "new_device_id", lambda: next(ids))
+    f = Fleet.make(3)
+    yield f
+    f.close()
+
+
+@ORDERS
+def test_a_conflict_around_a_purge_ends_alike_whatever_order_the_files_meet_in(ordered: Fleet) -> None:
+    """The memory-heavy random run's last divergence (2026-11-28). Devices 1 and 0 edit one memory at
+    once, device 0 trashes it and syncs, device 1 syncs (filing the sync conflict and a conflict copy),
+    device 0 purges it, device 2 changes its importance (an edit the purge had not seen: device 2 keeps
+    the memory and sends it again whole). Devices used to end with the conflict on some and not others,
+    or with the same conflict at two creation times: a conflict deleted with the purged memory, or
+    dropped for having been filed without seeing the purge, was not sent again with the memory it
+    names (3 of the 6 orders)."""
+    fleet = ordered
+    a, b, c = fleet.devices
+    _import(c)
+    fleet.converge()
+    b.store.edit_memory(b.memory_ids()[0], content="Lives in Faro")
+    a.store.edit_memory(a.memory_ids()[0], content="Lives in Porto")
+    _trash(a)
+    a.sync()
+    b.sync()
+    assert b.store.scalar("SELECT count(*) FROM memory_conflicts") == 1
+    _purge(a)
+    c.store.edit_memory(c.memory_ids()[0], importance=1)
+    fleet.converge()
+    fleet.assert_same()
+    texts = [t for t, _ in _contents(fleet)[0]]
+    assert "Lives in Faro" in texts and "Lives in Porto" in texts  # neither edit is lost
+
+
+@ORDERS
+def test_a_conflict_filed_about_a_memory_a_purge_keeps_reaches_every_device(ordered: Fleet) -> None:
+    """Device 2 trashes and purges a memory device 0 changed the importance of meanwhile (so it is
+    kept); device 1, before hearing of either, adds a memory the truth check pairs with it (a conflict
+    in the queue). The conflict ended on some devices only, in every order: dropped where it arrived
+    after the purge, deleted by device 1's own purge of the memory, never sent again (the soak's case,
+    reduced)."""
+    fleet = ordered
+    a, b, c = fleet.devices
+    fleet.op_known(b, 1, True)
+    fleet.converge()
+    fleet.op_delete(c, 0)
+    fleet.op_importance(a, 0, 2)
+    fleet.op_known(b, 2, True)
+    assert b.store.scalar("SELECT count(*) FROM memory_conflicts") == 1
+    _purge(c)
+    fleet.converge()
+    fleet.assert_same()
+    assert [d.store.scalar("SELECT count(*) FROM memory_conflicts") for d in fleet.devices] == [1, 1, 1]
+
+
+@ORDERS
+def test_one_pair_filed_on_two_devices_ends_as_one_conflict_with_one_date(ordered: Fleet) -> None:
+    """As above, but devices 0 and 1 both add the memory, so each files the same pair as a conflict of
+    its own (two uids). A device merging the two keeps the smaller uid; it used to keep its own copy's
+    creation time under it and send that as an edit, so devices ended with the one conflict at two
+    creation times (4 of the 6 orders, once conflicts are sent again with a kept memory)."""
+    fleet = ordered
+    a, b, c = fleet.devices
+    fleet.op_known(b, 1, True)
+    fleet.converge()
+    b.sync()
+    fleet.op_delete(c, 0)
+    fleet.op_importance(a, 0, 2)
+    fleet.op_known(a, 2, False)
+    fleet.op_known(b, 2, True)
+    _purge(c)
+    fleet.converge()
+    fleet.assert_same()
+    assert [d.store.scalar("SELECT count(*) FROM memory_conflicts") for d in fleet.devices] == [1, 1, 1]
