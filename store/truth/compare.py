@@ -224,18 +224,19 @@ def _antonym_words(a: Reading, b: Reading) -> tuple[str | None, frozenset[str]]:
     first = _antonym(a, b)
     pairs = ANTONYMS_ZH if (a.cjk or b.cjk) else ANTONYMS_EN
     words: set[str] = set()
+    aw, bw, at, bt = a.words, b.words, a.text + a.normal, b.text + b.normal  # once, not per pair
     for x, y in pairs:
         for p, q in ((x, y), (y, x)):
-            if (p in a.words or p in a.text + a.normal) and (q in b.words or q in b.text + b.normal):
+            if (p in aw or p in at) and (q in bw or q in bt):
                 words.update((stem(p), stem(q), p, q, *p, *q) if (a.cjk or b.cjk) else (stem(p), stem(q)))
     return first, frozenset(words)
 
 
 def _antonym(a: Reading, b: Reading) -> str | None:
     if a.cjk or b.cjk:
+        at, bt = a.text + " " + a.normal, b.text + " " + b.normal
         for x, y in ANTONYMS_ZH:
             for p, q in ((x, y), (y, x)):
-                at, bt = a.text + " " + a.normal, b.text + " " + b.normal
                 if p in at and q in bt and q not in at and p not in bt:
                     return f"{p}/{q}"
         return None
