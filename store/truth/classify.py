@@ -128,9 +128,23 @@ def _slot_words(e: Evidence) -> str:
     name = e.slot.name if e.slot else ""
     if name.startswith("label:"):
         return f"“{name[6:]}”"
-    if name.startswith("favourite "):
-        return f"a {name}"
+    if name.startswith("favourite "):  # "favourite languag": the slot's stem, shown as written
+        return f"a favourite {_as_written(name.removeprefix('favourite '), e.old_text, e.new_text)}"
     return SLOT_WORDS.get(name, "the same kind of fact")
+
+
+def _as_written(stems: str, *texts: str) -> str:
+    """Stemmed words ("api billing") as the texts write them, in their order ("billing API"), each in its
+    shortest form ("language", not "languages"); where a word is not in them, as it is and in its place."""
+    written: dict[str, tuple[int, str]] = {}
+    for n, w in enumerate(w for text in texts for w in TOKEN.findall(text)):
+        word = w.removesuffix("'s").removesuffix("’s")
+        seen = written.get(stem(w))
+        written[stem(w)] = (seen[0], min(seen[1], word, key=len)) if seen else (n, word)
+    words = stems.split()
+    if not all(w in written for w in words):
+        return " ".join(written[w][1] if w in written else w for w in words)
+    return " ".join(word for _, word in sorted(written[w] for w in words))
 
 
 def _values(e: Evidence) -> str:
@@ -236,7 +250,7 @@ def _apart_or_agreeing(e: Evidence, verdict: Callable[..., Verdict]) -> Verdict 
     """Two facts kept apart (another subject, qualified apart, two refusals of different things), or two
     that agree in other words and are asked about, never merged or superseded; None when neither."""
     if e.other_subject is not None:
-        x, y = e.other_subject
+        x, y = (_as_written(side, e.old_text, e.new_text) for side in e.other_subject)
         return verdict("distinct", "add", f"about different subjects ({x} / {y})")
     # "works from home" / "back in the office since March": the qualifiers are what changed, and it says so
     if e.qualifiers is not None and not (e.cues and e.antonym):
@@ -253,7 +267,7 @@ def _apart_or_agreeing(e: Evidence, verdict: Callable[..., Verdict]) -> Verdict 
             "paraphrase", "review", f"the same in opposite words ({e.antonym_agrees}); asked, not merged"
         )
     if e.denied_apart is not None and not e.flips and not e.cues:  # "no sugar" / "no milk": two refusals
-        x, y = e.denied_apart
+        x, y = (_as_written(side, e.old_text, e.new_text) for side in e.denied_apart)
         return verdict("distinct", "add", f"each turns down something else ({x} / {y})")
     if e.flips and e.shared_denied and not e.cues:  # "sugar-free drinks only" / "no sugary drinks"
         return verdict(
@@ -345,7 +359,8 @@ def _contradiction(e: Evidence, sim: float, t: Thresholds) -> tuple[str, str] | 
         # "smoke maybe 5 cigs a day" / "dont smoke": the new one is the denial and nothing more (asked)
         bare_denial = not (e.new_extra - VERB_STEMS) and bool(e.old_extra)
         if rest or e.cues or label_denied or bare_denial:
-            why = f"one says the opposite of the other about {', '.join(f'“{f}”' for f in e.flips)}"
+            about = ", ".join(f"“{_as_written(f, e.old_text, e.new_text)}”" for f in e.flips)
+            why = f"one says the opposite of the other about {about}"
             # Asked without a cue: each side in its own words; "I play tennis" / "I used to play tennis as a
             # kid" (about the past); "I don't use Windows" / "I use Windows at work" (the new one does what
             # the old one ruled out, somewhere or somehow: an exception as often as a change).

@@ -7,6 +7,8 @@ model; the rules only read the cosine as a number.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from store import Store
@@ -454,3 +456,29 @@ def test_another_subject_or_value_found_blind_is_kept_apart(old: str, new: str, 
 )
 def test_what_the_blind_run_missed(old: str, new: str, cosine: float, action: str) -> None:
     assert classify(new, old, cosine).action == action
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "shown", "stemmed"),
+    [
+        ("My manager is Tom.", "My wife's manager is Ana.", "(you / wife)", "wif"),
+        (
+            "Python is my favourite language.",
+            "Rust is my favourite language.",
+            "a favourite language",
+            "languag",
+        ),
+        (
+            "The billing API runs on Django 4.2.",
+            "The reporting service runs on Django 5.0.",
+            "(billing API / reporting service)",
+            "api billing",
+        ),
+        ("User wants weekly summaries.", "User no longer wants weekly summaries.", "“summaries”", "summary"),
+        ("we use tracking cookies", "removed all tracking cookies from the site", "“cookies”", "cooky"),
+    ],
+)
+def test_the_reason_names_things_as_the_user_wrote_them(old: str, new: str, shown: str, stemmed: str) -> None:
+    """A conflict card quotes the reason: stems ("wif", "languag") read as typos to a person."""
+    why = " ".join(classify(new, old, 0.6).reasons)
+    assert shown in why and not re.search(rf"(?<!\w){re.escape(stemmed)}(?!\w)", why), why
