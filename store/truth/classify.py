@@ -422,6 +422,14 @@ def _by_slot(e: Evidence, sim: float, t: Thresholds) -> tuple[str, str, str] | N
             "review",
             f"both say {what} ({_values(e)}); nothing says the old one stopped being true",
         )
+    if kind == ONE and not e.cues and _qualified_new(e):
+        # "My manager is Tom" / "My manager at my side gig is Ana", "In summer I live in Lisbon": the new
+        # value comes with words of its own, which may say where or when it holds: a second one, or a change?
+        return (
+            "unsure",
+            "review",
+            f"both say {what} ({_values(e)}); the new one may say where or when it holds, not that it changed",
+        )
     if kind == ONE and (e.cues or not partial):
         return "update", "supersede", f"both say {what}, which holds one value at a time ({_values(e)})"
     if kind == ONE:  # "near the sea" / "close to the sea": the same value, or another one? Ask.
@@ -443,6 +451,15 @@ def _by_slot(e: Evidence, sim: float, t: Thresholds) -> tuple[str, str, str] | N
     if len(old_only) > 1 and len(new_only) > 1:  # "Sentry for error tracking" / "Grafana for dashboards"
         return "distinct", "add", f"{what}, for different things ({_values(e)})"
     return "unsure", "review", f"both say {what} ({_values(e)}); nothing says the old one stopped being true"
+
+
+def _qualified_new(e: Evidence) -> bool:
+    """Does the new value hold words beside its name that the old value lacks ("side gig Ana" / "Tom"),
+    while the old one is a name alone?"""
+    if e.slot is None or e.new_slot is None:
+        return False
+    old_only, new_only = e.slot.value - e.new_slot.value, e.new_slot.value - e.slot.value
+    return bool(new_only & e.anchors) and not (old_only - e.anchors) and bool(new_only - e.anchors)
 
 
 def _named_values(e: Evidence) -> bool:

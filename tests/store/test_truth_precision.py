@@ -482,3 +482,21 @@ def test_the_reason_names_things_as_the_user_wrote_them(old: str, new: str, show
     """A conflict card quotes the reason: stems ("wif", "languag") read as typos to a person."""
     why = " ".join(classify(new, old, 0.6).reasons)
     assert shown in why and not re.search(rf"(?<!\w){re.escape(stemmed)}(?!\w)", why), why
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "as_a_change"),
+    [
+        ("My manager is Tom.", "My manager at my side gig is Ana.", "My manager at my side gig is now Ana."),
+        ("My manager is Tom.", "My manager on the volunteer project is Ana.", "My new manager is Ana."),
+        ("My manager is Tom.", "My manager at the climbing club is Ana.", "My manager is Ana."),
+        ("I live in Berlin.", "In summer I live in Lisbon.", "I moved to Lisbon this summer."),
+    ],
+)
+def test_a_new_value_with_words_of_its_own_is_asked_about(old: str, new: str, as_a_change: str) -> None:
+    """Found by hand, 2026-11-29 (no labelled pair had it): the new value may hold somewhere or sometime
+    else, so it is asked about; said as a change ("now", "new", "moved"), or a name for a name, it
+    supersedes."""
+    v = classify(new, old, 0.6)
+    assert v.action == "review" and "where or when it holds" in v.reasons[-1], v
+    assert classify(as_a_change, old, 0.6).action == "supersede"
